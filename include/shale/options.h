@@ -1,0 +1,142 @@
+// Options: how a DB is opened (DBOptions), how a column family stores its data
+// (ColumnFamilyOptions), and per-call ReadOptions, WriteOptions and FlushOptions.
+//
+// Names and defaults are RocksDB's. Unless an option says otherwise it is fixed for the
+// life of an open DB. Thread safety: plain structs, copied by the DB at Open.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/comparator.h"
+#include "shale/compression_type.h"
+#include "shale/env.h"
+#include "shale/table.h"
+#include "shale/types.h"
+
+namespace shale {
+
+class Snapshot;
+
+// What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
+enum class WALRecoveryMode : char {
+  // Ignore a damaged record at the very end of the last WAL (a write cut off by a crash);
+  // any other damage fails Open with Corruption.
+  kTolerateCorruptedTailRecords = 0x00,
+  // Any damage, even a torn tail, fails Open with Corruption.
+  kAbsoluteConsistency = 0x01,
+  // Replay up to the first damaged record and stop there: the DB holds a consistent
+  // prefix of the writes. The default.
+  kPointInTimeRecovery = 0x02,
+  // Skip every damaged record and go on replaying the rest (salvage mode).
+  kSkipAnyCorruptedRecords = 0x03,
+};
+
+struct ColumnFamilyOptions {
+  // Order of user keys. Must outlive the DB and keep its Name() across reopens.
+  // Default: BytewiseComparator().
+  const Comparator* comparator = BytewiseComparator();
+
+  // Bytes a memtable holds before it becomes immutable and is flushed. Default: 64 MiB.
+  size_t write_buffer_size = 64 << 20;
+  // Memtables (the active one plus immutable ones awaiting flush) before writes wait for a
+  // flush. Default: 2.
+  int max_write_buffer_number = 2;
+  // Immutable memtables merged into one flush. Only 1 is supported. Default: 1.
+  int min_write_buffer_number_to_merge = 1;
+
+  // Block compression. Default: kSnappyCompression when built with snappy, else none.
+  CompressionType compression = CompressionTypeSupported(kSnappyCompression)
+                                    ? kSnappyCompression
+                                    : kNoCompression;
+
+  // Levels of the LSM tree. Default: 7.
+  int num_levels = 7;
+
+  // The SST format and its options. Default: NewBlockBasedTableFactory().
+  std::shared_ptr<TableFactory> table_factory{NewBlockBasedTableFactory()};
+
+  ColumnFamilyOptions() = default;
+};
+
+struct DBOptions {
+  // Create the DB if it is missing. Default: false.
+  bool create_if_missing = false;
+  // Fail Open with InvalidArgument if the DB exists. Default: false.
+  bool error_if_exists = false;
+  // Check aggressively and stop at the first sign of damage (e.g. verify every SST file's
+  // footer at Open). Default: true.
+  bool paranoid_checks = true;
+  // Files, time and locks. Default: Env::Default().
+  Env* env = Env::Default();
+  // SST readers kept open by the table cache; -1 keeps all open. Default: -1.
+  int max_open_files = -1;
+  // fsync instead of fdatasync where the DB syncs. Default: false.
+  bool use_fsync = false;
+  // See WALRecoveryMode. Default: kPointInTimeRecovery.
+  WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
+  // Background threads for flushes (and later compactions). Default: 2.
+  int max_background_jobs = 2;
+  // O_DIRECT for SST reads. Default: false.
+  bool use_direct_reads = false;
+  // O_DIRECT for SST writes by flush and compaction. Default: false.
+  bool use_direct_io_for_flush_and_compaction = false;
+  // Let writers of a group insert into the memtable in parallel. Default: true.
+  bool allow_concurrent_memtable_write = true;
+  // Pipelined write (WAL and memtable stages overlapping). Accepted; writes are grouped
+  // either way. Default: false.
+  bool enable_pipelined_write = false;
+  // Bytes of WAL writes buffered before a write() call. Default: 1 MiB.
+  size_t writable_file_max_buffer_size = 1024 * 1024;
+  // Append to the WAL only when FlushWAL is called. Not supported; must stay false.
+  bool manual_wal_flush = false;
+};
+
+struct Options : public DBOptions, public ColumnFamilyOptions {
+  Options() = default;
+  Options(const DBOptions& db_options, const ColumnFamilyOptions& cf_options)
+      : DBOptions(db_options), ColumnFamilyOptions(cf_options) {}
+};
+
+struct ReadOptions {
+  // Read as of this snapshot; nullptr reads the latest state. Default: nullptr.
+  const Snapshot* snapshot = nullptr;
+  // Iterators stop before keys < *iterate_lower_bound (inclusive bound). The Slice must
+  // outlive the iterator. Default: nullptr.
+  const Slice* iterate_lower_bound = nullptr;
+  // Iterators stop at keys >= *iterate_upper_bound (exclusive bound). Default: nullptr.
+  const Slice* iterate_upper_bound = nullptr;
+  // Verify block checksums on every read. Default: true.
+  bool verify_checksums = true;
+  // Put blocks read into the block cache. Default: true.
+  bool fill_cache = true;
+  // Accepted for compatibility; seeks are always total-order. Default: false.
+  bool total_order_seek = false;
+
+  ReadOptions() = default;
+  ReadOptions(bool cksum, bool cache) : verify_checksums(cksum), fill_cache(cache) {}
+};
+
+struct WriteOptions {
+  // Sync the WAL (fdatasync, or fsync with use_fsync) before acknowledging. Default: false.
+  bool sync = false;
+  // Skip the WAL: the write is lost on a crash before the next flush. Default: false.
+  bool disableWAL = false;
+  // Accepted for compatibility. Default: false.
+  bool ignore_missing_column_families = false;
+  // Fail with Incomplete instead of waiting when the write would stall. Default: false.
+  bool no_slowdown = false;
+  // Accepted for compatibility. Default: false.
+  bool low_pri = false;
+};
+
+struct FlushOptions {
+  // Wait until the flush is done. Default: true.
+  bool wait = true;
+  // Flush even if that makes writers stall. Default: false.
+  bool allow_write_stall = false;
+};
+
+}  // namespace shale

@@ -1,0 +1,52 @@
+// Table (SST file) format options, and the factory that carries them into Options.
+//
+// The block-based table: data blocks of prefix-compressed keys with restart points, an
+// index block, an optional full-file filter, a properties block, a metaindex and a footer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "shale/filter_policy.h"
+
+namespace shale {
+
+enum ChecksumType : char {
+  kNoChecksum = 0x0,
+  kCRC32c = 0x1,
+  kxxHash = 0x2,
+  kxxHash64 = 0x3,
+  kXXH3 = 0x4,
+};
+
+struct BlockBasedTableOptions {
+  // Checksum stored in every block trailer. Default: kXXH3, as in RocksDB 7.
+  ChecksumType checksum = kXXH3;
+  // Uncompressed size of a data block that the builder aims at. Default: 4 KiB.
+  size_t block_size = 4 * 1024;
+  // Keys between restart points of prefix compression in data blocks. Default: 16.
+  int block_restart_interval = 16;
+  // The same for the index block. Default: 1.
+  int index_block_restart_interval = 1;
+  // A filter per file, or none (nullptr, the default).
+  std::shared_ptr<const FilterPolicy> filter_policy;
+  // Put whole keys into the filter. Default: true.
+  bool whole_key_filtering = true;
+  // After compressing a block, decompress it and compare with the input. Default: false.
+  bool verify_compression = false;
+  // The format version written; only 5 is written by this build.
+  uint32_t format_version = 5;
+};
+
+// Makes SST files; carried in ColumnFamilyOptions::table_factory.
+class TableFactory {
+ public:
+  virtual ~TableFactory() = default;
+  virtual const char* Name() const = 0;
+};
+
+TableFactory* NewBlockBasedTableFactory(
+    const BlockBasedTableOptions& table_options = BlockBasedTableOptions());
+
+}  // namespace shale

@@ -1,0 +1,102 @@
+// WriteBatch: a list of updates applied atomically by DB::Write, in order.
+//
+// Format (RocksDB's): an 8-byte sequence number and a 4-byte count, then per record a tag
+// byte, an optional varint32 column family id, and varint32-length-prefixed key and value.
+// Thread safety: const methods may be called concurrently; anything else needs one owner.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shale/slice.h"
+#include "shale/status.h"
+
+namespace shale {
+
+class ColumnFamilyHandle;
+
+class WriteBatch {
+ public:
+  explicit WriteBatch(size_t reserved_bytes = 0);
+  explicit WriteBatch(const std::string& rep);
+  WriteBatch(const WriteBatch&) = default;
+  WriteBatch& operator=(const WriteBatch&) = default;
+  WriteBatch(WriteBatch&&) noexcept = default;
+  WriteBatch& operator=(WriteBatch&&) noexcept = default;
+  ~WriteBatch() = default;
+
+  Status Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
+  Status Put(const Slice& key, const Slice& value) { return Put(nullptr, key, value); }
+  Status Delete(ColumnFamilyHandle* column_family, const Slice& key);
+  Status Delete(const Slice& key) { return Delete(nullptr, key); }
+  // Deletes a key written at most once since its last deletion; see DB::SingleDelete.
+  Status SingleDelete(ColumnFamilyHandle* column_family, const Slice& key);
+  Status SingleDelete(const Slice& key) { return SingleDelete(nullptr, key); }
+  // A merge operand for key, folded by the column family's merge operator at read time.
+  Status Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
+  Status Merge(const Slice& key, const Slice& value) { return Merge(nullptr, key, value); }
+  // A blob carried into the WAL but not applied to the DB.
+  Status PutLogData(const Slice& blob);
+
+  void Clear();
+
+  // Calls the handler for each record, in order.
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    virtual Status PutCF(uint32_t column_family_id, const Slice& key, const Slice& value) {
+      if (column_family_id == 0) {
+        Put(key, value);
+        return Status::OK();
+      }
+      return Status::InvalidArgument("non-default column family and PutCF not implemented");
+    }
+    virtual void Put(const Slice& /*key*/, const Slice& /*value*/) {}
+    virtual Status DeleteCF(uint32_t column_family_id, const Slice& key) {
+      if (column_family_id == 0) {
+        Delete(key);
+        return Status::OK();
+      }
+      return Status::InvalidArgument("non-default column family and DeleteCF not implemented");
+    }
+    virtual void Delete(const Slice& /*key*/) {}
+    virtual Status SingleDeleteCF(uint32_t column_family_id, const Slice& key) {
+      if (column_family_id == 0) {
+        SingleDelete(key);
+        return Status::OK();
+      }
+      return Status::InvalidArgument(
+          "non-default column family and SingleDeleteCF not implemented");
+    }
+    virtual void SingleDelete(const Slice& /*key*/) {}
+    virtual Status MergeCF(uint32_t column_family_id, const Slice& key, const Slice& value) {
+      if (column_family_id == 0) {
+        Merge(key, value);
+        return Status::OK();
+      }
+      return Status::InvalidArgument("non-default column family and MergeCF not implemented");
+    }
+    virtual void Merge(const Slice& /*key*/, const Slice& /*value*/) {}
+    virtual void LogData(const Slice& /*blob*/) {}
+    // Return false to stop the iteration early.
+    virtual bool Continue() { return true; }
+  };
+  Status Iterate(Handler* handler) const;
+
+  // The serialized batch.
+  const std::string& Data() const { return rep_; }
+  size_t GetDataSize() const { return rep_.size(); }
+  // Records that update keys (PutLogData not counted).
+  uint32_t Count() const;
+
+  bool HasPut() const;
+  bool HasDelete() const;
+  bool HasSingleDelete() const;
+  bool HasMerge() const;
+
+ private:
+  friend class WriteBatchInternal;
+  std::string rep_;
+};
+
+}  // namespace shale
