@@ -1,0 +1,319 @@
+#include "db/db_impl.h"
+
+#include <algorithm>
+
+#include "db/db_iter.h"
+#include "db/filename.h"
+#include "db/write_batch_internal.h"
+#include "table/merging_iterator.h"
+
+namespace shale {
+
+const std::string kDefaultColumnFamilyName("default");
+
+DB::~DB() = default;
+
+namespace {
+
+Options SanitizeOptions(const Options& src) {
+  Options result = src;
+  if (result.env == nullptr) result.env = Env::Default();
+  if (result.comparator == nullptr) result.comparator = BytewiseComparator();
+  result.max_write_buffer_number = std::max(result.max_write_buffer_number, 2);
+  result.write_buffer_size = std::clamp<size_t>(result.write_buffer_size, 4 << 10, 64ull << 30);
+  result.max_background_jobs = std::max(result.max_background_jobs, 1);
+  if (result.table_factory == nullptr) result.table_factory.reset(NewBlockBasedTableFactory());
+  return result;
+}
+
+}  // namespace
+
+DBImpl::DBImpl(const Options& options, const std::string& dbname)
+    : dbname_(dbname), options_(SanitizeOptions(options)), env_(options_.env) {
+  default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
+  default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
+  table_cache_ = std::make_unique<TableCache>(dbname_, options_, &default_cf_->internal_comparator(),
+                                              options_.max_open_files);
+  versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
+                                           &default_cf_->internal_comparator());
+  flush_pool_ = std::make_unique<ThreadPool>(1);
+}
+
+DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
+
+Status DBImpl::Close() { return CloseImpl(); }
+
+Status DBImpl::CloseImpl() {
+  if (closed_) return Status::OK();
+  closed_ = true;
+  Status result;
+  if (db_lock_ != nullptr) {
+    // Writes made without the WAL live only in the memtable: flush them so Close loses
+    // nothing, as RocksDB does unless avoid_flush_during_shutdown is set.
+    bool flush_needed;
+    {
+      MutexLock l(&mutex_);
+      flush_needed = has_unpersisted_data_ && bg_error_.ok();
+    }
+    if (flush_needed) result = Flush(FlushOptions(), DefaultColumnFamily());
+  }
+  {
+    MutexLock l(&mutex_);
+    shutting_down_ = true;
+    while (flush_scheduled_) bg_cv_.Wait();
+    if (result.ok() && !bg_error_.ok()) result = bg_error_;
+  }
+  flush_pool_.reset();
+  if (log_ != nullptr) {
+    Status s = log_->Close();
+    if (result.ok()) result = s;
+    log_.reset();
+  }
+  {
+    // Drop the read view before the Versions it pins.
+    std::shared_ptr<SuperVersion> old = default_cf_->InstallSuperVersion(nullptr);
+    old.reset();
+  }
+  if (db_lock_ != nullptr) {
+    env_->UnlockFile(db_lock_).PermitUncheckedError();
+    db_lock_ = nullptr;
+  }
+  return result;
+}
+
+// ---- Writes: each builds a batch and goes through WriteImpl (db_impl_write.cc).
+
+Status DBImpl::Put(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                   const Slice& value) {
+  WriteBatch batch(key.size() + value.size() + 24);
+  Status s = batch.Put(cf, key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) {
+  WriteBatch batch(key.size() + 24);
+  Status s = batch.Delete(cf, key);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) {
+  WriteBatch batch(key.size() + 24);
+  Status s = batch.SingleDelete(cf, key);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::Merge(const WriteOptions&, ColumnFamilyHandle*, const Slice&, const Slice&) {
+  return Status::NotSupported("Provide a merge_operator when opening DB");
+}
+
+Status DBImpl::Write(const WriteOptions& o, WriteBatch* updates) {
+  if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+  return WriteImpl(o, updates);
+}
+
+// ---- Reads.
+
+namespace {
+// REQUIRES: cf is null or one of ours.
+ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf, ColumnFamilyData* def) {
+  return cf == nullptr ? def : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
+}
+}  // namespace
+
+Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                   PinnableSlice* value) {
+  ColumnFamilyData* cfd = CfdOf(cf, default_cf_.get());
+  // The sequence is read before the view is pinned: a view taken later holds every write
+  // published up to that sequence.
+  SequenceNumber seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
+                                             : last_published_.load(std::memory_order_acquire);
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) return Status::ShutdownInProgress();
+  LookupKey lkey(key, seq);
+  Status s;
+  SequenceNumber found_seq;
+  std::string* dst = value->GetSelf();
+  bool found = sv->mem->Get(lkey, dst, &s, &found_seq, nullptr);
+  for (size_t i = 0; !found && i < sv->imm.size(); i++) {
+    found = sv->imm[i]->Get(lkey, dst, &s, &found_seq, nullptr);
+  }
+  if (!found) found = sv->current->Get(o, lkey, dst, &s, &found_seq, nullptr);
+  if (!found) return Status::NotFound();
+  if (s.ok()) value->PinSelf();
+  return s;
+}
+
+Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
+  ColumnFamilyData* cfd = CfdOf(cf, default_cf_.get());
+  SequenceNumber seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
+                                             : last_published_.load(std::memory_order_acquire);
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
+  std::vector<InternalIterator*> children;
+  children.push_back(sv->mem->NewIterator());
+  for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
+  sv->current->AddIterators(o, &children);
+  InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
+                                                static_cast<int>(children.size()));
+  Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr);
+  // The iterator keeps the view (and so its memtables and files) alive until deleted.
+  auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
+  iter->RegisterCleanup(
+      [](void* arg, void*) { delete static_cast<std::shared_ptr<SuperVersion>*>(arg); }, pinned,
+      nullptr);
+  return iter;
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  MutexLock l(&mutex_);
+  return snapshots_.New(last_published_.load(std::memory_order_acquire));
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  MutexLock l(&mutex_);
+  snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
+}
+
+Options DBImpl::GetOptions(ColumnFamilyHandle* cf) const {
+  return CfdOf(cf, default_cf_.get())->options();
+}
+
+int DBImpl::TEST_NumImmutableMemtables() {
+  MutexLock l(&mutex_);
+  return static_cast<int>(default_cf_->imm().size());
+}
+
+// ---- Bookkeeping.
+
+void DBImpl::InstallNewSuperVersion() {
+  ColumnFamilyData* cfd = default_cf_.get();
+  Version* current = versions_->current();
+  current->Ref();
+  auto* raw = new SuperVersion;
+  raw->mem = cfd->mem();
+  raw->mem->Ref();
+  for (auto it = cfd->imm().rbegin(); it != cfd->imm().rend(); ++it) {
+    (*it)->Ref();
+    raw->imm.push_back(*it);
+  }
+  raw->current = current;
+  // The last holder may be any thread; Version references are released under the mutex.
+  std::shared_ptr<SuperVersion> sv(raw, [this](SuperVersion* s) {
+    {
+      MutexLock l(&mutex_);
+      s->current->Unref();
+    }
+    delete s;
+  });
+  std::shared_ptr<SuperVersion> old = cfd->InstallSuperVersion(std::move(sv));
+  if (old != nullptr) {
+    // Dropping the old view may run its deleter, which takes the mutex.
+    mutex_.Unlock();
+    old.reset();
+    mutex_.Lock();
+  }
+}
+
+void DBImpl::RecordBackgroundError(const Status& s) {
+  if (bg_error_.ok() && !s.ok()) {
+    bg_error_ = s;
+    bg_cv_.SignalAll();
+  }
+}
+
+void DBImpl::DeleteObsoleteFiles() {
+  if (!bg_error_.ok()) return;  // the state of the files may be unknown
+  std::set<uint64_t> live = pending_outputs_;
+  versions_->AddLiveFiles(&live);
+  const uint64_t min_log = default_cf_->MinLogNumberToKeep();
+  const uint64_t manifest = versions_->ManifestFileNumber();
+
+  std::vector<std::string> children;
+  if (!env_->GetChildren(dbname_, &children).ok()) return;
+  std::vector<std::string> to_delete;
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    bool keep = true;
+    switch (type) {
+      case kWalFile: keep = number >= min_log || number == logfile_number_; break;
+      case kDescriptorFile: keep = number >= manifest; break;
+      case kTableFile: keep = live.count(number) > 0; break;
+      case kTempFile: keep = live.count(number) > 0; break;
+      default: keep = true;
+    }
+    if (!keep) {
+      to_delete.push_back(name);
+      if (type == kTableFile) table_cache_->Evict(number);
+    }
+  }
+  // Deleting is I/O: do it without the mutex. The files are unreachable by now.
+  mutex_.Unlock();
+  for (const std::string& name : to_delete) {
+    env_->DeleteFile(dbname_ + "/" + name).PermitUncheckedError();
+  }
+  mutex_.Lock();
+}
+
+// ---- Open and destroy.
+
+Status DB::Open(const Options& options, const std::string& name, std::unique_ptr<DB>* dbptr) {
+  DB* db = nullptr;
+  Status s = Open(options, name, &db);
+  dbptr->reset(db);
+  return s;
+}
+
+Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
+  *dbptr = nullptr;
+  if (options.manual_wal_flush) return Status::NotSupported("manual_wal_flush");
+  if (!CompressionTypeSupported(options.compression)) {
+    return Status::InvalidArgument("Compression type ",
+                                   CompressionTypeToString(options.compression) +
+                                       std::string(" is not linked with the binary."));
+  }
+  if (options.table_factory != nullptr &&
+      std::string(options.table_factory->Name()) != "BlockBasedTable") {
+    return Status::NotSupported("table factory", options.table_factory->Name());
+  }
+  auto impl = std::make_unique<DBImpl>(options, name);
+  Status s;
+  {
+    MutexLock l(&impl->mutex_);
+    s = impl->Recover();
+    if (s.ok()) s = impl->FinishOpen();
+  }
+  if (!s.ok()) return s;
+  *dbptr = impl.release();
+  return s;
+}
+
+Status DestroyDB(const std::string& dbname, const Options& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  std::vector<std::string> children;
+  Status s = env->GetChildren(dbname, &children);
+  if (!s.ok()) return Status::OK();  // nothing to destroy
+  FileLock* lock;
+  const std::string lockname = LockFileName(dbname);
+  s = env->LockFile(lockname, &lock);
+  if (!s.ok()) return s;
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type != kDBLockFile) {
+      Status del = env->DeleteFile(dbname + "/" + name);
+      if (s.ok() && !del.ok()) s = del;
+    }
+  }
+  env->UnlockFile(lock).PermitUncheckedError();
+  env->DeleteFile(lockname).PermitUncheckedError();
+  env->DeleteDir(dbname).PermitUncheckedError();  // fails if other files remain: fine
+  return s;
+}
+
+}  // namespace shale

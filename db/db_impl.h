@@ -1,0 +1,128 @@
+// DBImpl: the DB. It ties together the write path (WriteThread -> WAL -> memtable), the
+// background flush of immutable memtables into L0 files, the VersionSet and MANIFEST, the
+// read path over a pinned SuperVersion, snapshots, recovery and file garbage collection.
+//
+// Sequence numbers: `last_allocated_` is handed to write groups by the leader;
+// `last_published_` is what new reads and snapshots see (published after the group's
+// memtable inserts); the VersionSet persists the last sequence in the MANIFEST.
+//
+// Locking: mutex_ guards metadata (memtable switch, versions, flush scheduling,
+// snapshots, bg_error_). It is never held across WAL or SST I/O except where a comment
+// says so. Readers take no DB mutex. Only the write-group leader touches the WAL writer.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "db/column_family.h"
+#include "db/log_writer.h"
+#include "db/snapshot_impl.h"
+#include "db/table_cache.h"
+#include "db/version_set.h"
+#include "db/write_thread.h"
+#include "shale/db.h"
+#include "util/mutexlock.h"
+#include "util/thread_pool.h"
+
+namespace shale {
+
+class DBImpl final : public DB {
+ public:
+  DBImpl(const Options& options, const std::string& dbname);
+  ~DBImpl() override;
+
+  Status Close() override;
+  Status Put(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+             const Slice& value) override;
+  Status Delete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) override;
+  Status SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) override;
+  Status Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+               const Slice& value) override;
+  Status Write(const WriteOptions& o, WriteBatch* updates) override;
+  using DB::Get;
+  Status Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+             PinnableSlice* value) override;
+  Iterator* NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) override;
+  const Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const Snapshot* snapshot) override;
+  Status Flush(const FlushOptions& o, ColumnFamilyHandle* cf) override;
+  const std::string& GetName() const override { return dbname_; }
+  Env* GetEnv() const override { return env_; }
+  Options GetOptions(ColumnFamilyHandle* cf) const override;
+  ColumnFamilyHandle* DefaultColumnFamily() const override { return default_cf_handle_.get(); }
+
+  // Internal entry points (also used by tests).
+  // Recovers the DB at open: REQUIRES mutex_ held.
+  Status Recover() REQUIRES(mutex_);
+  // Starts a fresh WAL and memtable after recovery and commits it to the MANIFEST.
+  Status FinishOpen() REQUIRES(mutex_);
+  // The writes visible to a new read.
+  SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
+  int TEST_NumImmutableMemtables();
+  VersionSet* TEST_versions() { return versions_.get(); }
+
+ private:
+  friend class DB;
+  friend class FlushJob;
+
+  // Write path (write_thread / db_impl_write.cc).
+  Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
+  // Makes room in the active memtable, switching it (and the WAL) when full and waiting
+  // when too many immutable memtables are pending. Called by the write-group leader.
+  Status MakeRoomForWrite(bool force) REQUIRES(mutex_);
+  // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
+  Status SwitchMemtable() REQUIRES(mutex_);
+
+  // Flush (flush_job.cc).
+  void MaybeScheduleFlush() REQUIRES(mutex_);
+  void BackgroundFlush();
+  Status FlushOldestImmutable() REQUIRES(mutex_);
+  // Writes mem into a new L0 file described by *meta (mutex released during the I/O).
+  Status WriteLevel0Table(MemTable* mem, FileMetaData* meta) REQUIRES(mutex_);
+
+  // Open (db_open.cc).
+  Status NewDB();
+  Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
+                         SequenceNumber* max_sequence) REQUIRES(mutex_);
+
+  // Deletes files no live Version, memtable or pending output needs.
+  void DeleteObsoleteFiles() REQUIRES(mutex_);
+  void InstallNewSuperVersion() REQUIRES(mutex_);
+  void RecordBackgroundError(const Status& s) REQUIRES(mutex_);
+  Status CloseImpl();
+
+  const std::string dbname_;
+  Options options_;  // sanitized
+  Env* const env_;
+  std::unique_ptr<TableCache> table_cache_;
+  FileLock* db_lock_ = nullptr;
+  std::unique_ptr<Directory> db_dir_;
+
+  Mutex mutex_;
+  CondVar bg_cv_{&mutex_};  // signalled when background work finishes
+  std::unique_ptr<VersionSet> versions_ GUARDED_BY(mutex_);
+  std::unique_ptr<ColumnFamilyData> default_cf_;
+  std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
+  SnapshotList snapshots_ GUARDED_BY(mutex_);
+  std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
+  bool flush_scheduled_ GUARDED_BY(mutex_) = false;
+  bool shutting_down_ GUARDED_BY(mutex_) = false;
+  bool closed_ = false;
+  Status bg_error_ GUARDED_BY(mutex_);
+  // Writes that reached only the memtable (disableWAL) since the last flush.
+  bool has_unpersisted_data_ GUARDED_BY(mutex_) = false;
+
+  // Touched only by the write-group leader (and by Open before any writer).
+  std::unique_ptr<log::Writer> log_;
+  uint64_t logfile_number_ = 0;
+  SequenceNumber last_allocated_ = 0;
+  std::atomic<SequenceNumber> last_published_{0};
+  WriteThread write_thread_;
+
+  std::unique_ptr<ThreadPool> flush_pool_;
+};
+
+}  // namespace shale

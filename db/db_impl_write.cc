@@ -1,0 +1,137 @@
+// The write path: group commit through the WriteThread, WAL append and sync, memtable
+// insert, sequence publication, and memtable switching when the active one fills.
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/write_batch_internal.h"
+
+namespace shale {
+
+Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
+  if (o.sync && o.disableWAL) {
+    return Status::InvalidArgument("Sync writes has to enable WAL.");
+  }
+  if (batch != nullptr && WriteBatchInternal::Count(batch) == 0) {
+    // Nothing to apply; still validate that the batch is well formed.
+    return batch->GetDataSize() >= WriteBatchInternal::kHeader
+               ? Status::OK()
+               : Status::Corruption("malformed WriteBatch (too small)");
+  }
+
+  WriteThread::Writer w;
+  w.batch = batch;
+  w.sync = o.sync;
+  w.disable_wal = o.disableWAL;
+  w.no_slowdown = o.no_slowdown;
+  if (!write_thread_.JoinBatchGroup(&w)) return w.status;
+
+  // This thread leads a group: it alone touches the WAL and allocates sequences.
+  Status s;
+  {
+    MutexLock l(&mutex_);
+    s = MakeRoomForWrite(batch == nullptr);
+  }
+
+  std::vector<WriteThread::Writer*> group;
+  write_thread_.BuildBatchGroup(&w, &group);
+  if (s.ok() && batch != nullptr) {
+    // One batch for the group: the leader's own when alone, else a concatenation.
+    WriteBatch merged;
+    WriteBatch* to_write = batch;
+    if (group.size() > 1) {
+      to_write = &merged;
+      for (WriteThread::Writer* member : group) {
+        s = WriteBatchInternal::Append(&merged, member->batch);
+        if (!s.ok()) break;
+      }
+    }
+    const SequenceNumber first = last_allocated_ + 1;
+    const uint32_t count = WriteBatchInternal::Count(to_write);
+    if (s.ok()) {
+      WriteBatchInternal::SetSequence(to_write, first);
+      if (!o.disableWAL) {
+        s = log_->AddRecord(WriteBatchInternal::Contents(to_write));
+        bool sync = false;
+        for (WriteThread::Writer* member : group) sync |= member->sync;
+        if (s.ok() && sync) s = log_->Sync(options_.use_fsync);
+        if (!s.ok()) {
+          // A WAL write that failed may have left a partial record: no later write may be
+          // acknowledged on top of it.
+          MutexLock l(&mutex_);
+          RecordBackgroundError(s);
+        }
+      }
+    }
+    if (s.ok()) {
+      last_allocated_ += count;
+      MemTable* mem = default_cf_->mem();  // stable: only the leader switches it
+      s = WriteBatchInternal::InsertInto(to_write, mem);
+      if (!s.ok()) {
+        MutexLock l(&mutex_);
+        RecordBackgroundError(s);
+      } else {
+        last_published_.store(last_allocated_, std::memory_order_release);
+      }
+      if (o.disableWAL) {
+        MutexLock l(&mutex_);
+        has_unpersisted_data_ = true;
+      }
+    }
+  }
+  for (WriteThread::Writer* member : group) member->status = s;
+  write_thread_.ExitAsBatchGroupLeader(group);
+  return s;
+}
+
+Status DBImpl::MakeRoomForWrite(bool force) {
+  while (true) {
+    if (!bg_error_.ok()) return bg_error_;
+    if (shutting_down_ && !force) return Status::ShutdownInProgress();
+    ColumnFamilyData* cfd = default_cf_.get();
+    if (!force && !cfd->mem()->ShouldFlush()) return Status::OK();
+    if (force && cfd->mem()->IsEmpty()) return Status::OK();
+    if (static_cast<int>(cfd->imm().size()) >= options_.max_write_buffer_number - 1) {
+      // Every memtable is full: wait for a flush (a write stop).
+      MaybeScheduleFlush();
+      bg_cv_.Wait();
+      continue;
+    }
+    Status s = SwitchMemtable();
+    if (!s.ok()) return s;
+    force = false;
+    MaybeScheduleFlush();
+    return Status::OK();
+  }
+}
+
+Status DBImpl::SwitchMemtable() {
+  // Creating the new WAL file is I/O under the mutex; it happens once per memtable.
+  const uint64_t new_log_number = versions_->NewFileNumber();
+  std::unique_ptr<WritableFile> file;
+  EnvOptions env_options;
+  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
+  Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &file, env_options);
+  if (s.ok() && db_dir_ != nullptr) {
+    // The new WAL's directory entry must be durable before a synced write relies on it.
+    s = db_dir_->Fsync();
+  }
+  if (!s.ok()) {
+    RecordBackgroundError(s);
+    return s;
+  }
+  if (log_ != nullptr) {
+    Status close = log_->Close();
+    if (!close.ok()) {
+      RecordBackgroundError(close);
+      return close;
+    }
+  }
+  log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
+  logfile_number_ = new_log_number;
+  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+  mem->SetLogNumber(new_log_number);
+  default_cf_->SwitchMemtable(mem);
+  InstallNewSuperVersion();
+  return Status::OK();
+}
+
+}  // namespace shale

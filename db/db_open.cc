@@ -1,0 +1,221 @@
+// Opening a DB: lock, create or recover the MANIFEST, replay the WAL files newer than the
+// MANIFEST's log number into L0 files, and start a fresh WAL.
+#include <algorithm>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/log_reader.h"
+#include "db/write_batch_internal.h"
+
+namespace shale {
+
+Status DBImpl::NewDB() {
+  VersionEdit edit;
+  edit.SetComparatorName(options_.comparator->Name());
+  edit.SetLogNumber(0);
+  edit.SetNextFile(2);
+  edit.SetLastSequence(0);
+  const std::string manifest = DescriptorFileName(dbname_, 1);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(manifest, &file, EnvOptions());
+  if (!s.ok()) return s;
+  {
+    log::Writer log(std::move(file), 0);
+    std::string record;
+    edit.EncodeTo(&record);
+    s = log.AddRecord(record);
+    if (s.ok()) s = log.Sync(options_.use_fsync);
+    Status c = log.Close();
+    if (s.ok()) s = c;
+  }
+  if (s.ok()) s = SetCurrentFile(env_, dbname_, 1, db_dir_.get());
+  if (!s.ok()) env_->DeleteFile(manifest).PermitUncheckedError();
+  return s;
+}
+
+Status DBImpl::Recover() {
+  Status s = env_->CreateDirIfMissing(dbname_);
+  if (!s.ok()) return s;
+  s = env_->LockFile(LockFileName(dbname_), &db_lock_);
+  if (!s.ok()) return s;
+  s = env_->NewDirectory(dbname_, &db_dir_);
+  if (!s.ok()) return s;
+
+  s = env_->FileExists(CurrentFileName(dbname_));
+  if (s.IsNotFound()) {
+    if (!options_.create_if_missing) {
+      return Status::InvalidArgument(CurrentFileName(dbname_),
+                                     "does not exist (create_if_missing is false)");
+    }
+    s = NewDB();
+    if (!s.ok()) return s;
+  } else if (!s.ok()) {
+    return s;
+  } else if (options_.error_if_exists) {
+    return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
+  }
+
+  s = versions_->Recover();
+  if (!s.ok()) return s;
+  // A MANIFEST naming a file that is gone means lost data: refuse to open.
+  s = versions_->VerifyFilesExist();
+  if (!s.ok()) return s;
+
+  // Replay every WAL at least as new as the MANIFEST's log number, oldest first.
+  std::vector<std::string> children;
+  s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  std::vector<uint64_t> logs;
+  const uint64_t min_log = versions_->LogNumber();
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type)) {
+      versions_->MarkFileNumberUsed(number);
+      if (type == kWalFile && number >= min_log) logs.push_back(number);
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+
+  VersionEdit edit;
+  SequenceNumber max_sequence = versions_->LastSequence();
+  s = RecoverLogFiles(logs, &edit, &max_sequence);
+  if (!s.ok()) return s;
+  last_allocated_ = max_sequence;
+  last_published_.store(max_sequence);
+  versions_->SetLastSequence(max_sequence);
+
+  // Start the fresh WAL now and commit the replayed files with it in one edit: until that
+  // edit is durable, a crash replays the same WALs again.
+  logfile_number_ = versions_->NewFileNumber();
+  std::unique_ptr<WritableFile> file;
+  EnvOptions env_options;
+  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
+  s = env_->NewWritableFile(LogFileName(dbname_, logfile_number_), &file, env_options);
+  if (!s.ok()) return s;
+  s = db_dir_->Fsync();
+  if (!s.ok()) return s;
+  log_ = std::make_unique<log::Writer>(std::move(file), logfile_number_);
+  edit.SetLogNumber(logfile_number_);
+  edit.SetPrevLogNumber(0);
+  edit.SetLastSequence(max_sequence);
+  s = versions_->LogAndApply(&edit, &mutex_);
+  return s;
+}
+
+namespace {
+
+// Collects what the log reader reports; recovery decides per WALRecoveryMode.
+struct LogReporter : public log::Reporter {
+  Status status;
+  void Corruption(size_t /*bytes*/, const Status& s) override {
+    if (status.ok()) status = s;
+  }
+};
+
+}  // namespace
+
+Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
+                               SequenceNumber* max_sequence) {
+  const WALRecoveryMode mode = options_.wal_recovery_mode;
+  MemTable* mem = nullptr;
+  Status s;
+  bool stop_replay = false;  // kPointInTimeRecovery: nothing after the first damage
+  auto flush_mem = [&]() -> Status {
+    FileMetaData meta;
+    Status fs = WriteLevel0Table(mem, &meta);
+    pending_outputs_.erase(meta.number);
+    if (fs.ok() && meta.file_size > 0) edit->AddFile(0, meta);
+    mem->Unref();
+    mem = nullptr;
+    return fs;
+  };
+
+  for (uint64_t log_number : logs) {
+    if (stop_replay) break;
+    const std::string fname = LogFileName(dbname_, log_number);
+    std::unique_ptr<SequentialFile> file;
+    s = env_->NewSequentialFile(fname, &file, EnvOptions());
+    if (!s.ok()) return s;
+    LogReporter reporter;
+    log::Reader reader(std::move(file), &reporter, /*checksum=*/true, log_number, fname);
+    std::string scratch;
+    Slice record;
+    WriteBatch batch;
+    const bool skip_damage = mode == WALRecoveryMode::kSkipAnyCorruptedRecords;
+    while (reader.ReadRecord(&record, &scratch, mode)) {
+      if (!reporter.status.ok()) {
+        // Damage lies before this record: only the salvage mode goes on past it.
+        if (!skip_damage) break;
+        reporter.status = Status::OK();
+      }
+      if (record.size() < WriteBatchInternal::kHeader) {
+        reporter.Corruption(record.size(),
+                            Status::Corruption(fname, "log record too small for a batch"));
+        if (skip_damage) continue;
+        break;
+      }
+      s = WriteBatchInternal::SetContents(&batch, record);
+      if (!s.ok()) {
+        reporter.Corruption(record.size(), Status::Corruption(fname, s.ToString()));
+        s = Status::OK();
+        if (skip_damage) continue;
+        break;
+      }
+      if (mem == nullptr) {
+        mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+        mem->Ref();
+      }
+      s = WriteBatchInternal::InsertInto(&batch, mem);
+      if (!s.ok()) {
+        reporter.Corruption(record.size(), Status::Corruption(fname, s.ToString()));
+        s = Status::OK();
+        if (skip_damage) continue;
+        break;
+      }
+      const SequenceNumber last =
+          WriteBatchInternal::Sequence(&batch) + WriteBatchInternal::Count(&batch) - 1;
+      *max_sequence = std::max(*max_sequence, last);
+      if (mem->ShouldFlush()) {
+        s = flush_mem();
+        if (!s.ok()) break;
+      }
+    }
+    if (!s.ok() && reporter.status.ok()) break;  // an I/O error, not damage
+    if (!reporter.status.ok()) {
+      switch (mode) {
+        case WALRecoveryMode::kSkipAnyCorruptedRecords:
+          // The reader skipped what it could; a batch that failed to decode is dropped.
+          s = Status::OK();
+          break;
+        case WALRecoveryMode::kPointInTimeRecovery:
+          // Keep the consistent prefix before the damage; drop everything after it.
+          s = Status::OK();
+          stop_replay = true;
+          break;
+        case WALRecoveryMode::kTolerateCorruptedTailRecords:
+        case WALRecoveryMode::kAbsoluteConsistency:
+          s = reporter.status;
+          break;
+      }
+    }
+    if (!s.ok()) break;
+  }
+  if (s.ok() && mem != nullptr) {
+    s = flush_mem();
+  } else if (mem != nullptr) {
+    mem->Unref();
+  }
+  return s;
+}
+
+Status DBImpl::FinishOpen() {
+  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+  mem->SetLogNumber(logfile_number_);
+  default_cf_->SwitchMemtable(mem);
+  InstallNewSuperVersion();
+  DeleteObsoleteFiles();
+  return Status::OK();
+}
+
+}  // namespace shale

@@ -1,0 +1,144 @@
+// Flush: background turning of immutable memtables into L0 SST files, recorded in the
+// MANIFEST, after which the WAL files that fed them are deleted.
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "table/table_builder.h"
+
+namespace shale {
+
+Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
+  // Switching the memtable needs the WAL to itself: enter the write thread as an
+  // exclusive writer.
+  WriteThread::Writer w;
+  Status s;
+  if (write_thread_.JoinBatchGroup(&w)) {
+    {
+      MutexLock l(&mutex_);
+      s = MakeRoomForWrite(/*force=*/true);
+    }
+    std::vector<WriteThread::Writer*> group;
+    write_thread_.BuildBatchGroup(&w, &group);
+    write_thread_.ExitAsBatchGroupLeader(group);
+  } else {
+    s = w.status;
+  }
+  if (!s.ok()) return s;
+  MutexLock l(&mutex_);
+  if (!o.wait) return bg_error_;
+  while (!default_cf_->imm().empty() && bg_error_.ok()) {
+    MaybeScheduleFlush();
+    bg_cv_.Wait();
+  }
+  if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) has_unpersisted_data_ = false;
+  return bg_error_;
+}
+
+void DBImpl::MaybeScheduleFlush() {
+  if (flush_scheduled_ || shutting_down_ || !bg_error_.ok()) return;
+  if (default_cf_->imm().empty()) return;
+  flush_scheduled_ = true;
+  flush_pool_->Schedule([this] { BackgroundFlush(); });
+}
+
+void DBImpl::BackgroundFlush() {
+  MutexLock l(&mutex_);
+  while (!default_cf_->imm().empty() && bg_error_.ok()) {
+    Status s = FlushOldestImmutable();
+    if (!s.ok()) {
+      // The memtable stays in memory and its WAL on disk: nothing is lost, but the DB
+      // refuses writes from now on with this error.
+      RecordBackgroundError(s);
+      break;
+    }
+    bg_cv_.SignalAll();
+  }
+  flush_scheduled_ = false;
+  bg_cv_.SignalAll();
+}
+
+Status DBImpl::FlushOldestImmutable() {
+  MemTable* mem = default_cf_->imm().front();
+  FileMetaData meta;
+  Status s = WriteLevel0Table(mem, &meta);
+  if (!s.ok()) {
+    pending_outputs_.erase(meta.number);
+    return s;
+  }
+
+  VersionEdit edit;
+  if (meta.file_size > 0) edit.AddFile(0, meta);
+  // Once this memtable is in an SST, replay may start at the WAL of the next memtable.
+  const uint64_t next_log = default_cf_->imm().size() > 1 ? default_cf_->imm()[1]->GetLogNumber()
+                                                          : default_cf_->mem()->GetLogNumber();
+  edit.SetLogNumber(next_log);
+  edit.SetPrevLogNumber(0);
+  edit.SetLastSequence(last_published_.load(std::memory_order_acquire));
+  s = versions_->LogAndApply(&edit, &mutex_);
+  pending_outputs_.erase(meta.number);
+  if (!s.ok()) return s;
+  default_cf_->RemoveOldestImmutable();
+  InstallNewSuperVersion();
+  DeleteObsoleteFiles();
+  return Status::OK();
+}
+
+Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
+  meta->number = versions_->NewFileNumber();
+  pending_outputs_.insert(meta->number);
+  mem->Ref();
+  const std::string fname = TableFileName(dbname_, meta->number);
+  const auto* factory = static_cast<const BlockBasedTableFactory*>(options_.table_factory.get());
+
+  mutex_.Unlock();  // the SST is written and synced without the DB mutex
+  Status s;
+  {
+    std::unique_ptr<InternalIterator> iter(mem->NewIterator());
+    iter->SeekToFirst();
+    if (iter->Valid()) {
+      std::unique_ptr<WritableFile> file;
+      EnvOptions env_options;
+      env_options.use_direct_writes = options_.use_direct_io_for_flush_and_compaction;
+      s = env_->NewWritableFile(fname, &file, env_options);
+      if (s.ok()) {
+        TableBuilderOptions tbo;
+        tbo.icmp = &default_cf_->internal_comparator();
+        tbo.table_options = factory->table_options();
+        tbo.compression = options_.compression;
+        tbo.file_name = fname;
+        TableBuilder builder(tbo, file.get());
+        meta->smallest.DecodeFrom(iter->key());
+        meta->smallest_seqno = kMaxSequenceNumber;
+        meta->largest_seqno = 0;
+        for (; iter->Valid(); iter->Next()) {
+          const Slice key = iter->key();
+          const SequenceNumber seq = ExtractSequence(key);
+          meta->smallest_seqno = std::min(meta->smallest_seqno, seq);
+          meta->largest_seqno = std::max(meta->largest_seqno, seq);
+          meta->largest.DecodeFrom(key);
+          builder.Add(key, iter->value());
+        }
+        s = iter->status();
+        if (s.ok()) {
+          s = builder.Finish();
+        } else {
+          builder.Abandon();
+        }
+        if (s.ok()) {
+          meta->file_size = builder.FileSize();
+          meta->num_entries = builder.NumEntries();
+          meta->num_deletions = builder.GetTableProperties().num_deletions;
+          s = file->Sync();
+        }
+        if (s.ok()) s = file->Close();
+        // The directory entry must be durable before the MANIFEST names the file.
+        if (s.ok() && db_dir_ != nullptr) s = db_dir_->Fsync();
+      }
+      if (!s.ok()) env_->DeleteFile(fname).PermitUncheckedError();
+    }
+  }
+  mutex_.Lock();
+  mem->Unref();
+  return s;
+}
+
+}  // namespace shale

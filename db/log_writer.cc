@@ -1,0 +1,94 @@
+#include "db/log_writer.h"
+
+#include <algorithm>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace shale::log {
+
+Writer::Writer(std::unique_ptr<WritableFile>&& dest, uint64_t log_number)
+    : dest_(std::move(dest)),
+      log_number_(log_number),
+      block_offset_(dest_ == nullptr ? 0 : dest_->GetFileSize() % kBlockSize) {
+  for (int t = 0; t <= kMaxRecordType; t++) {
+    const char type = static_cast<char>(t);
+    type_crc_[t] = crc32c::Value(&type, 1);
+  }
+}
+
+Writer::~Writer() = default;
+
+Status Writer::AddRecord(const Slice& record) {
+  if (!error_.ok()) return error_;
+  if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
+
+  const char* ptr = record.data();
+  size_t left = record.size();
+  bool begin = true;
+  Status s;
+  // Runs at least once so an empty record still produces a (zero-length) kFullType record.
+  do {
+    const size_t leftover = kBlockSize - block_offset_;
+    if (leftover < kHeaderSize) {
+      if (leftover > 0) {
+        static constexpr char kZeros[kHeaderSize] = {};
+        s = dest_->Append(Slice(kZeros, leftover));
+        if (!s.ok()) break;
+      }
+      block_offset_ = 0;
+    }
+    const size_t avail = kBlockSize - block_offset_ - kHeaderSize;
+    const size_t fragment = std::min(left, avail);
+    const bool end = (fragment == left);
+    RecordType type;
+    if (begin && end) {
+      type = kFullType;
+    } else if (begin) {
+      type = kFirstType;
+    } else if (end) {
+      type = kLastType;
+    } else {
+      type = kMiddleType;
+    }
+    s = EmitPhysicalRecord(type, ptr, fragment);
+    ptr += fragment;
+    left -= fragment;
+    begin = false;
+  } while (s.ok() && left > 0);
+
+  if (s.ok()) s = dest_->Flush();
+  if (!s.ok()) error_ = s;
+  return s;
+}
+
+Status Writer::EmitPhysicalRecord(RecordType type, const char* data, size_t length) {
+  // The caller keeps every fragment inside one block, which also bounds it to 16 bits.
+  char header[kHeaderSize];
+  const uint32_t crc = crc32c::Extend(type_crc_[type], data, length);
+  EncodeFixed32(header, crc32c::Mask(crc));
+  EncodeFixed16(header + 4, static_cast<uint16_t>(length));
+  header[6] = static_cast<char>(type);
+
+  Status s = dest_->Append(Slice(header, kHeaderSize));
+  if (s.ok() && length > 0) s = dest_->Append(Slice(data, length));
+  block_offset_ += kHeaderSize + length;
+  return s;
+}
+
+Status Writer::Sync(bool use_fsync) {
+  if (!error_.ok()) return error_;
+  if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
+  Status s = use_fsync ? dest_->Fsync() : dest_->Sync();
+  if (!s.ok()) error_ = s;
+  return s;
+}
+
+Status Writer::Close() {
+  if (dest_ == nullptr) return Status::OK();
+  Status s = dest_->Close();
+  dest_.reset();
+  return s;
+}
+
+}  // namespace shale::log

@@ -1,0 +1,51 @@
+// log::Writer appends logical records to a write-ahead log file (format in log_format.h).
+//
+// Thread safety: none; the DB's write path serializes every call (one writer at a time).
+// AddRecord pushes each record to the OS (WritableFile::Flush) before returning, so a
+// record survives a process crash once AddRecord is OK; it survives a machine crash only
+// after Sync. After any I/O error the writer refuses further records with that same error:
+// the file's tail is unknown, so block alignment can no longer be trusted.
+// The writer owns the file; Close() closes it, after which file() is null.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "db/log_format.h"
+#include "shale/env.h"
+#include "shale/slice.h"
+#include "shale/status.h"
+
+namespace shale::log {
+
+class Writer {
+ public:
+  // Appends to dest. If dest already holds bytes (reopening a log), new records start at the
+  // block position implied by its size, so the file stays readable as one log.
+  Writer(std::unique_ptr<WritableFile>&& dest, uint64_t log_number);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Appends one logical record (may be empty), fragmenting it across blocks as needed.
+  Status AddRecord(const Slice& record);
+  // Makes every record added so far durable: fsync when use_fsync, else fdatasync.
+  Status Sync(bool use_fsync);
+  // Closes the file. Further calls other than log_number() and file() are errors.
+  Status Close();
+
+  WritableFile* file() { return dest_.get(); }
+  uint64_t log_number() const { return log_number_; }
+
+ private:
+  Status EmitPhysicalRecord(RecordType type, const char* data, size_t length);
+
+  std::unique_ptr<WritableFile> dest_;
+  const uint64_t log_number_;
+  size_t block_offset_;  // where the next header goes in the current block
+  Status error_;         // sticky: first failed write
+  // crc32c of each one-byte type, the start of every record's checksum.
+  uint32_t type_crc_[kMaxRecordType + 1];
+};
+
+}  // namespace shale::log

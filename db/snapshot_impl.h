@@ -1,0 +1,65 @@
+// SnapshotImpl and SnapshotList: the live snapshots, oldest first. Flush and compaction
+// ask for them to know which old versions must be kept.
+//
+// Thread safety: guarded by the DB mutex; a SnapshotImpl's sequence never changes.
+#pragma once
+
+#include <cassert>
+#include <vector>
+
+#include "shale/snapshot.h"
+
+namespace shale {
+
+class SnapshotImpl final : public Snapshot {
+ public:
+  explicit SnapshotImpl(SequenceNumber seq) : sequence_(seq) {}
+  SequenceNumber GetSequenceNumber() const override { return sequence_; }
+
+ private:
+  friend class SnapshotList;
+  ~SnapshotImpl() override = default;
+
+  const SequenceNumber sequence_;
+  SnapshotImpl* prev_ = nullptr;
+  SnapshotImpl* next_ = nullptr;
+};
+
+class SnapshotList {
+ public:
+  SnapshotList() : head_(0) { head_.prev_ = head_.next_ = &head_; }
+  ~SnapshotList() { assert(empty()); }
+  SnapshotList(const SnapshotList&) = delete;
+  SnapshotList& operator=(const SnapshotList&) = delete;
+
+  bool empty() const { return head_.next_ == &head_; }
+  SequenceNumber oldest() const { return head_.next_->sequence_; }
+
+  // REQUIRES: seq is at least the newest snapshot's sequence.
+  SnapshotImpl* New(SequenceNumber seq) {
+    auto* s = new SnapshotImpl(seq);
+    s->next_ = &head_;
+    s->prev_ = head_.prev_;
+    s->prev_->next_ = s;
+    s->next_->prev_ = s;
+    return s;
+  }
+  void Delete(const SnapshotImpl* s) {
+    s->prev_->next_ = s->next_;
+    s->next_->prev_ = s->prev_;
+    delete s;
+  }
+  // Sequences of every live snapshot, ascending.
+  std::vector<SequenceNumber> GetAll() const {
+    std::vector<SequenceNumber> result;
+    for (const SnapshotImpl* s = head_.next_; s != &head_; s = s->next_) {
+      result.push_back(s->sequence_);
+    }
+    return result;
+  }
+
+ private:
+  SnapshotImpl head_;  // dummy head of a circular list
+};
+
+}  // namespace shale

@@ -1,0 +1,116 @@
+#include "db/table_cache.h"
+
+#include <utility>
+
+#include "db/filename.h"
+
+namespace shale {
+namespace {
+
+void ReleaseReader(void* arg, void* /*unused*/) {
+  delete static_cast<std::shared_ptr<TableReader>*>(arg);
+}
+
+}  // namespace
+
+TableCache::TableCache(const std::string& dbname, const Options& options,
+                       const InternalKeyComparator* icmp, int max_open_files)
+    : dbname_(dbname),
+      env_(options.env),
+      icmp_(icmp),
+      paranoid_checks_(options.paranoid_checks),
+      capacity_(max_open_files < 0 ? 0 : static_cast<size_t>(max_open_files > 0 ? max_open_files
+                                                                                 : 1)) {
+  if (const auto* factory =
+          dynamic_cast<const BlockBasedTableFactory*>(options.table_factory.get())) {
+    table_options_ = factory->table_options();
+  }
+  env_options_.use_direct_reads = options.use_direct_reads;
+}
+
+TableCache::~TableCache() = default;
+
+Status TableCache::OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader) {
+  const std::string fname = TableFileName(dbname_, f.number);
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = env_->NewRandomAccessFile(fname, &file, env_options_);
+  if (!s.ok()) return s;
+  TableReaderOptions options;
+  options.icmp = icmp_;
+  options.table_options = table_options_;
+  options.file_name = fname;
+  options.verify_checksums_on_open = paranoid_checks_;
+  std::unique_ptr<TableReader> opened;
+  s = TableReader::Open(options, std::move(file), f.file_size, &opened);
+  if (s.ok()) *reader = std::shared_ptr<TableReader>(std::move(opened));
+  return s;
+}
+
+Status TableCache::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader) {
+  {
+    MutexLock l(&mu_);
+    auto it = map_.find(f.number);
+    if (it != map_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+      *reader = it->second.reader;
+      return Status::OK();
+    }
+  }
+  // Opening reads the file: do it without the lock. Two threads may open the same file at
+  // once; the first to insert wins and the other's reader is dropped.
+  std::shared_ptr<TableReader> opened;
+  Status s = OpenTable(f, &opened);
+  if (!s.ok()) return s;
+
+  MutexLock l(&mu_);
+  auto [it, inserted] = map_.try_emplace(f.number);
+  if (inserted) {
+    lru_.push_front(f.number);
+    it->second.reader = std::move(opened);
+    it->second.lru_pos = lru_.begin();
+    while (capacity_ > 0 && map_.size() > capacity_) {
+      const uint64_t victim = lru_.back();
+      lru_.pop_back();
+      map_.erase(victim);
+    }
+  } else {
+    lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+  }
+  *reader = it->second.reader;
+  return Status::OK();
+}
+
+InternalIterator* TableCache::NewIterator(const ReadOptions& read_options, const FileMetaData& f) {
+  std::shared_ptr<TableReader> reader;
+  Status s = FindTable(f, &reader);
+  if (!s.ok()) return NewEmptyInternalIterator(s);
+  InternalIterator* iter = reader->NewIterator(read_options);
+  iter->RegisterCleanup(&ReleaseReader, new std::shared_ptr<TableReader>(std::move(reader)),
+                        nullptr);
+  return iter;
+}
+
+Status TableCache::Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey,
+                       void* arg, TableReader::GetHandler handle) {
+  std::shared_ptr<TableReader> reader;
+  Status s = FindTable(f, &reader);
+  if (!s.ok()) return s;
+  return reader->Get(read_options, ikey, arg, handle);
+}
+
+void TableCache::Evict(uint64_t file_number) {
+  std::shared_ptr<TableReader> dropped;  // closed after the lock is released
+  MutexLock l(&mu_);
+  auto it = map_.find(file_number);
+  if (it == map_.end()) return;
+  dropped = std::move(it->second.reader);
+  lru_.erase(it->second.lru_pos);
+  map_.erase(it);
+}
+
+size_t TableCache::TEST_NumCached() {
+  MutexLock l(&mu_);
+  return map_.size();
+}
+
+}  // namespace shale

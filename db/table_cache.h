@@ -1,0 +1,78 @@
+// TableCache: the open SST readers, keyed by file number, so a file is opened (its footer,
+// index and filter read) once and then shared by every read that touches it.
+//
+// Bounded by max_open_files readers (-1: unbounded), least recently used evicted first.
+// Readers are shared by reference count: evicting one that an iterator or a Get is using
+// only drops the cache's reference, and the reader closes when the last user is done.
+// Failed opens are not cached, so a transient error is retried on the next use.
+//
+// Thread safety: every method may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "db/version_edit.h"
+#include "shale/env.h"
+#include "shale/options.h"
+#include "shale/table.h"
+#include "table/table_reader.h"
+#include "util/dbformat.h"
+#include "util/internal_iterator.h"
+#include "util/mutexlock.h"
+
+namespace shale {
+
+class TableCache {
+ public:
+  // icmp must outlive the cache. options supplies env, table format options,
+  // use_direct_reads and paranoid_checks (verify checksums of a file's meta blocks at open).
+  TableCache(const std::string& dbname, const Options& options, const InternalKeyComparator* icmp,
+             int max_open_files);
+  ~TableCache();
+  TableCache(const TableCache&) = delete;
+  TableCache& operator=(const TableCache&) = delete;
+
+  // An iterator over file f's internal keys. If the file cannot be opened, an empty
+  // iterator whose status() says why. The caller owns the iterator; it keeps the reader
+  // alive by itself.
+  InternalIterator* NewIterator(const ReadOptions& read_options, const FileMetaData& f);
+
+  // TableReader::Get on file f (see table_reader.h for how handle is called).
+  Status Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey, void* arg,
+             TableReader::GetHandler handle);
+
+  // The reader of file f, opening it if needed.
+  Status FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader);
+
+  // Drops the cached reader of file_number, if any (the file is being deleted).
+  void Evict(uint64_t file_number);
+
+  // Readers held by the cache now.
+  size_t TEST_NumCached();
+
+ private:
+  struct Entry {
+    std::shared_ptr<TableReader> reader;
+    std::list<uint64_t>::iterator lru_pos;
+  };
+
+  Status OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader);
+
+  const std::string dbname_;
+  Env* const env_;
+  const InternalKeyComparator* const icmp_;
+  BlockBasedTableOptions table_options_;
+  EnvOptions env_options_;
+  const bool paranoid_checks_;
+  const size_t capacity_;  // 0: unbounded
+
+  Mutex mu_;
+  std::unordered_map<uint64_t, Entry> map_ GUARDED_BY(mu_);
+  std::list<uint64_t> lru_ GUARDED_BY(mu_);  // most recently used first
+};
+
+}  // namespace shale

@@ -1,0 +1,118 @@
+// VersionEdit: one change to the set of live files and the DB's counters, as recorded in
+// the MANIFEST. A MANIFEST is a log of encoded edits; replaying them from the first
+// (a full snapshot) to the last gives the current state.
+//
+// FileMetaData describes one SST file. Versions share it by std::shared_ptr, so it lives as
+// long as any Version (or level iterator) that lists the file; `refs` is not used for that.
+//
+// Encoding: a sequence of (varint32 tag, fields) pairs. Tags whose kTagSafeToIgnore bit is
+// set carry a length-prefixed payload and may be skipped by a reader that does not know them,
+// so later versions can add optional fields; any other unknown tag is Corruption.
+//
+// Thread safety: plain values; one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shale/slice.h"
+#include "shale/status.h"
+#include "shale/types.h"
+#include "util/dbformat.h"
+
+namespace shale {
+
+struct FileMetaData {
+  uint64_t number = 0;
+  uint64_t file_size = 0;
+  InternalKey smallest;  // smallest internal key in the file
+  InternalKey largest;   // largest internal key in the file
+  SequenceNumber smallest_seqno = kMaxSequenceNumber;
+  SequenceNumber largest_seqno = 0;
+  uint64_t num_entries = 0;
+  uint64_t num_deletions = 0;
+  // Not persisted. Lifetime is managed by shared_ptr; kept for RocksDB-shaped callers.
+  int refs = 0;
+  // Not persisted. Set and read under the DB mutex by compaction picking.
+  bool being_compacted = false;
+};
+
+class VersionEdit {
+ public:
+  VersionEdit() = default;
+
+  void Clear() { *this = VersionEdit(); }
+
+  void SetComparatorName(const Slice& name) {
+    has_comparator_ = true;
+    comparator_ = name.ToString();
+  }
+  void SetLogNumber(uint64_t num) {
+    has_log_number_ = true;
+    log_number_ = num;
+  }
+  void SetPrevLogNumber(uint64_t num) {
+    has_prev_log_number_ = true;
+    prev_log_number_ = num;
+  }
+  void SetNextFile(uint64_t num) {
+    has_next_file_number_ = true;
+    next_file_number_ = num;
+  }
+  void SetLastSequence(SequenceNumber seq) {
+    has_last_sequence_ = true;
+    last_sequence_ = seq;
+  }
+  // The column family the file changes apply to. Default 0 ("default"); not encoded when 0.
+  void SetColumnFamily(uint32_t id) { column_family_ = id; }
+
+  // Adds the file at `level`. REQUIRES: f.smallest and f.largest are valid internal keys.
+  void AddFile(int level, const FileMetaData& f) { new_files_.emplace_back(level, f); }
+  // Removes file `number` from `level`.
+  void DeleteFile(int level, uint64_t number) { deleted_files_.emplace_back(level, number); }
+
+  bool has_comparator() const { return has_comparator_; }
+  const std::string& comparator() const { return comparator_; }
+  bool has_log_number() const { return has_log_number_; }
+  uint64_t log_number() const { return log_number_; }
+  bool has_prev_log_number() const { return has_prev_log_number_; }
+  uint64_t prev_log_number() const { return prev_log_number_; }
+  bool has_next_file_number() const { return has_next_file_number_; }
+  uint64_t next_file_number() const { return next_file_number_; }
+  bool has_last_sequence() const { return has_last_sequence_; }
+  SequenceNumber last_sequence() const { return last_sequence_; }
+  uint32_t column_family() const { return column_family_; }
+  const std::vector<std::pair<int, FileMetaData>>& new_files() const { return new_files_; }
+  const std::vector<std::pair<int, uint64_t>>& deleted_files() const { return deleted_files_; }
+
+  // Appends the encoding to *dst.
+  void EncodeTo(std::string* dst) const;
+  // Replaces this edit with the one encoded in src. Corruption (saying which field) if src
+  // is malformed; the edit is then unspecified.
+  Status DecodeFrom(const Slice& src);
+
+  std::string DebugString() const;
+
+  // Tags with this bit set may be skipped by readers that do not know them.
+  static constexpr uint32_t kTagSafeToIgnore = 1u << 13;
+
+ private:
+  std::string comparator_;
+  uint64_t log_number_ = 0;
+  uint64_t prev_log_number_ = 0;
+  uint64_t next_file_number_ = 0;
+  SequenceNumber last_sequence_ = 0;
+  uint32_t column_family_ = 0;
+  bool has_comparator_ = false;
+  bool has_log_number_ = false;
+  bool has_prev_log_number_ = false;
+  bool has_next_file_number_ = false;
+  bool has_last_sequence_ = false;
+
+  std::vector<std::pair<int, uint64_t>> deleted_files_;
+  std::vector<std::pair<int, FileMetaData>> new_files_;
+};
+
+}  // namespace shale

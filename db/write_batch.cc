@@ -1,0 +1,325 @@
+// WriteBatch and WriteBatchInternal. Every reader of a batch's bytes goes through
+// IterateRep, the one place that parses (and validates) the format.
+#include <limits>
+#include <string>
+
+#include "db/write_batch_internal.h"
+#include "memtable/memtable.h"
+#include "shale/db.h"
+#include "shale/write_batch.h"
+#include "util/coding.h"
+#include "util/dbformat.h"
+
+namespace shale {
+
+namespace {
+
+constexpr size_t kHeader = WriteBatchInternal::kHeader;
+
+// A batch built from arbitrary bytes may be shorter than its header; edits first give it one.
+void EnsureHeader(std::string* rep) {
+  if (rep->size() < kHeader) rep->resize(kHeader, '\0');
+}
+
+uint32_t ColumnFamilyId(ColumnFamilyHandle* column_family) {
+  return column_family == nullptr ? 0 : column_family->GetID();
+}
+
+bool TooLarge(const Slice& s) { return s.size() > std::numeric_limits<uint32_t>::max(); }
+
+// Walks the records of rep in order, calling handler for each (null: only validates).
+// Corruption on anything malformed; the handler's first non-OK status is returned as is.
+Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
+  if (rep.size() < kHeader) {
+    return Status::Corruption("malformed WriteBatch: shorter than its 12-byte header");
+  }
+  const uint32_t expected = DecodeFixed32(rep.data() + 8);
+  Slice input(rep.data() + kHeader, rep.size() - kHeader);
+  uint32_t found = 0;
+  while (!input.empty()) {
+    if (handler != nullptr && !handler->Continue()) return Status::OK();
+    const size_t pos = rep.size() - input.size();
+    const auto tag = static_cast<unsigned char>(input[0]);
+    input.remove_prefix(1);
+
+    uint32_t cf = 0;
+    Slice key;
+    Slice value;
+    bool ok;
+    switch (tag) {
+      case kTypeColumnFamilyValue:
+      case kTypeColumnFamilyMerge:
+        ok = GetVarint32(&input, &cf) && GetLengthPrefixedSlice(&input, &key) &&
+             GetLengthPrefixedSlice(&input, &value);
+        break;
+      case kTypeValue:
+      case kTypeMerge:
+        ok = GetLengthPrefixedSlice(&input, &key) && GetLengthPrefixedSlice(&input, &value);
+        break;
+      case kTypeColumnFamilyDeletion:
+      case kTypeColumnFamilySingleDeletion:
+        ok = GetVarint32(&input, &cf) && GetLengthPrefixedSlice(&input, &key);
+        break;
+      case kTypeDeletion:
+      case kTypeSingleDeletion:
+      case kTypeLogData:
+        ok = GetLengthPrefixedSlice(&input, &key);
+        break;
+      default:
+        return Status::Corruption("malformed WriteBatch: unknown tag " + std::to_string(tag) +
+                                  " at byte " + std::to_string(pos));
+    }
+    if (!ok) {
+      return Status::Corruption("malformed WriteBatch: truncated record (tag " +
+                                std::to_string(tag) + ") at byte " + std::to_string(pos));
+    }
+    if (tag != kTypeLogData) found++;
+    if (handler == nullptr) continue;
+
+    Status s;
+    switch (tag) {
+      case kTypeColumnFamilyValue:
+      case kTypeValue:
+        s = handler->PutCF(cf, key, value);
+        break;
+      case kTypeColumnFamilyMerge:
+      case kTypeMerge:
+        s = handler->MergeCF(cf, key, value);
+        break;
+      case kTypeColumnFamilyDeletion:
+      case kTypeDeletion:
+        s = handler->DeleteCF(cf, key);
+        break;
+      case kTypeColumnFamilySingleDeletion:
+      case kTypeSingleDeletion:
+        s = handler->SingleDeleteCF(cf, key);
+        break;
+      case kTypeLogData:
+        handler->LogData(key);
+        break;
+      default:
+        break;
+    }
+    if (!s.ok()) return s;
+  }
+  if (found != expected) {
+    return Status::Corruption("malformed WriteBatch: header count " + std::to_string(expected) +
+                              " but " + std::to_string(found) + " records");
+  }
+  return Status::OK();
+}
+
+// Which kinds of records a batch holds.
+class KindRecorder : public WriteBatch::Handler {
+ public:
+  bool put = false, del = false, single_del = false, merge = false;
+  Status PutCF(uint32_t, const Slice&, const Slice&) override {
+    put = true;
+    return Status::OK();
+  }
+  Status DeleteCF(uint32_t, const Slice&) override {
+    del = true;
+    return Status::OK();
+  }
+  Status SingleDeleteCF(uint32_t, const Slice&) override {
+    single_del = true;
+    return Status::OK();
+  }
+  Status MergeCF(uint32_t, const Slice&, const Slice&) override {
+    merge = true;
+    return Status::OK();
+  }
+};
+
+KindRecorder Kinds(const std::string& rep) {
+  KindRecorder r;
+  IterateRep(rep, &r).PermitUncheckedError();
+  return r;
+}
+
+// Accepts only column family 0, the one family that exists so far.
+class ColumnFamilyChecker : public WriteBatch::Handler {
+ public:
+  Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
+  Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
+  Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
+  Status MergeCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
+
+ private:
+  static Status Check(uint32_t cf) {
+    if (cf == 0) return Status::OK();
+    return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
+                                   ", which does not exist");
+  }
+};
+
+class MemTableInserter : public WriteBatch::Handler {
+ public:
+  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent)
+      : seq_(seq), mem_(mem), concurrent_(concurrent) {}
+  Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
+    return Add(kTypeValue, key, value);
+  }
+  Status DeleteCF(uint32_t, const Slice& key) override { return Add(kTypeDeletion, key, Slice()); }
+  Status SingleDeleteCF(uint32_t, const Slice& key) override {
+    return Add(kTypeSingleDeletion, key, Slice());
+  }
+  Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
+    return Add(kTypeMerge, key, value);
+  }
+
+ private:
+  Status Add(ValueType type, const Slice& key, const Slice& value) {
+    mem_->Add(seq_++, type, key, value, concurrent_);
+    return Status::OK();
+  }
+  SequenceNumber seq_;
+  MemTable* const mem_;
+  const bool concurrent_;
+};
+
+}  // namespace
+
+WriteBatch::WriteBatch(size_t reserved_bytes) {
+  rep_.reserve(reserved_bytes > kHeader ? reserved_bytes : kHeader);
+  rep_.resize(kHeader);
+}
+
+WriteBatch::WriteBatch(const std::string& rep) : rep_(rep) {}
+
+Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
+  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
+  if (TooLarge(value)) return Status::InvalidArgument("value is too large");
+  EnsureHeader(&rep_);
+  const uint32_t cf = ColumnFamilyId(column_family);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  if (cf == 0) {
+    rep_.push_back(static_cast<char>(kTypeValue));
+  } else {
+    rep_.push_back(static_cast<char>(kTypeColumnFamilyValue));
+    PutVarint32(&rep_, cf);
+  }
+  PutLengthPrefixedSlice(&rep_, key);
+  PutLengthPrefixedSlice(&rep_, value);
+  return Status::OK();
+}
+
+Status WriteBatch::Delete(ColumnFamilyHandle* column_family, const Slice& key) {
+  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
+  EnsureHeader(&rep_);
+  const uint32_t cf = ColumnFamilyId(column_family);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  if (cf == 0) {
+    rep_.push_back(static_cast<char>(kTypeDeletion));
+  } else {
+    rep_.push_back(static_cast<char>(kTypeColumnFamilyDeletion));
+    PutVarint32(&rep_, cf);
+  }
+  PutLengthPrefixedSlice(&rep_, key);
+  return Status::OK();
+}
+
+Status WriteBatch::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
+  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
+  EnsureHeader(&rep_);
+  const uint32_t cf = ColumnFamilyId(column_family);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  if (cf == 0) {
+    rep_.push_back(static_cast<char>(kTypeSingleDeletion));
+  } else {
+    rep_.push_back(static_cast<char>(kTypeColumnFamilySingleDeletion));
+    PutVarint32(&rep_, cf);
+  }
+  PutLengthPrefixedSlice(&rep_, key);
+  return Status::OK();
+}
+
+Status WriteBatch::Merge(ColumnFamilyHandle* column_family, const Slice& key,
+                         const Slice& value) {
+  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
+  if (TooLarge(value)) return Status::InvalidArgument("value is too large");
+  EnsureHeader(&rep_);
+  const uint32_t cf = ColumnFamilyId(column_family);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  if (cf == 0) {
+    rep_.push_back(static_cast<char>(kTypeMerge));
+  } else {
+    rep_.push_back(static_cast<char>(kTypeColumnFamilyMerge));
+    PutVarint32(&rep_, cf);
+  }
+  PutLengthPrefixedSlice(&rep_, key);
+  PutLengthPrefixedSlice(&rep_, value);
+  return Status::OK();
+}
+
+Status WriteBatch::PutLogData(const Slice& blob) {
+  if (TooLarge(blob)) return Status::InvalidArgument("blob is too large");
+  EnsureHeader(&rep_);
+  rep_.push_back(static_cast<char>(kTypeLogData));
+  PutLengthPrefixedSlice(&rep_, blob);
+  return Status::OK();
+}
+
+void WriteBatch::Clear() {
+  rep_.clear();
+  rep_.resize(kHeader);
+}
+
+Status WriteBatch::Iterate(Handler* handler) const { return IterateRep(rep_, handler); }
+
+uint32_t WriteBatch::Count() const { return WriteBatchInternal::Count(this); }
+
+bool WriteBatch::HasPut() const { return Kinds(rep_).put; }
+bool WriteBatch::HasDelete() const { return Kinds(rep_).del; }
+bool WriteBatch::HasSingleDelete() const { return Kinds(rep_).single_del; }
+bool WriteBatch::HasMerge() const { return Kinds(rep_).merge; }
+
+uint32_t WriteBatchInternal::Count(const WriteBatch* batch) {
+  if (batch->rep_.size() < kHeader) return 0;
+  return DecodeFixed32(batch->rep_.data() + 8);
+}
+
+void WriteBatchInternal::SetCount(WriteBatch* batch, uint32_t n) {
+  EnsureHeader(&batch->rep_);
+  EncodeFixed32(batch->rep_.data() + 8, n);
+}
+
+SequenceNumber WriteBatchInternal::Sequence(const WriteBatch* batch) {
+  if (batch->rep_.size() < kHeader) return 0;
+  return DecodeFixed64(batch->rep_.data());
+}
+
+void WriteBatchInternal::SetSequence(WriteBatch* batch, SequenceNumber seq) {
+  EnsureHeader(&batch->rep_);
+  EncodeFixed64(batch->rep_.data(), seq);
+}
+
+Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents) {
+  Status s = IterateRep(contents, nullptr);
+  if (!s.ok()) return s;
+  batch->rep_.assign(contents.data(), contents.size());
+  return Status::OK();
+}
+
+Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
+  if (src->rep_.size() < kHeader) {
+    return Status::Corruption("malformed WriteBatch: shorter than its 12-byte header");
+  }
+  // Copied first: src may be dst.
+  const std::string records = src->rep_.substr(kHeader);
+  const uint32_t added = Count(src);
+  EnsureHeader(&dst->rep_);
+  SetCount(dst, Count(dst) + added);
+  dst->rep_.append(records);
+  return Status::OK();
+}
+
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent) {
+  ColumnFamilyChecker checker;
+  Status s = IterateRep(batch->rep_, &checker);
+  if (!s.ok()) return s;
+  MemTableInserter inserter(Sequence(batch), mem, concurrent);
+  return IterateRep(batch->rep_, &inserter);
+}
+
+}  // namespace shale

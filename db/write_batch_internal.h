@@ -1,0 +1,52 @@
+// WriteBatchInternal: the DB's access to a WriteBatch's serialized form (format in
+// include/shale/write_batch.h): the sequence number and count in its 12-byte header, its raw
+// contents for the WAL, and applying it to a memtable.
+//
+// All static; thread safety is the batch's own (reads may share it, writes need one owner).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shale/slice.h"
+#include "shale/status.h"
+#include "shale/types.h"
+#include "shale/write_batch.h"
+
+namespace shale {
+
+class MemTable;
+
+class WriteBatchInternal {
+ public:
+  // 8-byte sequence number, then 4-byte count.
+  static constexpr size_t kHeader = 12;
+
+  // Records that update keys (not PutLogData blobs).
+  static uint32_t Count(const WriteBatch* batch);
+  static void SetCount(WriteBatch* batch, uint32_t n);
+
+  // Sequence number of the batch's first record; the others follow consecutively.
+  static SequenceNumber Sequence(const WriteBatch* batch);
+  static void SetSequence(WriteBatch* batch, SequenceNumber seq);
+
+  // The serialized batch, as logged. Valid until the batch changes.
+  static Slice Contents(const WriteBatch* batch) { return Slice(batch->rep_); }
+  static size_t ByteSize(const WriteBatch* batch) { return batch->rep_.size(); }
+
+  // Replaces the batch with contents (a WAL record). Corruption, leaving the batch as it
+  // was, if contents is not a well-formed batch (too short, unknown tag, truncated field,
+  // count not matching the records).
+  static Status SetContents(WriteBatch* batch, const Slice& contents);
+
+  // Appends src's records to dst (keeping dst's sequence number). REQUIRES: dst != src.
+  static Status Append(WriteBatch* dst, const WriteBatch* src);
+
+  // Applies the batch to mem, numbering its records from Sequence(batch) upward (PutLogData
+  // blobs take no number). The whole batch is checked first, so nothing is applied if it is
+  // malformed (Corruption) or names a column family other than 0 (InvalidArgument).
+  // concurrent: other threads may be adding to mem at the same time.
+  static Status InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent = false);
+};
+
+}  // namespace shale

@@ -1,0 +1,113 @@
+// ConcurrentArena: a thread-safe bump allocator for the memtable, so that several writers
+// can insert into one skip list at once (allow_concurrent_memtable_write).
+//
+// Memory comes from one util/Arena (guarded by a mutex) in small chunks; each thread bumps
+// through the chunk of its own shard, so writers on different cores rarely meet on a lock.
+// Allocations too big for a chunk go straight to the shared arena.
+//
+// Thread safety: every method may be called from any thread at any time.
+// Ownership: all memory handed out lives until the ConcurrentArena is destroyed.
+// Alignment: AllocateAligned returns memory aligned to kAlignment (enough for pointers and
+// 64-bit atomics), Allocate returns unaligned memory.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "util/arena.h"
+#include "util/mutexlock.h"
+#include "util/thread_annotations.h"
+
+namespace shale {
+
+class ConcurrentArena {
+ public:
+  static constexpr size_t kAlignment = alignof(void*);
+  // Bytes a shard takes from the shared arena at a time.
+  static constexpr size_t kChunkSize = 4096;
+
+  ConcurrentArena() : num_shards_(ShardCountForThisMachine()), shards_(new Shard[num_shards_]) {}
+  ConcurrentArena(const ConcurrentArena&) = delete;
+  ConcurrentArena& operator=(const ConcurrentArena&) = delete;
+
+  char* Allocate(size_t bytes) { return AllocateImpl(bytes, /*aligned=*/false); }
+  char* AllocateAligned(size_t bytes) { return AllocateImpl(bytes, /*aligned=*/true); }
+
+  // Bytes held from the system, including chunk tails not handed out yet.
+  // Arena::MemoryUsage is an atomic read, safe without arena_mu_.
+  size_t MemoryUsage() const NO_THREAD_SAFETY_ANALYSIS { return arena_.MemoryUsage(); }
+
+  // Bytes handed out by Allocate*, counting alignment padding. Approximate while other
+  // threads allocate.
+  size_t AllocatedBytes() const {
+    size_t total = direct_bytes_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < num_shards_; i++) {
+      total += shards_[i].allocated.load(std::memory_order_relaxed);
+    }
+    return total;
+  }
+
+ private:
+  struct alignas(64) Shard {
+    Mutex mu;
+    char* ptr GUARDED_BY(mu) = nullptr;
+    size_t remaining GUARDED_BY(mu) = 0;
+    std::atomic<size_t> allocated{0};  // written under mu, read by AllocatedBytes()
+  };
+
+  static size_t ShardCountForThisMachine() {
+    size_t cpus = std::thread::hardware_concurrency();
+    size_t n = 1;
+    while (n < cpus && n < 16) n <<= 1;
+    return n;
+  }
+
+  // Threads get shards round-robin in the order they first allocate from any arena.
+  static size_t ThisThreadIndex() {
+    static std::atomic<size_t> next_index{0};
+    thread_local size_t index = next_index.fetch_add(1, std::memory_order_relaxed);
+    return index;
+  }
+
+  char* AllocateImpl(size_t bytes, bool aligned) {
+    if (bytes > kChunkSize / 4) {
+      // Large entries would waste much of a chunk's tail; give them exact space.
+      MutexLock lock(&arena_mu_);
+      direct_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      return aligned ? arena_.AllocateAligned(bytes) : arena_.Allocate(bytes);
+    }
+    Shard& shard = shards_[ThisThreadIndex() & (num_shards_ - 1)];
+    MutexLock lock(&shard.mu);
+    size_t pad = 0;
+    if (aligned) {
+      size_t mod = reinterpret_cast<uintptr_t>(shard.ptr) & (kAlignment - 1);
+      pad = mod == 0 ? 0 : kAlignment - mod;
+    }
+    if (bytes + pad > shard.remaining) {
+      // The old tail is abandoned: at most a quarter chunk, since bytes <= kChunkSize / 4.
+      {
+        MutexLock arena_lock(&arena_mu_);
+        shard.ptr = arena_.AllocateAligned(kChunkSize);
+      }
+      shard.remaining = kChunkSize;
+      pad = 0;
+    }
+    char* result = shard.ptr + pad;
+    shard.ptr += bytes + pad;
+    shard.remaining -= bytes + pad;
+    shard.allocated.store(shard.allocated.load(std::memory_order_relaxed) + bytes + pad,
+                          std::memory_order_relaxed);
+    return result;
+  }
+
+  const size_t num_shards_;  // a power of two
+  std::unique_ptr<Shard[]> shards_;
+  Mutex arena_mu_;
+  Arena arena_ GUARDED_BY(arena_mu_);
+  std::atomic<size_t> direct_bytes_{0};
+};
+
+}  // namespace shale

@@ -1,0 +1,106 @@
+// MemTable: the in-memory write buffer. Every write lands here first (after the WAL);
+// reads look here before the SST files. When full it becomes immutable and is flushed.
+//
+// Each entry lives in the memtable's arena as
+//   varint32 internal key length | internal key | varint32 value length | value
+// and is indexed by a skip list ordered by the InternalKeyComparator.
+//
+// Lifetime: intrusive reference count. A new MemTable has no references; whoever keeps
+// it calls Ref(), and the last Unref() deletes it. Entries (and the keys and values that
+// Get/iterators hand out) live as long as the memtable.
+//
+// Thread safety: Get, NewIterator and the accessors may run from any thread at any time,
+// concurrently with Add. Adds must be serialized, except that Adds passing
+// allow_concurrent=true may run together (never overlapping serialized Adds). Ref/Unref are
+// thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "memtable/concurrent_arena.h"
+#include "memtable/skiplist.h"
+#include "shale/slice.h"
+#include "shale/status.h"
+#include "shale/types.h"
+#include "util/dbformat.h"
+#include "util/internal_iterator.h"
+#include "util/read_callback.h"
+
+namespace shale {
+
+class MemTable {
+ public:
+  // cmp is copied. write_buffer_size is the size at which ShouldFlush() turns true.
+  explicit MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size);
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Deletes the memtable when the count reaches zero. REQUIRES: a reference is held.
+  void Unref();
+
+  // Adds an entry for (user_key, seq, type). An entry with the same user key, sequence and
+  // type as an existing one is dropped (the first stays). Thread-safe with concurrent
+  // readers; with allow_concurrent=true also with other such Adds.
+  void Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
+           bool allow_concurrent = false);
+
+  // Looks up the newest entry for key.user_key() with sequence <= the LookupKey's sequence
+  // that `callback` (may be null) says is visible. Returns true if it found a Put (*s = OK,
+  // *value assigned), a Delete or SingleDelete (*s = NotFound) or a Merge
+  // (*s = NotSupported("no merge operator configured")); *seq_out is set in every found
+  // case. Returns false, touching nothing, if the key has no visible entry here.
+  bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
+           ReadCallback* callback = nullptr);
+
+  // Iterator over internal keys; key() and value() are pinned for the memtable's life.
+  // The caller owns it and must keep the memtable referenced while it lives.
+  InternalIterator* NewIterator();
+
+  // Bytes held by the arena (entries and skip-list nodes), including unused block tails.
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  // Whether the bytes allocated for entries and their index have reached
+  // write_buffer_size. Never true for an empty memtable.
+  bool ShouldFlush() const { return !IsEmpty() && arena_.AllocatedBytes() >= write_buffer_size_; }
+
+  uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
+  // Deletions and single deletions.
+  uint64_t num_deletes() const { return num_deletes_.load(std::memory_order_relaxed); }
+  // Smallest sequence added, kMaxSequenceNumber if empty.
+  SequenceNumber first_seqno() const { return first_seqno_.load(std::memory_order_relaxed); }
+  bool IsEmpty() const { return num_entries() == 0; }
+
+  // The WAL file number this memtable's data came from (set by db/), for WAL GC.
+  void SetLogNumber(uint64_t n) { log_number_.store(n, std::memory_order_relaxed); }
+  uint64_t GetLogNumber() const { return log_number_.load(std::memory_order_relaxed); }
+
+  const InternalKeyComparator& internal_comparator() const { return comparator_.icmp; }
+
+ private:
+  ~MemTable() = default;  // only Unref deletes
+
+  // Orders the skip list's length-prefixed internal keys.
+  struct KeyComparator {
+    const InternalKeyComparator icmp;
+    explicit KeyComparator(const InternalKeyComparator& c) : icmp(c) {}
+    int operator()(const char* a, const char* b) const;
+  };
+  using Table = SkipList<KeyComparator, ConcurrentArena>;
+
+  class Iter;
+
+  KeyComparator comparator_;
+  ConcurrentArena arena_;
+  Table table_;
+  const size_t write_buffer_size_;
+  std::atomic<int> refs_{0};
+  std::atomic<uint64_t> num_entries_{0};
+  std::atomic<uint64_t> num_deletes_{0};
+  std::atomic<SequenceNumber> first_seqno_{kMaxSequenceNumber};
+  std::atomic<uint64_t> log_number_{0};
+};
+
+}  // namespace shale

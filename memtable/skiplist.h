@@ -1,0 +1,320 @@
+// SkipList: the sorted index of the memtable. Keys are byte strings stored inline right
+// after their node, in memory from an arena; nothing is ever removed, and everything is
+// freed together with the arena.
+//
+// Use: `char* buf = list.AllocateKey(n);` fill the n bytes, then `list.Insert(buf)` or
+// `list.InsertConcurrently(buf)`. The key must not change after insertion.
+//
+// Thread safety:
+// - Readers (Iterator, Contains) take no lock and may run during any inserts; they see
+//   each node either fully linked at level 0 or not at all.
+// - Insert() callers must be serialized among themselves (the memtable's writer).
+// - InsertConcurrently() may run from many threads at once (CAS on the next pointers);
+//   its allocator must then be thread-safe (ConcurrentArena). The two kinds of insert must
+//   not overlap in time.
+//
+// Invariants: keys are distinct (an insert of a key already present is refused);
+// level i lists are sorted and each is a sub-list of level i-1; a node is linked bottom-up,
+// so one reachable at level i is reachable at every level below.
+//
+// Comparator: `int operator()(const char* a, const char* b) const` over stored keys,
+// <0, 0, >0 like memcmp; it must be safe to call from many threads at once.
+// Allocator: `char* AllocateAligned(size_t)` returning pointer-aligned memory that lives as
+// long as the list.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "util/random.h"
+
+namespace shale {
+
+namespace skiplist_internal {
+// Heights are drawn per thread so that concurrent inserters need no shared generator.
+inline Random& ThreadRandom() {
+  static std::atomic<uint64_t> seed{0x5ca1ab1e};
+  thread_local Random rnd(seed.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed));
+  return rnd;
+}
+}  // namespace skiplist_internal
+
+template <typename Comparator, typename Allocator>
+class SkipList {
+ private:
+  struct Node;
+
+ public:
+  static constexpr int kMaxHeight = 12;
+  static constexpr uint32_t kBranching = 4;
+
+  // `allocator` must outlive the list.
+  SkipList(Comparator cmp, Allocator* allocator)
+      : compare_(cmp), allocator_(allocator), head_(NewNode(kMaxHeight, 0)), max_height_(1) {
+    for (int i = 0; i < kMaxHeight; i++) head_->NoBarrierSetNext(i, nullptr);
+  }
+  SkipList(const SkipList&) = delete;
+  SkipList& operator=(const SkipList&) = delete;
+
+  // Space for a key of key_size bytes, to be filled and then passed to one Insert call.
+  // Thread-safe if the allocator is.
+  char* AllocateKey(size_t key_size) {
+    Node* n = NewNode(RandomHeight(), key_size);
+    return const_cast<char*>(n->Key());
+  }
+
+  // Links the key allocated by AllocateKey. Returns false (and wastes the space) if an
+  // equal key is already present. REQUIRES: no other insert runs concurrently.
+  bool Insert(const char* key);
+
+  // Like Insert, but may run concurrently with other InsertConcurrently calls.
+  bool InsertConcurrently(const char* key);
+
+  bool Contains(const char* key) const {
+    Node* n = FindGreaterOrEqual(key);
+    return n != nullptr && compare_(n->Key(), key) == 0;
+  }
+
+  // A cursor over the list. Keys it returns stay valid as long as the list (arena) lives.
+  // One thread at a time per Iterator; any number of Iterators at once.
+  class Iterator {
+   public:
+    explicit Iterator(const SkipList* list) : list_(list), node_(nullptr) {}
+
+    bool Valid() const { return node_ != nullptr; }
+    // REQUIRES: Valid()
+    const char* key() const { return node_->Key(); }
+    // REQUIRES: Valid()
+    void Next() { node_ = node_->Next(0); }
+    // REQUIRES: Valid()
+    void Prev() { node_ = Real(list_->FindLessThan(node_->Key())); }
+    // First key >= target.
+    void Seek(const char* target) { node_ = list_->FindGreaterOrEqual(target); }
+    // Last key <= target.
+    void SeekForPrev(const char* target) { node_ = Real(list_->FindLessOrEqual(target)); }
+    void SeekToFirst() { node_ = list_->head_->Next(0); }
+    void SeekToLast() { node_ = Real(list_->FindLast()); }
+
+   private:
+    Node* Real(Node* n) const { return n == list_->head_ ? nullptr : n; }
+
+    const SkipList* list_;
+    Node* node_;
+  };
+
+ private:
+  // Layout in the arena: next pointers for levels height-1 .. 1, then the Node (the level 0
+  // pointer), then the key bytes. Until insertion the level 0 slot holds the height.
+  struct Node {
+    const char* Key() const { return reinterpret_cast<const char*>(&next_[1]); }
+    static Node* FromKey(const char* key) {
+      return reinterpret_cast<Node*>(const_cast<char*>(key)) - 1;
+    }
+
+    Node* Next(int level) const { return Slot(level)->load(std::memory_order_acquire); }
+    void SetNext(int level, Node* x) { Slot(level)->store(x, std::memory_order_release); }
+    Node* NoBarrierNext(int level) const { return Slot(level)->load(std::memory_order_relaxed); }
+    void NoBarrierSetNext(int level, Node* x) { Slot(level)->store(x, std::memory_order_relaxed); }
+    bool CASNext(int level, Node* expected, Node* x) {
+      return Slot(level)->compare_exchange_strong(expected, x, std::memory_order_acq_rel,
+                                                  std::memory_order_acquire);
+    }
+
+    void StashHeight(int height) {
+      next_[0].store(reinterpret_cast<Node*>(static_cast<uintptr_t>(height)),
+                     std::memory_order_relaxed);
+    }
+    int StashedHeight() const {
+      return static_cast<int>(
+          reinterpret_cast<uintptr_t>(next_[0].load(std::memory_order_relaxed)));
+    }
+
+   private:
+    std::atomic<Node*>* Slot(int level) const {
+      return const_cast<std::atomic<Node*>*>(&next_[0] - level);
+    }
+    std::atomic<Node*> next_[1];
+  };
+
+  Node* NewNode(int height, size_t key_size) {
+    const size_t prefix = sizeof(std::atomic<Node*>) * (height - 1);
+    char* raw = allocator_->AllocateAligned(prefix + sizeof(Node) + key_size);
+    for (int i = 0; i < height - 1; i++) {
+      new (raw + i * sizeof(std::atomic<Node*>)) std::atomic<Node*>(nullptr);
+    }
+    Node* n = new (raw + prefix) Node;
+    n->StashHeight(height);
+    return n;
+  }
+
+  static int RandomHeight() {
+    Random& rnd = skiplist_internal::ThreadRandom();
+    int height = 1;
+    while (height < kMaxHeight && rnd.Next() % kBranching == 0) height++;
+    return height;
+  }
+
+  int GetMaxHeight() const { return max_height_.load(std::memory_order_relaxed); }
+
+  // First node >= key, or nullptr.
+  Node* FindGreaterOrEqual(const char* key) const {
+    Node* x = head_;
+    int level = GetMaxHeight() - 1;
+    Node* known_bigger = nullptr;  // skips re-comparing the same node on the next level
+    while (true) {
+      Node* next = x->Next(level);
+      int c = (next == nullptr || next == known_bigger) ? 1 : compare_(next->Key(), key);
+      if (c < 0) {
+        x = next;
+      } else if (c == 0 || level == 0) {
+        return next;
+      } else {
+        known_bigger = next;
+        level--;
+      }
+    }
+  }
+
+  // Last node < key, or head_.
+  Node* FindLessThan(const char* key) const {
+    Node* x = head_;
+    int level = GetMaxHeight() - 1;
+    Node* known_bigger = nullptr;
+    while (true) {
+      Node* next = x->Next(level);
+      if (next != nullptr && next != known_bigger && compare_(next->Key(), key) < 0) {
+        x = next;
+      } else if (level == 0) {
+        return x;
+      } else {
+        known_bigger = next;
+        level--;
+      }
+    }
+  }
+
+  // Last node <= key, or head_.
+  Node* FindLessOrEqual(const char* key) const {
+    Node* x = head_;
+    int level = GetMaxHeight() - 1;
+    Node* known_bigger = nullptr;
+    while (true) {
+      Node* next = x->Next(level);
+      int c = (next == nullptr || next == known_bigger) ? 1 : compare_(next->Key(), key);
+      if (c < 0) {
+        x = next;
+      } else if (c == 0) {
+        return next;
+      } else if (level == 0) {
+        return x;
+      } else {
+        known_bigger = next;
+        level--;
+      }
+    }
+  }
+
+  // Last node, or head_ if the list is empty.
+  Node* FindLast() const {
+    Node* x = head_;
+    int level = GetMaxHeight() - 1;
+    while (true) {
+      Node* next = x->Next(level);
+      if (next != nullptr) {
+        x = next;
+      } else if (level == 0) {
+        return x;
+      } else {
+        level--;
+      }
+    }
+  }
+
+  // Walks `level` from `before` (which must be < key) to the pair prev < key <= next.
+  void FindSpliceForLevel(const char* key, Node* before, int level, Node** prev,
+                          Node** next) const {
+    while (true) {
+      Node* n = before->Next(level);
+      if (n == nullptr || compare_(n->Key(), key) >= 0) {
+        *prev = before;
+        *next = n;
+        return;
+      }
+      before = n;
+    }
+  }
+
+  // Fills prev/next for levels [0, top) from the top down, each level starting where the
+  // one above stopped.
+  void FindSplice(const char* key, int top, Node** prev, Node** next) const {
+    Node* before = head_;
+    for (int i = top - 1; i >= 0; i--) {
+      FindSpliceForLevel(key, before, i, &prev[i], &next[i]);
+      before = prev[i];
+    }
+  }
+
+  const Comparator compare_;
+  Allocator* const allocator_;
+  Node* const head_;
+  // Height of the tallest node ever linked (or being linked). Readers may see it before the
+  // head's pointers at the new levels are set; those read as nullptr and are skipped.
+  std::atomic<int> max_height_;
+};
+
+template <typename Comparator, typename Allocator>
+bool SkipList<Comparator, Allocator>::Insert(const char* key) {
+  Node* x = Node::FromKey(key);
+  const int height = x->StashedHeight();
+  const int max_height = GetMaxHeight();
+  Node* prev[kMaxHeight];
+  Node* next[kMaxHeight];
+  FindSplice(key, max_height, prev, next);
+  if (next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
+  for (int i = max_height; i < height; i++) {
+    prev[i] = head_;
+    next[i] = nullptr;
+  }
+  if (height > max_height) max_height_.store(height, std::memory_order_relaxed);
+  for (int i = 0; i < height; i++) {
+    // x is unreachable until prev[i] points at it, so its own pointer needs no barrier;
+    // the release store below publishes it together with the key bytes.
+    x->NoBarrierSetNext(i, next[i]);
+    prev[i]->SetNext(i, x);
+  }
+  return true;
+}
+
+template <typename Comparator, typename Allocator>
+bool SkipList<Comparator, Allocator>::InsertConcurrently(const char* key) {
+  Node* x = Node::FromKey(key);
+  const int height = x->StashedHeight();
+  int max_height = GetMaxHeight();
+  while (height > max_height) {
+    if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+      max_height = height;
+      break;
+    }
+  }
+  Node* prev[kMaxHeight];
+  Node* next[kMaxHeight];
+  FindSplice(key, max_height, prev, next);
+  for (int i = 0; i < height; i++) {
+    while (true) {
+      if (i == 0 && next[0] != nullptr && compare_(next[0]->Key(), key) == 0) {
+        return false;  // nothing linked yet, so no reader can see x
+      }
+      x->NoBarrierSetNext(i, next[i]);
+      if (prev[i]->CASNext(i, next[i], x)) break;
+      // Another insert changed prev[i]'s successor; prev[i] is still < key, so resume
+      // from it.
+      FindSpliceForLevel(key, prev[i], i, &prev[i], &next[i]);
+    }
+  }
+  return true;
+}
+
+}  // namespace shale

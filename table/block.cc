@@ -1,0 +1,216 @@
+#include "table/block.h"
+
+#include "util/coding.h"
+
+namespace shale {
+
+Block::Block(BlockContents&& contents, const std::string* file_name, uint64_t file_offset)
+    : contents_(std::move(contents)), file_name_(file_name), file_offset_(file_offset) {
+  const size_t n = contents_.data.size();
+  const char* data = contents_.data.data();
+  if (n < sizeof(uint32_t) || n > UINT32_MAX) {
+    malformed_ = "block too small or too large";
+    return;
+  }
+  const uint32_t count = DecodeFixed32(data + n - sizeof(uint32_t));
+  const size_t max_restarts = (n - sizeof(uint32_t)) / sizeof(uint32_t);
+  if (count == 0 || count > max_restarts) {
+    malformed_ = "bad restart count in block";
+    return;
+  }
+  const auto restart_offset = static_cast<uint32_t>(n - (1 + count) * sizeof(uint32_t));
+  // Restart points must be ordered and inside the entry area; the iterator relies on it.
+  uint32_t prev = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const uint32_t r = DecodeFixed32(data + restart_offset + i * sizeof(uint32_t));
+    if (r > restart_offset || r < prev || (i == 0 && r != 0)) {
+      malformed_ = "bad restart point in block";
+      return;
+    }
+    prev = r;
+  }
+  restart_offset_ = restart_offset;
+  num_restarts_ = count;
+}
+
+Status Block::status() const {
+  if (malformed_ == nullptr) return Status::OK();
+  return CorruptionAt(file_name_, file_offset_, malformed_);
+}
+
+// Position: current_ is the offset of the current entry; current_ == restarts_ means not
+// valid. value_ ends where the next entry begins.
+class Block::Iter final : public InternalIterator {
+ public:
+  Iter(const Block* block, const Comparator* cmp)
+      : block_(block),
+        cmp_(cmp),
+        data_(block->contents_.data.data()),
+        restarts_(block->restart_offset_),
+        num_restarts_(block->num_restarts_),
+        current_(restarts_),
+        restart_index_(num_restarts_) {}
+
+  bool Valid() const override { return current_ < restarts_; }
+  Status status() const override { return status_; }
+  Slice key() const override { return Slice(key_); }
+  Slice value() const override { return value_; }
+
+  void Next() override {
+    if (!Valid()) return;
+    ParseNextKey();
+  }
+
+  void Prev() override {
+    if (!Valid()) return;
+    const uint32_t original = current_;
+    while (RestartPoint(restart_index_) >= original) {
+      if (restart_index_ == 0) {
+        Invalidate();
+        return;
+      }
+      restart_index_--;
+    }
+    SeekToRestartPoint(restart_index_);
+    while (ParseNextKey() && NextEntryOffset() < original) {
+    }
+  }
+
+  void Seek(const Slice& target) override {
+    if (!status_.ok()) return;
+    // The last restart point whose key is < target; the answer is at or after it.
+    uint32_t left = 0;
+    uint32_t right = num_restarts_ - 1;
+    while (left < right) {
+      const uint32_t mid = left + (right - left + 1) / 2;
+      Slice mid_key;
+      if (!RestartKey(mid, &mid_key)) return;
+      if (cmp_->Compare(mid_key, target) < 0) {
+        left = mid;
+      } else {
+        right = mid - 1;
+      }
+    }
+    SeekToRestartPoint(left);
+    while (ParseNextKey()) {
+      if (cmp_->Compare(Slice(key_), target) >= 0) return;
+    }
+  }
+
+  void SeekForPrev(const Slice& target) override {
+    Seek(target);
+    if (!Valid()) {
+      SeekToLast();
+    }
+    while (Valid() && cmp_->Compare(Slice(key_), target) > 0) Prev();
+  }
+
+  void SeekToFirst() override {
+    if (!status_.ok()) return;
+    SeekToRestartPoint(0);
+    ParseNextKey();
+  }
+
+  void SeekToLast() override {
+    if (!status_.ok()) return;
+    SeekToRestartPoint(num_restarts_ - 1);
+    while (ParseNextKey() && NextEntryOffset() < restarts_) {
+    }
+  }
+
+ private:
+  uint32_t RestartPoint(uint32_t index) const {
+    return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
+  }
+  uint32_t NextEntryOffset() const {
+    return static_cast<uint32_t>((value_.data() + value_.size()) - data_);
+  }
+  void SeekToRestartPoint(uint32_t index) {
+    key_.clear();
+    restart_index_ = index;
+    value_ = Slice(data_ + RestartPoint(index), 0);
+  }
+  void Invalidate() {
+    current_ = restarts_;
+    restart_index_ = num_restarts_;
+    key_.clear();
+    value_ = Slice();
+  }
+  void CorruptionError(uint32_t entry_offset) {
+    Invalidate();
+    if (status_.ok()) {
+      status_ = CorruptionAt(block_->file_name_, block_->file_offset_, "bad entry in block",
+                             "entry at block offset " + std::to_string(entry_offset));
+    }
+  }
+
+  // Decodes the entry header at offset p; false if it does not fit before the restarts.
+  bool DecodeEntry(uint32_t offset, uint32_t* shared, uint32_t* non_shared, uint32_t* value_len,
+                   const char** key_delta) const {
+    const char* p = data_ + offset;
+    const char* limit = data_ + restarts_;
+    if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return false;
+    if ((p = GetVarint32Ptr(p, limit, non_shared)) == nullptr) return false;
+    if ((p = GetVarint32Ptr(p, limit, value_len)) == nullptr) return false;
+    const auto room = static_cast<uint64_t>(limit - p);
+    if (static_cast<uint64_t>(*non_shared) + *value_len > room) return false;
+    *key_delta = p;
+    return true;
+  }
+
+  // The whole key stored at restart point index (which shares nothing with its
+  // predecessor); false and Corruption if it is malformed.
+  bool RestartKey(uint32_t index, Slice* key) {
+    const uint32_t offset = RestartPoint(index);
+    uint32_t shared, non_shared, value_len;
+    const char* delta;
+    if (offset >= restarts_ ||
+        !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) || shared != 0) {
+      CorruptionError(offset);
+      return false;
+    }
+    *key = Slice(delta, non_shared);
+    return true;
+  }
+
+  // Moves to the entry after the current one; false at the end or on corruption.
+  bool ParseNextKey() {
+    current_ = NextEntryOffset();
+    if (current_ >= restarts_) {
+      Invalidate();
+      return false;
+    }
+    uint32_t shared, non_shared, value_len;
+    const char* delta;
+    if (!DecodeEntry(current_, &shared, &non_shared, &value_len, &delta) ||
+        shared > key_.size()) {
+      CorruptionError(current_);
+      return false;
+    }
+    key_.resize(shared);
+    key_.append(delta, non_shared);
+    value_ = Slice(delta + non_shared, value_len);
+    while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
+      restart_index_++;
+    }
+    return true;
+  }
+
+  const Block* const block_;
+  const Comparator* const cmp_;
+  const char* const data_;
+  const uint32_t restarts_;
+  const uint32_t num_restarts_;
+  uint32_t current_;
+  uint32_t restart_index_;  // the restart block current_ falls in
+  std::string key_;
+  Slice value_;
+  Status status_;
+};
+
+InternalIterator* Block::NewIterator(const Comparator* cmp) const {
+  if (malformed_ != nullptr) return NewEmptyInternalIterator(status());
+  return new Iter(this, cmp);
+}
+
+}  // namespace shale

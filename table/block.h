@@ -1,0 +1,49 @@
+// Block: a read-only view of one block laid out by BlockBuilder, and its iterator.
+//
+// The constructor checks the restart array (count, bounds, order) once; the iterator then
+// checks every entry it decodes against the block bounds, so a malformed block yields an
+// iterator whose status() is Corruption (naming the file and block offset when the Block
+// was told them), never an out-of-bounds read.
+//
+// Thread safety: a Block is immutable and may be shared by many threads, each with its own
+// iterator. An iterator belongs to one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shale/comparator.h"
+#include "table/format.h"
+#include "util/internal_iterator.h"
+
+namespace shale {
+
+class Block {
+ public:
+  // file_name (may be null; must outlive the block) and file_offset only label errors.
+  explicit Block(BlockContents&& contents, const std::string* file_name = nullptr,
+                 uint64_t file_offset = 0);
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+
+  size_t size() const { return contents_.data.size(); }
+  // OK, or Corruption if the restart array is malformed.
+  Status status() const;
+
+  // A new iterator over the entries, ordered by cmp (which must be the order they were
+  // added in). The caller owns it; the block and cmp must outlive it. Values point into
+  // the block; keys live in the iterator until it moves.
+  InternalIterator* NewIterator(const Comparator* cmp) const;
+
+ private:
+  class Iter;
+
+  BlockContents contents_;
+  const std::string* file_name_;
+  uint64_t file_offset_;
+  uint32_t restart_offset_ = 0;  // where the restart array starts
+  uint32_t num_restarts_ = 0;    // 0 when the block is malformed
+  const char* malformed_ = nullptr;  // why, when it is
+};
+
+}  // namespace shale

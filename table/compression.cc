@@ -1,0 +1,175 @@
+#include "table/compression.h"
+
+#include <new>
+
+#include "util/coding.h"
+
+#ifdef SHALE_HAVE_SNAPPY
+#include <snappy.h>
+#endif
+#ifdef SHALE_HAVE_LZ4
+#include <lz4.h>
+#endif
+#ifdef SHALE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+namespace shale {
+
+bool CompressionTypeSupported(CompressionType type) {
+  switch (type) {
+    case kNoCompression: return true;
+#ifdef SHALE_HAVE_SNAPPY
+    case kSnappyCompression: return true;
+#endif
+#ifdef SHALE_HAVE_LZ4
+    case kLZ4Compression: return true;
+#endif
+#ifdef SHALE_HAVE_ZSTD
+    case kZSTD: return true;
+#endif
+    default: return false;
+  }
+}
+
+const char* CompressionTypeToString(CompressionType type) {
+  switch (type) {
+    case kNoCompression: return "NoCompression";
+    case kSnappyCompression: return "Snappy";
+    case kZlibCompression: return "Zlib";
+    case kBZip2Compression: return "BZip2";
+    case kLZ4Compression: return "LZ4";
+    case kLZ4HCCompression: return "LZ4HC";
+    case kXpressCompression: return "Xpress";
+    case kZSTD: return "ZSTD";
+    case kDisableCompressionOption: return "DisableOption";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+// Blocks are addressed with 32-bit offsets, so no valid block decompresses to more.
+constexpr uint64_t kMaxUncompressedSize = uint64_t{1} << 32;
+
+// new[] that reports failure instead of throwing: a corrupt length must not abort.
+std::unique_ptr<char[]> TryAllocate(size_t n) {
+  return std::unique_ptr<char[]>(new (std::nothrow) char[n == 0 ? 1 : n]);
+}
+
+[[maybe_unused]] bool ReadLengthPrefix(Slice* input, uint32_t* len) {
+  return GetVarint32(input, len);
+}
+
+Status Bad(CompressionType type, const char* what) {
+  return Status::Corruption(std::string("bad ") + CompressionTypeToString(type) +
+                            " compressed block", what);
+}
+
+}  // namespace
+
+bool CompressBlock(CompressionType type, const Slice& input, std::string* output) {
+  output->clear();
+  switch (type) {
+#ifdef SHALE_HAVE_SNAPPY
+    case kSnappyCompression: {
+      output->resize(snappy::MaxCompressedLength(input.size()));
+      size_t n = 0;
+      snappy::RawCompress(input.data(), input.size(), output->data(), &n);
+      output->resize(n);
+      return true;
+    }
+#endif
+#ifdef SHALE_HAVE_LZ4
+    case kLZ4Compression: {
+      if (input.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) return false;
+      PutVarint32(output, static_cast<uint32_t>(input.size()));
+      const size_t header = output->size();
+      const int bound = LZ4_compressBound(static_cast<int>(input.size()));
+      output->resize(header + static_cast<size_t>(bound));
+      const int n = LZ4_compress_default(input.data(), output->data() + header,
+                                         static_cast<int>(input.size()), bound);
+      if (n <= 0) return false;
+      output->resize(header + static_cast<size_t>(n));
+      return true;
+    }
+#endif
+#ifdef SHALE_HAVE_ZSTD
+    case kZSTD: {
+      if (input.size() >= kMaxUncompressedSize) return false;
+      PutVarint32(output, static_cast<uint32_t>(input.size()));
+      const size_t header = output->size();
+      const size_t bound = ZSTD_compressBound(input.size());
+      output->resize(header + bound);
+      // Level 3 is zstd's default and RocksDB's.
+      const size_t n =
+          ZSTD_compress(output->data() + header, bound, input.data(), input.size(), 3);
+      if (ZSTD_isError(n)) return false;
+      output->resize(header + n);
+      return true;
+    }
+#endif
+    default: return false;
+  }
+}
+
+Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr<char[]>* out,
+                       size_t* out_size) {
+  switch (type) {
+#ifdef SHALE_HAVE_SNAPPY
+    case kSnappyCompression: {
+      size_t n = 0;
+      if (!snappy::GetUncompressedLength(input.data(), input.size(), &n)) {
+        return Bad(type, "unreadable length");
+      }
+      if (n > kMaxUncompressedSize) return Bad(type, "length too large");
+      auto buf = TryAllocate(n);
+      if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
+      if (!snappy::RawUncompress(input.data(), input.size(), buf.get())) {
+        return Bad(type, "malformed data");
+      }
+      *out = std::move(buf);
+      *out_size = n;
+      return Status::OK();
+    }
+#endif
+#ifdef SHALE_HAVE_LZ4
+    case kLZ4Compression: {
+      Slice in = input;
+      uint32_t n = 0;
+      if (!ReadLengthPrefix(&in, &n)) return Bad(type, "unreadable length");
+      if (n > static_cast<uint32_t>(LZ4_MAX_INPUT_SIZE) ||
+          in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+        return Bad(type, "length too large");
+      }
+      auto buf = TryAllocate(n);
+      if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
+      const int got = LZ4_decompress_safe(in.data(), buf.get(), static_cast<int>(in.size()),
+                                          static_cast<int>(n));
+      if (got < 0 || static_cast<uint32_t>(got) != n) return Bad(type, "malformed data");
+      *out = std::move(buf);
+      *out_size = n;
+      return Status::OK();
+    }
+#endif
+#ifdef SHALE_HAVE_ZSTD
+    case kZSTD: {
+      Slice in = input;
+      uint32_t n = 0;
+      if (!ReadLengthPrefix(&in, &n)) return Bad(type, "unreadable length");
+      auto buf = TryAllocate(n);
+      if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
+      const size_t got = ZSTD_decompress(buf.get(), n, in.data(), in.size());
+      if (ZSTD_isError(got) || got != n) return Bad(type, "malformed data");
+      *out = std::move(buf);
+      *out_size = n;
+      return Status::OK();
+    }
+#endif
+    default:
+      return Status::NotSupported(std::string("compression type not supported by this build: ") +
+                                  CompressionTypeToString(type));
+  }
+}
+
+}  // namespace shale

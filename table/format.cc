@@ -1,0 +1,159 @@
+#include "table/format.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "table/compression.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/hash.h"
+
+namespace shale {
+
+void BlockHandle::EncodeTo(std::string* dst) const {
+  PutVarint64(dst, offset_);
+  PutVarint64(dst, size_);
+}
+
+Status BlockHandle::DecodeFrom(Slice* input) {
+  if (GetVarint64(input, &offset_) && GetVarint64(input, &size_)) return Status::OK();
+  return Status::Corruption("bad block handle");
+}
+
+namespace {
+
+constexpr size_t kHandlesOffset = 1;
+constexpr size_t kVersionOffset = kHandlesOffset + 2 * BlockHandle::kMaxEncodedLength;
+constexpr size_t kFooterCrcOffset = kVersionOffset + 4;
+constexpr size_t kMagicOffset = kFooterCrcOffset + 4;
+static_assert(kMagicOffset + 8 == Footer::kEncodedLength);
+
+}  // namespace
+
+void Footer::EncodeTo(std::string* dst) const {
+  const size_t start = dst->size();
+  dst->push_back(static_cast<char>(checksum_type_));
+  metaindex_handle_.EncodeTo(dst);
+  index_handle_.EncodeTo(dst);
+  dst->resize(start + kVersionOffset, '\0');
+  PutFixed32(dst, format_version_);
+  PutFixed32(dst, crc32c::Mask(crc32c::Value(dst->data() + start, kFooterCrcOffset)));
+  PutFixed64(dst, kShaleTableMagicNumber);
+}
+
+Status Footer::DecodeFrom(const Slice& input) {
+  if (input.size() != kEncodedLength) {
+    return Status::Corruption("table footer has the wrong size");
+  }
+  const char* p = input.data();
+  if (DecodeFixed64(p + kMagicOffset) != kShaleTableMagicNumber) {
+    return Status::Corruption("not an sstable (bad magic number)");
+  }
+  const uint32_t expected = crc32c::Unmask(DecodeFixed32(p + kFooterCrcOffset));
+  if (crc32c::Value(p, kFooterCrcOffset) != expected) {
+    return Status::Corruption("table footer checksum mismatch");
+  }
+  format_version_ = DecodeFixed32(p + kVersionOffset);
+  if (format_version_ != kShaleTableFormatVersion) {
+    return Status::NotSupported("unsupported table format version",
+                                std::to_string(format_version_));
+  }
+  checksum_type_ = static_cast<ChecksumType>(p[0]);
+  if (!ChecksumTypeSupported(checksum_type_)) {
+    return Status::NotSupported("unknown checksum type in table footer",
+                                std::to_string(static_cast<int>(p[0])));
+  }
+  Slice handles(p + kHandlesOffset, kVersionOffset - kHandlesOffset);
+  Status s = metaindex_handle_.DecodeFrom(&handles);
+  if (s.ok()) s = index_handle_.DecodeFrom(&handles);
+  return s;
+}
+
+bool ChecksumTypeSupported(ChecksumType t) {
+  switch (t) {
+    case kNoChecksum:
+    case kCRC32c:
+    case kxxHash:
+    case kxxHash64:
+    case kXXH3: return true;
+  }
+  return false;
+}
+
+uint32_t ComputeBlockChecksum(ChecksumType t, const char* data, size_t n, char type_byte) {
+  const auto seed = static_cast<unsigned char>(type_byte);
+  switch (t) {
+    case kNoChecksum: return 0;
+    case kCRC32c: return crc32c::Mask(crc32c::Extend(crc32c::Value(data, n), &type_byte, 1));
+    case kxxHash: return XXH32(data, n, seed);
+    case kxxHash64: return static_cast<uint32_t>(XXH64(data, n, seed));
+    case kXXH3: return static_cast<uint32_t>(Hash64(data, n, seed));
+  }
+  return 0;
+}
+
+Status CorruptionAt(const std::string* file_name, uint64_t offset, const char* what,
+                    const Slice& detail) {
+  std::string msg;
+  if (file_name != nullptr && !file_name->empty()) {
+    msg.append(*file_name);
+    msg.append(": ");
+  }
+  msg.append(what);
+  msg.append(" at offset ");
+  msg.append(std::to_string(offset));
+  return Status::Corruption(msg, detail);
+}
+
+Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool verify_checksums,
+                 BlockContents* result) {
+  const uint64_t offset = handle.offset();
+  const uint64_t size = handle.size();
+  // Checked before allocating: a corrupt handle must not ask for a huge buffer.
+  if (offset > source.file_size || size > source.file_size - offset ||
+      kBlockTrailerSize > source.file_size - offset - size) {
+    return CorruptionAt(source.file_name, offset, "block handle points past the end of file",
+                        "size " + std::to_string(size));
+  }
+  const size_t n = static_cast<size_t>(size);
+  std::unique_ptr<char[]> buf(new char[n + kBlockTrailerSize]);
+  Slice contents;
+  Status s = source.file->Read(offset, n + kBlockTrailerSize, &contents, buf.get());
+  if (!s.ok()) return s;
+  if (contents.size() != n + kBlockTrailerSize) {
+    return CorruptionAt(source.file_name, offset, "truncated block read");
+  }
+  // Some files (an in-memory Env) return their own memory; keep one owned copy.
+  if (contents.data() != buf.get()) memcpy(buf.get(), contents.data(), contents.size());
+  const char* data = buf.get();
+
+  if (verify_checksums && source.checksum_type != kNoChecksum) {
+    const uint32_t stored = DecodeFixed32(data + n + 1);
+    const uint32_t actual = ComputeBlockChecksum(source.checksum_type, data, n, data[n]);
+    if (stored != actual) {
+      return CorruptionAt(source.file_name, offset, "block checksum mismatch");
+    }
+  }
+
+  const auto type = static_cast<CompressionType>(data[n]);
+  if (type == kNoCompression) {
+    *result = BlockContents(std::move(buf), n);
+    return Status::OK();
+  }
+  if (static_cast<unsigned char>(type) > kZSTD) {
+    return CorruptionAt(source.file_name, offset, "unknown compression type in block trailer",
+                        std::to_string(static_cast<int>(type)));
+  }
+  std::unique_ptr<char[]> out;
+  size_t out_size = 0;
+  s = DecompressBlock(type, Slice(data, n), &out, &out_size);
+  if (s.IsCorruption()) {
+    return CorruptionAt(source.file_name, offset, "cannot decompress block", s.ToString());
+  }
+  if (!s.ok()) return s;
+  *result = BlockContents(std::move(out), out_size);
+  return Status::OK();
+}
+
+}  // namespace shale

@@ -1,0 +1,91 @@
+// TableBuilder: writes one block-based table (SST file) from entries added in increasing
+// internal-key order.
+//
+// Layout written: data blocks, filter block (when a filter policy is set and
+// whole_key_filtering), index block, properties block, metaindex block, footer (see
+// format.h). Data and index blocks are compressed with options.compression when that saves
+// at least 1/8; the other blocks are stored uncompressed.
+//
+// Thread safety: one thread at a time. The WritableFile is not owned, is appended to from
+// offset 0, and is neither synced nor closed here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/compression_type.h"
+#include "shale/env.h"
+#include "shale/table.h"
+#include "table/block_builder.h"
+#include "table/format.h"
+#include "table/table_properties.h"
+#include "util/dbformat.h"
+
+namespace shale {
+
+class FilterBitsBuilder;
+
+struct TableBuilderOptions {
+  const InternalKeyComparator* icmp = nullptr;  // must outlive the builder
+  BlockBasedTableOptions table_options;
+  CompressionType compression = kNoCompression;
+  std::string file_name;  // for messages
+};
+
+class TableBuilder {
+ public:
+  // A compression or checksum type this build lacks puts the builder in a failed state
+  // (status() NotSupported) from the start.
+  TableBuilder(const TableBuilderOptions& options, WritableFile* file);
+  // REQUIRES: Finish() or Abandon() was called.
+  ~TableBuilder();
+  TableBuilder(const TableBuilder&) = delete;
+  TableBuilder& operator=(const TableBuilder&) = delete;
+
+  // REQUIRES: internal_key sorts after every key added so far; Finish()/Abandon() not
+  // called. A key out of order or shorter than 8 bytes fails the builder with
+  // InvalidArgument instead of writing a broken file.
+  void Add(const Slice& internal_key, const Slice& value);
+
+  // The first error met (writing, or a bad Add), or OK.
+  Status status() const { return status_; }
+
+  // Writes the remaining blocks and the footer. No sync. REQUIRES: not called before.
+  Status Finish();
+  // Stops; the file's contents are to be thrown away by the caller.
+  void Abandon();
+
+  uint64_t NumEntries() const { return props_.num_entries; }
+  // Bytes written so far; the file's size after Finish().
+  uint64_t FileSize() const { return offset_; }
+  // Complete after Finish().
+  const TableProperties& GetTableProperties() const { return props_; }
+
+ private:
+  // Writes the pending data block, if any, and remembers its handle for the index.
+  void FlushDataBlock();
+  void AddPendingIndexEntry(const Slice* next_key);
+  // Finishes block, compresses it when may_compress and worthwhile, writes it, resets it.
+  void WriteBlock(BlockBuilder* block, bool may_compress, BlockHandle* handle);
+  void WriteRawBlock(const Slice& contents, CompressionType type, BlockHandle* handle);
+
+  const TableBuilderOptions options_;
+  WritableFile* const file_;
+  uint64_t offset_ = 0;
+  Status status_;
+  bool closed_ = false;
+
+  BlockBuilder data_block_;
+  BlockBuilder index_block_;
+  std::string last_key_;
+  // After a data block is written, its index entry waits for the next key, so that the
+  // separator can be shortened to something between the two blocks.
+  bool pending_index_entry_ = false;
+  BlockHandle pending_handle_;
+  std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null when no filter is written
+  std::string compressed_;  // scratch for compression
+  TableProperties props_;
+};
+
+}  // namespace shale

@@ -1,0 +1,348 @@
+// SkipList against a std::set model, serialized and concurrent inserts, and readers running
+// while writers insert.
+#include "memtable/skiplist.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "memtable/concurrent_arena.h"
+#include "util/arena.h"
+#include "util/random.h"
+
+namespace shale {
+namespace {
+
+uint64_t TestSeed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("SHALE_TEST_SEED");
+    uint64_t s =
+        env != nullptr
+            ? std::strtoull(env, nullptr, 10)
+            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    fprintf(stderr, "skiplist_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
+            static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+using Key = uint64_t;
+
+Key Decode(const char* p) {
+  Key k;
+  memcpy(&k, p, sizeof(k));
+  return k;
+}
+
+struct KeyCmp {
+  int operator()(const char* a, const char* b) const {
+    Key x = Decode(a), y = Decode(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+};
+
+// Keys used as search targets live outside the list.
+struct Target {
+  explicit Target(Key k) { memcpy(buf, &k, sizeof(k)); }
+  char buf[sizeof(Key)];
+};
+
+template <typename List>
+bool InsertKey(List* list, Key k, bool concurrent) {
+  char* buf = list->AllocateKey(sizeof(Key));
+  memcpy(buf, &k, sizeof(k));
+  return concurrent ? list->InsertConcurrently(buf) : list->Insert(buf);
+}
+
+template <typename List>
+void CheckAgainstModel(const List& list, const std::set<Key>& model, Key range, Random* rnd) {
+  typename List::Iterator it(&list);
+  // Full scans both ways.
+  std::vector<Key> forward;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) forward.push_back(Decode(it.key()));
+  ASSERT_EQ(forward, std::vector<Key>(model.begin(), model.end()));
+  std::vector<Key> backward;
+  for (it.SeekToLast(); it.Valid(); it.Prev()) backward.push_back(Decode(it.key()));
+  ASSERT_EQ(backward, std::vector<Key>(model.rbegin(), model.rend()));
+
+  for (Key k = 0; k < range; k++) {
+    ASSERT_EQ(list.Contains(Target(k).buf), model.count(k) == 1) << k;
+  }
+  for (int i = 0; i < 1000; i++) {
+    Key k = rnd->Uniform(static_cast<uint32_t>(range + 2));
+    auto lb = model.lower_bound(k);
+    it.Seek(Target(k).buf);
+    if (lb == model.end()) {
+      ASSERT_FALSE(it.Valid()) << "Seek " << k;
+    } else {
+      ASSERT_TRUE(it.Valid()) << "Seek " << k;
+      ASSERT_EQ(Decode(it.key()), *lb);
+    }
+    auto ub = model.upper_bound(k);
+    it.SeekForPrev(Target(k).buf);
+    if (ub == model.begin()) {
+      ASSERT_FALSE(it.Valid()) << "SeekForPrev " << k;
+    } else {
+      ASSERT_TRUE(it.Valid()) << "SeekForPrev " << k;
+      ASSERT_EQ(Decode(it.key()), *std::prev(ub));
+    }
+    // A few random steps either way from the SeekForPrev position.
+    auto pos = ub == model.begin() ? model.end() : std::prev(ub);
+    for (int step = 0; step < 5 && it.Valid(); step++) {
+      if (rnd->OneIn(2)) {
+        it.Next();
+        ++pos;
+      } else {
+        it.Prev();
+        pos = pos == model.begin() ? model.end() : std::prev(pos);
+      }
+      ASSERT_EQ(it.Valid(), pos != model.end());
+      if (it.Valid()) {
+        ASSERT_EQ(Decode(it.key()), *pos);
+      }
+    }
+  }
+}
+
+TEST(SkipListTest, Empty) {
+  Arena arena;
+  SkipList<KeyCmp, Arena> list(KeyCmp(), &arena);
+  EXPECT_FALSE(list.Contains(Target(10).buf));
+  SkipList<KeyCmp, Arena>::Iterator it(&list);
+  EXPECT_FALSE(it.Valid());
+  it.SeekToFirst();
+  EXPECT_FALSE(it.Valid());
+  it.SeekToLast();
+  EXPECT_FALSE(it.Valid());
+  it.Seek(Target(100).buf);
+  EXPECT_FALSE(it.Valid());
+  it.SeekForPrev(Target(100).buf);
+  EXPECT_FALSE(it.Valid());
+}
+
+TEST(SkipListTest, SingleKeyBoundaries) {
+  Arena arena;
+  SkipList<KeyCmp, Arena> list(KeyCmp(), &arena);
+  ASSERT_TRUE(InsertKey(&list, 50, false));
+  SkipList<KeyCmp, Arena>::Iterator it(&list);
+  it.Seek(Target(50).buf);
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(Decode(it.key()), 50u);
+  it.Prev();
+  EXPECT_FALSE(it.Valid());
+  it.Seek(Target(51).buf);
+  EXPECT_FALSE(it.Valid());
+  it.SeekForPrev(Target(49).buf);
+  EXPECT_FALSE(it.Valid());
+  it.SeekForPrev(Target(1000).buf);
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(Decode(it.key()), 50u);
+  it.Next();
+  EXPECT_FALSE(it.Valid());
+}
+
+template <typename Alloc>
+void RunModelTest(bool concurrent_api) {
+  Random rnd(TestSeed());
+  const Key kRange = 5000;
+  Alloc arena;
+  SkipList<KeyCmp, Alloc> list(KeyCmp(), &arena);
+  std::set<Key> model;
+  for (int i = 0; i < 3000; i++) {
+    Key k = rnd.Uniform(kRange);
+    bool fresh = model.insert(k).second;
+    ASSERT_EQ(InsertKey(&list, k, concurrent_api), fresh) << "key " << k;
+    if (i % 1000 == 999) CheckAgainstModel(list, model, kRange, &rnd);
+  }
+  CheckAgainstModel(list, model, kRange, &rnd);
+}
+
+TEST(SkipListTest, ModelSerializedInsertArena) { RunModelTest<Arena>(false); }
+TEST(SkipListTest, ModelSerializedInsertConcurrentArena) { RunModelTest<ConcurrentArena>(false); }
+TEST(SkipListTest, ModelInsertConcurrentlySingleThread) { RunModelTest<ConcurrentArena>(true); }
+
+TEST(SkipListTest, SequentialAndReverseOrderInserts) {
+  for (bool concurrent : {false, true}) {
+    ConcurrentArena arena;
+    SkipList<KeyCmp, ConcurrentArena> list(KeyCmp(), &arena);
+    std::set<Key> model;
+    for (Key k = 0; k < 2000; k++) {
+      Key key = k % 2 == 0 ? k : 100000 - k;  // interleaves ascending and descending runs
+      ASSERT_TRUE(InsertKey(&list, key, concurrent));
+      model.insert(key);
+    }
+    Random rnd(TestSeed() + 1);
+    CheckAgainstModel(list, model, 100001, &rnd);
+  }
+}
+
+// Readers scan and seek while one writer inserts a random permutation. Every key
+// published before a scan starts must be found by it, and scans must be strictly sorted.
+void RunReadersDuringInserts(bool concurrent_api) {
+  const uint64_t seed = TestSeed();
+  const Key kNum = 20000;
+  ConcurrentArena arena;
+  SkipList<KeyCmp, ConcurrentArena> list(KeyCmp(), &arena);
+  std::vector<Key> order(kNum);
+  for (Key k = 0; k < kNum; k++) order[k] = k * 3;  // gaps so seeks can miss
+  Random shuffle(seed);
+  for (size_t i = order.size() - 1; i > 0; i--) {
+    std::swap(order[i], order[shuffle.Uniform(static_cast<uint32_t>(i + 1))]);
+  }
+  std::atomic<size_t> published{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::atomic<uint64_t> checks{0};
+
+  auto reader = [&](uint64_t reader_seed) {
+    Random rnd(reader_seed);
+    SkipList<KeyCmp, ConcurrentArena>::Iterator it(&list);
+    while (!done.load(std::memory_order_acquire)) {
+      const size_t n = published.load(std::memory_order_acquire);
+      std::vector<Key> must(order.begin(), order.begin() + n);
+      std::sort(must.begin(), must.end());
+      size_t next_needed = 0;
+      bool first = true;
+      Key prev = 0;
+      for (it.SeekToFirst(); it.Valid(); it.Next()) {
+        Key k = Decode(it.key());
+        if ((!first && k <= prev) || k % 3 != 0 || k >= kNum * 3) failures++;
+        while (next_needed < must.size() && must[next_needed] < k) {
+          failures++;  // a published key was skipped
+          next_needed++;
+        }
+        if (next_needed < must.size() && must[next_needed] == k) next_needed++;
+        prev = k;
+        first = false;
+      }
+      if (next_needed != must.size()) failures++;
+      for (int i = 0; i < 50 && n > 0; i++) {
+        Key k = order[rnd.Uniform(static_cast<uint32_t>(n))];
+        it.Seek(Target(k).buf);
+        if (!it.Valid() || Decode(it.key()) != k) failures++;
+        it.SeekForPrev(Target(k + 1).buf);
+        if (!it.Valid() || Decode(it.key()) != k) failures++;
+        if (!list.Contains(Target(k).buf)) failures++;
+      }
+      checks++;
+    }
+  };
+
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; r++) readers.emplace_back(reader, seed + 100 + r);
+  for (size_t i = 0; i < order.size(); i++) {
+    ASSERT_TRUE(InsertKey(&list, order[i], concurrent_api));
+    published.store(i + 1, std::memory_order_release);
+    if (i % 2000 == 0) std::this_thread::yield();
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(checks.load(), 0u);
+}
+
+TEST(SkipListTest, ReadersDuringSerializedInserts) { RunReadersDuringInserts(false); }
+TEST(SkipListTest, ReadersDuringConcurrentApiInserts) { RunReadersDuringInserts(true); }
+
+// Several threads insert at once: some keys are theirs alone, some are contended by all
+// threads and must be accepted exactly once.
+TEST(SkipListTest, ConcurrentInserters) {
+  const uint64_t seed = TestSeed();
+  const int kThreads = 4;
+  const Key kPerThread = 5000;
+  const Key kShared = 2000;
+  ConcurrentArena arena;
+  SkipList<KeyCmp, ConcurrentArena> list(KeyCmp(), &arena);
+  std::atomic<uint64_t> shared_wins{0};
+  std::atomic<int> own_failures{0};
+  std::atomic<bool> go{false};
+  std::atomic<bool> done{false};
+  std::atomic<int> order_failures{0};
+
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      Random rnd(seed + t);
+      std::vector<Key> keys;
+      for (Key i = 0; i < kPerThread; i++) keys.push_back(1000000 + i * kThreads + t);
+      for (Key i = 0; i < kShared; i++) keys.push_back(i);
+      for (size_t i = keys.size() - 1; i > 0; i--) {
+        std::swap(keys[i], keys[rnd.Uniform(static_cast<uint32_t>(i + 1))]);
+      }
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (Key k : keys) {
+        bool ok = InsertKey(&list, k, true);
+        if (k < kShared) {
+          if (ok) shared_wins++;
+        } else if (!ok) {
+          own_failures++;
+        }
+      }
+    });
+  }
+  std::thread reader([&] {
+    SkipList<KeyCmp, ConcurrentArena>::Iterator it(&list);
+    while (!done.load(std::memory_order_acquire)) {
+      bool first = true;
+      Key prev = 0;
+      for (it.SeekToFirst(); it.Valid(); it.Next()) {
+        Key k = Decode(it.key());
+        if (!first && k <= prev) order_failures++;
+        prev = k;
+        first = false;
+      }
+    }
+  });
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  done.store(true, std::memory_order_release);
+  reader.join();
+
+  EXPECT_EQ(own_failures.load(), 0);
+  EXPECT_EQ(order_failures.load(), 0);
+  EXPECT_EQ(shared_wins.load(), kShared);
+  std::set<Key> model;
+  for (Key i = 0; i < kShared; i++) model.insert(i);
+  for (Key i = 0; i < kPerThread * kThreads; i++) model.insert(1000000 + i);
+  SkipList<KeyCmp, ConcurrentArena>::Iterator it(&list);
+  std::vector<Key> got;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) got.push_back(Decode(it.key()));
+  ASSERT_EQ(got, std::vector<Key>(model.begin(), model.end()));
+  std::vector<Key> back;
+  for (it.SeekToLast(); it.Valid(); it.Prev()) back.push_back(Decode(it.key()));
+  ASSERT_EQ(back, std::vector<Key>(model.rbegin(), model.rend()));
+  for (Key k : model) ASSERT_TRUE(list.Contains(Target(k).buf)) << k;
+}
+
+TEST(SkipListTest, ConcurrentArenaAlignmentAndAccounting) {
+  ConcurrentArena arena;
+  EXPECT_EQ(arena.AllocatedBytes(), 0u);
+  size_t asked = 0;
+  for (size_t n : {1, 3, 8, 17, 100, 1000, 2000, 5000, 70000}) {
+    char* p = arena.AllocateAligned(n);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % ConcurrentArena::kAlignment, 0u) << n;
+    memset(p, 0xab, n);  // ASan flags an allocation shorter than asked
+    asked += n;
+    char* q = arena.Allocate(n);
+    memset(q, 0xcd, n);
+    asked += n;
+  }
+  EXPECT_GE(arena.AllocatedBytes(), asked);
+  EXPECT_LT(arena.AllocatedBytes(), asked + 200);
+  EXPECT_GE(arena.MemoryUsage(), arena.AllocatedBytes());
+}
+
+}  // namespace
+}  // namespace shale

@@ -1,0 +1,278 @@
+// Tests for the cache-local Bloom filter: no false negatives, a false-positive rate close to
+// the theory of 512-bit lines, the advertised density, a frozen on-disk format, and a
+// reader that never denies a key when it is handed bytes it cannot understand.
+
+#include "table/filter.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shale/filter_policy.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/random.h"
+
+namespace shale {
+namespace {
+
+uint64_t Seed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("SHALE_TEST_SEED");
+    uint64_t s =
+        env != nullptr
+            ? std::strtoull(env, nullptr, 10)
+            : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    fprintf(stderr, "filter_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
+            static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+std::string Key(uint64_t i, const char* prefix = "key") {
+  return std::string(prefix) + std::to_string(i);
+}
+
+struct Built {
+  std::unique_ptr<const FilterPolicy> policy;
+  std::string bytes;
+  std::unique_ptr<FilterBitsReader> reader;
+};
+
+// A filter over Key(0..n-1) plus `offset`.
+Built Build(double bits_per_key, size_t n, uint64_t offset = 0) {
+  Built b;
+  b.policy.reset(NewBloomFilterPolicy(bits_per_key));
+  std::unique_ptr<FilterBitsBuilder> builder = NewFilterBitsBuilder(*b.policy);
+  EXPECT_NE(builder, nullptr);
+  for (size_t i = 0; i < n; i++) builder->AddKey(Key(offset + i));
+  EXPECT_EQ(builder->NumAdded(), n);
+  b.bytes = builder->Finish();
+  b.reader = NewFilterBitsReader(b.bytes);
+  return b;
+}
+
+int NumProbes(const std::string& bytes) { return static_cast<uint8_t>(bytes[bytes.size() - 7]); }
+uint32_t NumLines(const std::string& bytes) {
+  return DecodeFixed32(bytes.data() + bytes.size() - 4);
+}
+
+// Expected false-positive rate of a Bloom filter whose keys land in 512-bit lines at
+// random (a Poisson number of keys per line, mean keys_per_line), k probes each.
+double TheoreticalFpRate(double keys_per_line, int k) {
+  double sum = 0;
+  double p = std::exp(-keys_per_line);  // P(n = 0)
+  for (int n = 0; n < keys_per_line * 6 + 60; n++) {
+    if (n > 0) p *= keys_per_line / n;
+    sum += p * std::pow(1.0 - std::pow(1.0 - 1.0 / 512, k * n), k);
+  }
+  return sum;
+}
+
+double MeasureFpRate(const FilterBitsReader& reader, size_t queries) {
+  size_t hits = 0;
+  for (size_t i = 0; i < queries; i++) hits += reader.MayMatch(Key(i, "absent"));
+  return static_cast<double>(hits) / queries;
+}
+
+TEST(FilterTest, PolicyBasics) {
+  std::unique_ptr<const FilterPolicy> p(NewBloomFilterPolicy(10));
+  EXPECT_STREQ(p->Name(), "shale.BuiltinBloomFilter");
+  EXPECT_DOUBLE_EQ(p->GetBitsPerKey(), 10.0);
+  std::unique_ptr<const FilterPolicy> tiny(NewBloomFilterPolicy(0));
+  EXPECT_DOUBLE_EQ(tiny->GetBitsPerKey(), 1.0);
+  std::unique_ptr<const FilterPolicy> huge(NewBloomFilterPolicy(1e9, true));
+  EXPECT_DOUBLE_EQ(huge->GetBitsPerKey(), 100.0);
+  std::unique_ptr<const FilterPolicy> nan(NewBloomFilterPolicy(std::nan("")));
+  EXPECT_DOUBLE_EQ(nan->GetBitsPerKey(), 1.0);
+}
+
+TEST(FilterTest, ForeignPolicyHasNoBuilder) {
+  class Other : public FilterPolicy {
+   public:
+    const char* Name() const override { return "other"; }
+    double GetBitsPerKey() const override { return 10; }
+  };
+  Other other;
+  EXPECT_EQ(NewFilterBitsBuilder(other), nullptr);
+}
+
+TEST(FilterTest, EmptyFilterMatchesNothing) {
+  Built b = Build(10, 0);
+  EXPECT_EQ(b.bytes.size(), 8u);
+  EXPECT_EQ(NumLines(b.bytes), 0u);
+  for (int i = 0; i < 1000; i++) EXPECT_FALSE(b.reader->MayMatch(Key(i)));
+  EXPECT_FALSE(b.reader->MayMatch(""));
+}
+
+TEST(FilterTest, NoFalseNegatives) {
+  for (double bpk : {1.0, 2.5, 6.0, 10.0, 15.5, 20.0, 50.0, 100.0}) {
+    for (size_t n : {1, 2, 7, 64, 1000, 20000}) {
+      Built b = Build(bpk, n, n * 1000);
+      for (size_t i = 0; i < n; i++) {
+        ASSERT_TRUE(b.reader->MayMatch(Key(n * 1000 + i))) << "bpk " << bpk << " n " << n;
+      }
+    }
+  }
+}
+
+TEST(FilterTest, NoFalseNegativesRandomKeys) {
+  Random rnd(Seed());
+  for (int round = 0; round < 20; round++) {
+    std::unique_ptr<const FilterPolicy> policy(NewBloomFilterPolicy(1 + rnd.Uniform(3000) / 100.0));
+    auto builder = NewFilterBitsBuilder(*policy);
+    std::vector<std::string> keys(rnd.Uniform(5000));
+    for (std::string& k : keys) {
+      k.resize(rnd.Uniform(40));
+      for (char& c : k) c = static_cast<char>(rnd.Next());
+      builder->AddKey(k);
+    }
+    std::string bytes = builder->Finish();
+    auto reader = NewFilterBitsReader(bytes);
+    for (const std::string& k : keys) ASSERT_TRUE(reader->MayMatch(k));
+  }
+}
+
+TEST(FilterTest, ProbesFollowDensity) {
+  EXPECT_EQ(NumProbes(Build(10, 100).bytes), 6);
+  EXPECT_EQ(NumProbes(Build(1, 100).bytes), 1);
+  int last = 0;
+  for (int bpk = 1; bpk <= 100; bpk++) {
+    const int k = NumProbes(Build(bpk, 10).bytes);
+    EXPECT_GE(k, last) << bpk;
+    EXPECT_LE(k, 24) << bpk;
+    // The table may favor fewer probes, but never far from the best rate.
+    const double chosen = TheoreticalFpRate(512.0 / bpk, k);
+    double best = chosen;
+    for (int j = 1; j <= 30; j++) best = std::min(best, TheoreticalFpRate(512.0 / bpk, j));
+    EXPECT_LE(chosen, best * 1.02) << bpk;
+    last = k;
+  }
+}
+
+TEST(FilterTest, BitsPerKeyOfOutput) {
+  for (double bpk : {5.0, 10.0, 16.0, 20.0}) {
+    for (size_t n : {1000, 10000, 50000}) {
+      Built b = Build(bpk, n);
+      const double actual = (b.bytes.size() - 8) * 8.0 / n;
+      EXPECT_GE(actual, bpk) << n;
+      EXPECT_LE(actual, bpk + 512.0 / n) << n;  // rounded up to whole 512-bit lines
+      EXPECT_EQ(b.bytes.size() - 8, NumLines(b.bytes) * 64ull);
+    }
+  }
+  // One key still gets a whole line.
+  EXPECT_EQ(Build(10, 1).bytes.size(), 64u + 8u);
+}
+
+TEST(FilterTest, FalsePositiveRate10BitsPerKey) {
+  const size_t n = 100000;
+  Built b = Build(10, n);
+  const double measured = MeasureFpRate(*b.reader, 1000000);
+  const double theory =
+      TheoreticalFpRate(static_cast<double>(n) / NumLines(b.bytes), NumProbes(b.bytes));
+  fprintf(stderr, "10 bits/key: measured %.5f%%, theory %.5f%%\n", measured * 100, theory * 100);
+  EXPECT_LT(measured, 0.012);
+  EXPECT_GT(measured, theory * 0.85);
+  EXPECT_LT(measured, theory * 1.15);
+}
+
+TEST(FilterTest, FalsePositiveRate20BitsPerKey) {
+  const size_t n = 100000;
+  Built b = Build(20, n);
+  const double measured = MeasureFpRate(*b.reader, 1000000);
+  const double theory =
+      TheoreticalFpRate(static_cast<double>(n) / NumLines(b.bytes), NumProbes(b.bytes));
+  fprintf(stderr, "20 bits/key: measured %.5f%%, theory %.5f%%\n", measured * 100, theory * 100);
+  EXPECT_LT(measured, 0.0005);
+  // About 190 expected hits: allow several standard deviations.
+  EXPECT_GT(measured, theory * 0.6);
+  EXPECT_LT(measured, theory * 1.5);
+}
+
+TEST(FilterTest, SmallFiltersStayUseful) {
+  // Few keys give few lines, where the Poisson spread is at its worst.
+  for (size_t n : {10, 50, 200}) {
+    double total = 0;
+    const int rounds = 50;
+    for (int r = 0; r < rounds; r++) {
+      Built b = Build(10, n, r * 1000000ull);
+      total += MeasureFpRate(*b.reader, 4000);
+    }
+    EXPECT_LT(total / rounds, 0.03) << n;
+  }
+}
+
+TEST(FilterTest, ConsecutiveDuplicatesAddedOnce) {
+  std::unique_ptr<const FilterPolicy> p(NewBloomFilterPolicy(10));
+  auto builder = NewFilterBitsBuilder(*p);
+  builder->AddKey("a");
+  builder->AddKey("a");
+  builder->AddKey("b");
+  builder->AddKey("a");
+  EXPECT_EQ(builder->NumAdded(), 3u);
+  std::string bytes = builder->Finish();
+  EXPECT_EQ(builder->NumAdded(), 0u);  // Finish resets
+  auto reader = NewFilterBitsReader(bytes);
+  EXPECT_TRUE(reader->MayMatch("a"));
+  EXPECT_TRUE(reader->MayMatch("b"));
+
+  // A reused builder starts from nothing.
+  builder->AddKey("c");
+  std::string second = builder->Finish();
+  EXPECT_TRUE(NewFilterBitsReader(second)->MayMatch("c"));
+}
+
+TEST(FilterTest, MalformedBytesMatchEverything) {
+  Built good = Build(10, 1000);
+  ASSERT_GT(MeasureFpRate(*good.reader, 10000), 0.0);  // the probe keys below are real misses
+  std::vector<std::string> bad = {
+      "",
+      std::string(7, '\0'),
+      good.bytes.substr(0, good.bytes.size() - 1),
+      good.bytes.substr(1),
+      good.bytes + std::string(64, '\0'),
+      std::string(1000, '\xff'),
+  };
+  auto mutate = [&](size_t pos, char v) {
+    std::string s = good.bytes;
+    s[s.size() - 8 + pos] = v;
+    return s;
+  };
+  bad.push_back(mutate(0, 2));     // unknown format
+  bad.push_back(mutate(0, 0));     // unknown format
+  bad.push_back(mutate(1, 0));     // zero probes
+  bad.push_back(mutate(1, 100));   // absurd probe count
+  bad.push_back(mutate(2, 1));     // reserved byte set
+  bad.push_back(mutate(4, 0x7f));  // line count disagrees with the size
+  Random rnd(Seed());
+  for (int i = 0; i < 50; i++) {
+    std::string s(rnd.Uniform(300), '\0');
+    for (char& c : s) c = static_cast<char>(rnd.Next());
+    if (s.size() >= 8) s[s.size() - 8] = 7;  // keep it from being a valid header by chance
+    bad.push_back(s);
+  }
+  for (size_t b = 0; b < bad.size(); b++) {
+    auto reader = NewFilterBitsReader(bad[b]);
+    ASSERT_NE(reader, nullptr);
+    for (int i = 0; i < 200; i++) {
+      ASSERT_TRUE(reader->MayMatch(Key(i, "absent"))) << "case " << b;
+    }
+  }
+}
+
+// Filters live in SST files: the bytes for a given key set must never change.
+TEST(FilterTest, FormatIsFrozen) {
+  Built b = Build(10, 100);
+  EXPECT_EQ(b.bytes.size(), 2 * 64u + 8u);
+  EXPECT_EQ(b.bytes.substr(b.bytes.size() - 8), std::string("\x01\x06\x00\x00\x02\x00\x00\x00", 8));
+  EXPECT_EQ(Hash64(b.bytes), 0x8bf5ff88ceed8b3dull) << std::hex << Hash64(b.bytes);
+}
+
+}  // namespace
+}  // namespace shale

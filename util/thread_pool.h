@@ -1,0 +1,65 @@
+// ThreadPool: a fixed set of worker threads running queued jobs in FIFO order. The DB runs
+// flushes and compactions on pools like this one.
+//
+// Thread safety: every method may be called from any thread, including from a job running
+// on the pool itself (except the destructor, and WaitForIdle from a job, which would wait
+// for itself). Jobs must not throw.
+//
+// Invariants: a job is run exactly once. The destructor runs every job still queued (on the
+// workers, or on the destroying thread when the pool has none) and joins all threads, so no
+// job outlives the pool.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <thread>
+
+namespace shale {
+
+class ThreadPool {
+ public:
+  // Starts `threads` workers (0 is allowed: jobs then wait until threads are added).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void Schedule(std::function<void()> job);
+
+  // Blocks until the queue is empty and no job is running. REQUIRES: at least one thread
+  // when jobs are queued; not called from a job of this pool.
+  void WaitForIdle();
+
+  // Grows or shrinks the pool. Surplus workers leave after finishing their current job.
+  void SetBackgroundThreads(int threads);
+  int GetBackgroundThreads();
+
+  // Jobs queued and not yet started.
+  int QueueLen();
+
+ private:
+  struct Worker {
+    std::thread thread;
+    bool exited = false;  // guarded by mu_
+  };
+
+  void WorkerLoop(Worker* self);
+  void StartWorkersLocked(int n);
+  void ReapExitedLocked();
+
+  // Everything below is guarded by mu_.
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // a job was queued, shutdown began or the target fell
+  std::condition_variable idle_cv_;  // a job finished
+  std::deque<std::function<void()>> queue_;
+  std::list<Worker> workers_;  // std::list: a Worker's address is stable for its thread
+  int target_ = 0;             // how many workers should run
+  int running_workers_ = 0;    // workers that have not decided to exit
+  int active_jobs_ = 0;        // jobs being run now
+  bool shutting_down_ = false;
+};
+
+}  // namespace shale
