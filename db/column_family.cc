@@ -2,9 +2,12 @@
 
 #include <utility>
 
+#include "db/version_set.h"
+
 namespace shale {
 
 SuperVersion::~SuperVersion() {
+  if (current != nullptr) current->Unref();
   if (mem != nullptr) mem->Unref();
   for (MemTable* m : imm) m->Unref();
 }

@@ -29,7 +29,7 @@ class ColumnFamilyData;
 struct SuperVersion {
   MemTable* mem = nullptr;         // referenced
   std::vector<MemTable*> imm;      // referenced, newest first
-  Version* current = nullptr;      // referenced; released by the owning shared_ptr's deleter
+  Version* current = nullptr;      // referenced
 
   SuperVersion() = default;
   ~SuperVersion();
@@ -75,8 +75,7 @@ class ColumnFamilyData {
 
   // The pinned read view. GetSuperVersion may be called without the DB mutex.
   std::shared_ptr<SuperVersion> GetSuperVersion() const;
-  // REQUIRES: DB mutex. Returns the previous view, which the caller must drop only after
-  // releasing the DB mutex (its release may take the mutex).
+  // REQUIRES: DB mutex. Returns the previous view.
   std::shared_ptr<SuperVersion> InstallSuperVersion(std::shared_ptr<SuperVersion> sv);
 
  private:

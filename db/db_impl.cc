@@ -201,21 +201,9 @@ void DBImpl::InstallNewSuperVersion() {
     raw->imm.push_back(*it);
   }
   raw->current = current;
-  // The last holder may be any thread; Version references are released under the mutex.
-  std::shared_ptr<SuperVersion> sv(raw, [this](SuperVersion* s) {
-    {
-      MutexLock l(&mutex_);
-      s->current->Unref();
-    }
-    delete s;
-  });
-  std::shared_ptr<SuperVersion> old = cfd->InstallSuperVersion(std::move(sv));
-  if (old != nullptr) {
-    // Dropping the old view may run its deleter, which takes the mutex.
-    mutex_.Unlock();
-    old.reset();
-    mutex_.Lock();
-  }
+  // The old view is dropped by its last reader; Version and MemTable references are
+  // thread-safe, so that may happen on any thread without the DB mutex.
+  cfd->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
 }
 
 void DBImpl::RecordBackgroundError(const Status& s) {

@@ -3,6 +3,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "table/table_builder.h"
+#include "table/table_factory.h"
 
 namespace shale {
 

@@ -140,6 +140,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
   const bool skip_damage = (mode == WALRecoveryMode::kSkipAnyCorruptedRecords);
   bool in_fragmented_record = false;
   uint64_t record_offset = 0;  // of the first fragment of the record being assembled
+  size_t record_bytes = 0;     // file bytes (headers included) of the fragments so far
   // Ends the reading for good after reported damage, unless damaged records are skipped.
   auto damaged = [&]() {
     in_fragmented_record = false;
@@ -157,14 +158,14 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
 
     if (type == kFullType || type == kFirstType || type == kMiddleType || type == kLastType ||
         type == kBadRecord) {
-      if (ReportZeroHole(in_fragmented_record ? scratch->size() : 0) && damaged()) return false;
+      if (ReportZeroHole(in_fragmented_record ? record_bytes : 0) && damaged()) return false;
     }
 
     switch (type) {
       case kFullType:
       case kFirstType:
         if (in_fragmented_record) {
-          ReportCorruption(scratch->size(), record_offset, "partial record without end");
+          ReportCorruption(record_bytes, record_offset, "partial record without end");
           if (damaged()) return false;
         }
         if (type == kFullType) {
@@ -174,17 +175,20 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         }
         record_offset = offset;
         scratch->assign(fragment.data(), fragment.size());
+        record_bytes = kHeaderSize + fragment.size();
         in_fragmented_record = true;
         break;
 
       case kMiddleType:
       case kLastType:
         if (!in_fragmented_record) {
-          ReportCorruption(fragment.size(), offset, "missing start of fragmented record");
+          ReportCorruption(kHeaderSize + fragment.size(), offset,
+                           "missing start of fragmented record");
           if (damaged()) return false;
           break;
         }
         scratch->append(fragment.data(), fragment.size());
+        record_bytes += kHeaderSize + fragment.size();
         if (type == kLastType) {
           *record = Slice(*scratch);
           last_record_offset_ = record_offset;
@@ -197,7 +201,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         if (type == kTornTail || in_fragmented_record) {
           in_zeros_ = false;
           if (mode == WALRecoveryMode::kAbsoluteConsistency) {
-            ReportCorruption(drop_size + (in_fragmented_record ? scratch->size() : 0),
+            ReportCorruption(drop_size + (in_fragmented_record ? record_bytes : 0),
                              in_fragmented_record ? record_offset : offset,
                              "truncated record at end of file");
           }
@@ -206,7 +210,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         return false;
 
       case kBadRecord:
-        ReportCorruption(drop_size + (in_fragmented_record ? scratch->size() : 0), offset,
+        ReportCorruption(drop_size + (in_fragmented_record ? record_bytes : 0), offset,
                          bad_reason_);
         if (damaged()) return false;
         break;

@@ -113,7 +113,7 @@ class Reader {
 
   Slice buffer_;  // unread part of the current block
   bool eof_ = false;
-  bool stopped_ = false;  // damage or a read error ended the reading for good
+  bool stopped_ = false;               // damage or a read error ended the reading for good
   uint64_t end_of_buffer_offset_ = 0;  // file offset just past buffer_
   uint64_t last_record_offset_ = 0;
   const char* bad_reason_ = "";

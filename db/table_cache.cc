@@ -1,8 +1,10 @@
 #include "db/table_cache.h"
 
 #include <utility>
+#include <vector>
 
 #include "db/filename.h"
+#include "table/table_factory.h"
 
 namespace shale {
 namespace {
@@ -62,6 +64,7 @@ Status TableCache::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>
   Status s = OpenTable(f, &opened);
   if (!s.ok()) return s;
 
+  std::vector<std::shared_ptr<TableReader>> evicted;  // closed after the lock is released
   MutexLock l(&mu_);
   auto [it, inserted] = map_.try_emplace(f.number);
   if (inserted) {
@@ -69,8 +72,9 @@ Status TableCache::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>
     it->second.reader = std::move(opened);
     it->second.lru_pos = lru_.begin();
     while (capacity_ > 0 && map_.size() > capacity_) {
-      const uint64_t victim = lru_.back();
+      auto victim = map_.find(lru_.back());
       lru_.pop_back();
+      evicted.push_back(std::move(victim->second.reader));
       map_.erase(victim);
     }
   } else {

@@ -1,12 +1,13 @@
 // WriteBatch and WriteBatchInternal. Every reader of a batch's bytes goes through
 // IterateRep, the one place that parses (and validates) the format.
+#include "shale/write_batch.h"
+
 #include <limits>
 #include <string>
 
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
 #include "shale/db.h"
-#include "shale/write_batch.h"
 #include "util/coding.h"
 #include "util/dbformat.h"
 
@@ -62,9 +63,7 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
         break;
       case kTypeDeletion:
       case kTypeSingleDeletion:
-      case kTypeLogData:
-        ok = GetLengthPrefixedSlice(&input, &key);
-        break;
+      case kTypeLogData: ok = GetLengthPrefixedSlice(&input, &key); break;
       default:
         return Status::Corruption("malformed WriteBatch: unknown tag " + std::to_string(tag) +
                                   " at byte " + std::to_string(pos));
@@ -79,26 +78,15 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
     Status s;
     switch (tag) {
       case kTypeColumnFamilyValue:
-      case kTypeValue:
-        s = handler->PutCF(cf, key, value);
-        break;
+      case kTypeValue: s = handler->PutCF(cf, key, value); break;
       case kTypeColumnFamilyMerge:
-      case kTypeMerge:
-        s = handler->MergeCF(cf, key, value);
-        break;
+      case kTypeMerge: s = handler->MergeCF(cf, key, value); break;
       case kTypeColumnFamilyDeletion:
-      case kTypeDeletion:
-        s = handler->DeleteCF(cf, key);
-        break;
+      case kTypeDeletion: s = handler->DeleteCF(cf, key); break;
       case kTypeColumnFamilySingleDeletion:
-      case kTypeSingleDeletion:
-        s = handler->SingleDeleteCF(cf, key);
-        break;
-      case kTypeLogData:
-        handler->LogData(key);
-        break;
-      default:
-        break;
+      case kTypeSingleDeletion: s = handler->SingleDeleteCF(cf, key); break;
+      case kTypeLogData: handler->LogData(key); break;
+      default: break;
     }
     if (!s.ok()) return s;
   }
@@ -234,8 +222,7 @@ Status WriteBatch::SingleDelete(ColumnFamilyHandle* column_family, const Slice& 
   return Status::OK();
 }
 
-Status WriteBatch::Merge(ColumnFamilyHandle* column_family, const Slice& key,
-                         const Slice& value) {
+Status WriteBatch::Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
   if (TooLarge(key)) return Status::InvalidArgument("key is too large");
   if (TooLarge(value)) return Status::InvalidArgument("value is too large");
   EnsureHeader(&rep_);

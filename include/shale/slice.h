@@ -144,7 +144,13 @@ class PinnableSlice : public Slice, public Cleanable {
   }
   void remove_prefix(size_t n) {
     assert(n <= size());
-    Slice::remove_prefix(n);
+    if (pinned_) {
+      Slice::remove_prefix(n);
+    } else {
+      // Keeps an owned value at the start of its buffer, which remove_suffix and moves rely on.
+      buf_->erase(0, n);
+      PinSelf();
+    }
   }
 
   void Reset() {

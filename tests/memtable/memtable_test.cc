@@ -39,6 +39,13 @@ uint64_t TestSeed() {
   return seed;
 }
 
+// Builds prefix + decimal n. (Avoids GCC 12's false -Wrestrict on literal + to_string.)
+std::string Cat(const char* prefix, uint64_t n) {
+  std::string s(prefix);
+  s.append(std::to_string(n));
+  return s;
+}
+
 struct Unreffer {
   void operator()(MemTable* m) const { m->Unref(); }
 };
@@ -164,7 +171,7 @@ TEST_F(MemTableTest, VersionsAtEverySnapshot) {
       {true, 2, "", 11},
   };
   for (SequenceNumber snap = 0; snap <= 12; snap++) {
-    SCOPED_TRACE("snapshot " + std::to_string(snap));
+    SCOPED_TRACE(Cat("snapshot ", snap));
     const Expect& e = expected[snap];
     GetResult r = DoGet(mem.get(), "k", snap);
     ASSERT_EQ(r.found, e.found);
@@ -269,12 +276,12 @@ TEST_F(MemTableTest, IteratorMatchesModel) {
   MemPtr mem = NewMem(icmp_);
   std::map<std::string, std::string, ModelLess> model(ModelLess{&icmp_});
   const ValueType kTypes[] = {kTypeValue, kTypeDeletion, kTypeSingleDeletion, kTypeMerge};
-  auto random_user_key = [&] { return "key" + std::to_string(rnd.Uniform(300)); };
+  auto random_user_key = [&] { return Cat("key", rnd.Uniform(300)); };
   for (int i = 0; i < 2000; i++) {
     std::string ukey = random_user_key();
     SequenceNumber seq = 1 + rnd.Uniform(5000);
     ValueType type = kTypes[rnd.Uniform(4)];
-    std::string value = type == kTypeDeletion ? "" : "v" + std::to_string(i);
+    std::string value = type == kTypeDeletion ? "" : Cat("v", i);
     std::string ikey = InternalKey(ukey, seq, type).Encode().ToString();
     if (model.count(ikey) != 0) continue;
     model[ikey] = value;
@@ -304,14 +311,16 @@ TEST_F(MemTableTest, IteratorMatchesModel) {
     std::string ukey = rnd.OneIn(10) ? "zzz" : random_user_key();
     if (rnd.OneIn(10)) ukey = "a";
     ValueType type = rnd.OneIn(2) ? kValueTypeForSeek : kTypes[rnd.Uniform(4)];
-    std::string target = InternalKey(ukey, rnd.Uniform(5002), type).Encode().ToString();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " target " +
-                 InternalKey(ukey, 0, type).DebugString());
+    const InternalKey target_key(ukey, rnd.Uniform(5002), type);
+    const std::string target = target_key.Encode().ToString();
+    SCOPED_TRACE(Cat("seed ", seed) + " target " + target_key.DebugString());
 
     auto lb = model.lower_bound(target);
     it->Seek(target);
     ASSERT_EQ(it->Valid(), lb != model.end());
-    if (it->Valid()) ASSERT_EQ(it->key().ToString(), lb->first);
+    if (it->Valid()) {
+      ASSERT_EQ(it->key().ToString(), lb->first);
+    }
 
     auto ub = model.upper_bound(target);
     auto pos = ub == model.begin() ? model.end() : std::prev(ub);
@@ -346,7 +355,7 @@ TEST_F(MemTableTest, IteratorKeysStayPinnedAcrossAdds) {
   Slice k = it->key();
   Slice v = it->value();
   for (int i = 0; i < 5000; i++) {
-    mem->Add(i + 2, kTypeValue, "k" + std::to_string(i), std::string(100, 'x'));
+    mem->Add(i + 2, kTypeValue, Cat("k", i), std::string(100, 'x'));
   }
   it->Next();  // the slices must outlive movement of the iterator
   EXPECT_EQ(k.ToString(), InternalKey("m", 1, kTypeValue).Encode().ToString());
@@ -381,7 +390,7 @@ TEST_F(MemTableTest, MemoryUsageAndShouldFlush) {
   size_t prev_usage = mem->ApproximateMemoryUsage();
   int i = 0;
   while (!mem->ShouldFlush()) {
-    std::string key = "key" + std::to_string(i);
+    std::string key = Cat("key", i);
     std::string value(100, 'v');
     mem->Add(++i, kTypeValue, key, value);
     added += key.size() + 8 + value.size();
@@ -437,9 +446,9 @@ TEST_F(MemTableTest, ConcurrentAddsWithReaders) {
     writers.emplace_back([&, t] {
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
       for (int i = 0; i < kPerThread; i++) {
-        std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+        std::string key = Cat("t", t) + Cat("-", i);
         SequenceNumber seq = seq_of(t, i);
-        mem->Add(seq, kTypeValue, key, "v" + std::to_string(seq), true);
+        mem->Add(seq, kTypeValue, key, Cat("v", seq), true);
         if (seq % 7 == 0) mem->Add(seq, kTypeValue, "hot", std::to_string(seq), true);
         if (i % 10 == 0) {
           mem->Add(seq + 1000000, kTypeDeletion, key, "", true);
@@ -452,10 +461,10 @@ TEST_F(MemTableTest, ConcurrentAddsWithReaders) {
     while (!done.load(std::memory_order_acquire)) {
       int t = rnd.Uniform(kThreads);
       int i = rnd.Uniform(kPerThread);
-      std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+      std::string key = Cat("t", t) + Cat("-", i);
       GetResult r = DoGet(mem.get(), key, 999999);
       // Either not yet written or exactly the value written.
-      if (r.found && (!r.status.ok() || r.value != "v" + std::to_string(seq_of(t, i)))) {
+      if (r.found && (!r.status.ok() || r.value != Cat("v", seq_of(t, i)))) {
         failures++;
       }
       reads++;
@@ -485,13 +494,13 @@ TEST_F(MemTableTest, ConcurrentAddsWithReaders) {
 
   for (int t = 0; t < kThreads; t++) {
     for (int i = 0; i < kPerThread; i++) {
-      std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+      std::string key = Cat("t", t) + Cat("-", i);
       GetResult r = DoGet(mem.get(), key, kMaxSequenceNumber);
       ASSERT_TRUE(r.found) << key;
       if (i % 10 == 0) {
         ASSERT_TRUE(r.status.IsNotFound()) << key;
       } else {
-        ASSERT_EQ(r.value, "v" + std::to_string(seq_of(t, i))) << key;
+        ASSERT_EQ(r.value, Cat("v", seq_of(t, i))) << key;
       }
     }
   }
@@ -504,7 +513,9 @@ TEST_F(MemTableTest, ConcurrentAddsWithReaders) {
   uint64_t count = 0;
   std::string prev;
   for (it->SeekToFirst(); it->Valid(); it->Next(), count++) {
-    if (count > 0) ASSERT_LT(icmp_.Compare(prev, it->key()), 0);
+    if (count > 0) {
+      ASSERT_LT(icmp_.Compare(prev, it->key()), 0);
+    }
     prev = it->key().ToString();
   }
   EXPECT_EQ(count, mem->num_entries());

@@ -118,6 +118,7 @@ class FaultInjectionTestEnv : public EnvWrapper {
   };
   // A directory entry change not yet made durable.
   struct DirOp {
+    std::string dir;  // the directory whose sync makes it durable
     bool is_rename = false;
     std::string path;  // the file created, or the rename target
     std::string src;   // rename only
@@ -147,7 +148,7 @@ class FaultInjectionTestEnv : public EnvWrapper {
   bool active_ = true;                         // guarded by mu_
   Status error_;                               // guarded by mu_
   std::map<std::string, FileState> files_;     // guarded by mu_
-  std::map<std::string, std::vector<DirOp>> pending_;  // by directory; guarded by mu_
+  std::vector<DirOp> pending_;  // oldest first; guarded by mu_
   std::array<Failure, kNumFailOn> failures_;   // guarded by mu_
   std::array<uint64_t, kNumFailOn> calls_{};   // guarded by mu_
   std::array<uint64_t, kNumFailOn> injected_{};  // guarded by mu_

@@ -1,0 +1,602 @@
+#include "db/version_set.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "db/filename.h"
+#include "db/level_iterator.h"
+#include "db/log_reader.h"
+#include "db/table_cache.h"
+
+namespace shale {
+
+// ---- VersionBuilder: the files of a Version after a series of edits.
+
+class VersionBuilder {
+ public:
+  VersionBuilder(const InternalKeyComparator* icmp, int num_levels, const Version* base)
+      : icmp_(icmp), num_levels_(num_levels), levels_(num_levels) {
+    if (base == nullptr) return;
+    for (int level = 0; level < base->NumLevels() && level < num_levels; level++) {
+      for (const FileMetaPtr& f : base->files(level)) {
+        levels_[level].emplace(f->number, f);
+        level_of_[f->number] = level;
+      }
+    }
+  }
+
+  // Deletions first, then additions, so an edit may move a file between levels.
+  Status Apply(const VersionEdit& edit) {
+    char buf[200];
+    for (const auto& [level, number] : edit.deleted_files()) {
+      Status s = CheckLevel(level);
+      if (!s.ok()) return s;
+      auto it = level_of_.find(number);
+      if (it == level_of_.end() || it->second != level) {
+        snprintf(buf, sizeof(buf), "deletes file %" PRIu64 ", which is not at level %d", number,
+                 level);
+        return Status::Corruption(buf);
+      }
+      level_of_.erase(it);
+      levels_[level].erase(number);
+    }
+    for (const auto& [level, meta] : edit.new_files()) {
+      Status s = CheckLevel(level);
+      if (!s.ok()) return s;
+      auto it = level_of_.find(meta.number);
+      if (it != level_of_.end()) {
+        snprintf(buf, sizeof(buf), "adds file %" PRIu64 ", which is already at level %d",
+                 meta.number, it->second);
+        return Status::Corruption(buf);
+      }
+      if (!meta.smallest.Valid() || !meta.largest.Valid() ||
+          icmp_->Compare(meta.smallest.Encode(), meta.largest.Encode()) > 0) {
+        snprintf(buf, sizeof(buf), "file %" PRIu64 " has a bad key range", meta.number);
+        return Status::Corruption(buf);
+      }
+      auto f = std::make_shared<FileMetaData>(meta);
+      f->refs = 0;
+      f->being_compacted = false;
+      levels_[level].emplace(f->number, std::move(f));
+      level_of_[meta.number] = level;
+    }
+    return Status::OK();
+  }
+
+  // Fills v's levels: L0 newest first, deeper levels by key, checked not to overlap.
+  Status SaveTo(Version* v) const {
+    for (int level = 0; level < num_levels_; level++) {
+      std::vector<FileMetaPtr>& files = v->files_[level];
+      files.clear();
+      files.reserve(levels_[level].size());
+      for (const auto& entry : levels_[level]) files.push_back(entry.second);
+      if (level == 0) {
+        std::sort(files.begin(), files.end(), [](const FileMetaPtr& a, const FileMetaPtr& b) {
+          if (a->largest_seqno != b->largest_seqno) return a->largest_seqno > b->largest_seqno;
+          return a->number > b->number;
+        });
+        continue;
+      }
+      std::sort(files.begin(), files.end(), [this](const FileMetaPtr& a, const FileMetaPtr& b) {
+        return icmp_->Compare(a->smallest.Encode(), b->smallest.Encode()) < 0;
+      });
+      for (size_t i = 1; i < files.size(); i++) {
+        if (icmp_->Compare(files[i - 1]->largest.Encode(), files[i]->smallest.Encode()) >= 0) {
+          char buf[200];
+          snprintf(buf, sizeof(buf), "files %" PRIu64 " and %" PRIu64 " overlap at level %d",
+                   files[i - 1]->number, files[i]->number, level);
+          return Status::Corruption(buf);
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status CheckLevel(int level) const {
+    if (level >= 0 && level < num_levels_) return Status::OK();
+    char buf[100];
+    snprintf(buf, sizeof(buf), "file at level %d, but options.num_levels is %d", level,
+             num_levels_);
+    return Status::InvalidArgument(buf);
+  }
+
+  const InternalKeyComparator* const icmp_;
+  const int num_levels_;
+  std::vector<std::map<uint64_t, FileMetaPtr>> levels_;  // per level: number -> file
+  std::unordered_map<uint64_t, int> level_of_;           // number -> level
+};
+
+// ---- Version
+
+namespace {
+
+// Collects the result of a point lookup in one file; see Version::Get.
+struct Saver {
+  enum State { kNotFound, kFound, kDeleted, kMerge, kCorrupt };
+  const Comparator* ucmp;
+  Slice user_key;
+  SequenceNumber snapshot;
+  ReadCallback* callback;
+  std::string* value;
+  State state = kNotFound;
+  SequenceNumber seq = 0;
+};
+
+// TableReader::GetHandler: true to see the next entry, false when done.
+bool SaveValue(void* arg, const Slice& ikey, const Slice& v) {
+  Saver* saver = static_cast<Saver*>(arg);
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(ikey, &parsed).ok()) {
+    saver->state = Saver::kCorrupt;
+    return false;
+  }
+  if (saver->ucmp->Compare(parsed.user_key, saver->user_key) != 0) return false;
+  if (parsed.sequence > saver->snapshot) return true;
+  if (saver->callback != nullptr && !saver->callback->IsVisible(parsed.sequence)) return true;
+  switch (parsed.type) {
+    case kTypeValue:
+      saver->state = Saver::kFound;
+      saver->value->assign(v.data(), v.size());
+      break;
+    case kTypeDeletion:
+    case kTypeSingleDeletion: saver->state = Saver::kDeleted; break;
+    case kTypeMerge: saver->state = Saver::kMerge; break;
+    default: return true;  // not a point entry (range deletions are kept apart)
+  }
+  saver->seq = parsed.sequence;
+  return false;
+}
+
+void UnrefVersion(void* arg, void* /*unused*/) { static_cast<Version*>(arg)->Unref(); }
+
+}  // namespace
+
+Version::Version(VersionSet* vset, TableCache* table_cache, const InternalKeyComparator* icmp,
+                 int num_levels)
+    : vset_(vset), table_cache_(table_cache), icmp_(icmp), files_(num_levels) {
+  if (vset_ != nullptr) {
+    MutexLock l(&vset_->live_mu_);
+    vset_->live_.insert(this);
+  }
+}
+
+Version::~Version() {
+  if (vset_ != nullptr) {
+    MutexLock l(&vset_->live_mu_);
+    vset_->live_.erase(this);
+  }
+}
+
+void Version::Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+
+void Version::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+uint64_t Version::NumLevelBytes(int level) const {
+  uint64_t sum = 0;
+  for (const FileMetaPtr& f : files_[level]) sum += f->file_size;
+  return sum;
+}
+
+bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
+                         const LookupKey& key, std::string* value, Status* s,
+                         SequenceNumber* seq, ReadCallback* callback) {
+  Saver saver;
+  saver.ucmp = icmp_->user_comparator();
+  saver.user_key = key.user_key();
+  saver.snapshot = ExtractSequence(key.internal_key());
+  saver.callback = callback;
+  saver.value = value;
+  Status st = table_cache_->Get(read_options, f, key.internal_key(), &saver, &SaveValue);
+  if (!st.ok()) {
+    *s = std::move(st);
+    return true;
+  }
+  switch (saver.state) {
+    case Saver::kNotFound: return false;
+    case Saver::kFound: *s = Status::OK(); break;
+    case Saver::kDeleted: *s = Status::NotFound(); break;
+    case Saver::kMerge: *s = Status::NotSupported("no merge operator configured"); break;
+    case Saver::kCorrupt: {
+      char buf[100];
+      snprintf(buf, sizeof(buf), "corrupted internal key in table file %06" PRIu64, f.number);
+      *s = Status::Corruption(buf);
+      return true;
+    }
+  }
+  *seq = saver.seq;
+  return true;
+}
+
+bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
+                  Status* s, SequenceNumber* seq, ReadCallback* callback) {
+  const Slice ikey = key.internal_key();
+  const Slice ukey = key.user_key();
+  const SequenceNumber snapshot = ExtractSequence(ikey);
+  const Comparator* ucmp = icmp_->user_comparator();
+
+  // L0 files may overlap: every one whose range holds the key, newest first.
+  for (const FileMetaPtr& f : files_[0]) {
+    if (f->smallest_seqno > snapshot) continue;  // everything in it is too new
+    if (ucmp->Compare(ukey, f->smallest.user_key()) < 0 ||
+        ucmp->Compare(ukey, f->largest.user_key()) > 0) {
+      continue;
+    }
+    if (SearchFile(read_options, *f, key, value, s, seq, callback)) return true;
+  }
+  // Deeper levels: at most one file each can hold the key.
+  for (size_t level = 1; level < files_.size(); level++) {
+    const std::vector<FileMetaPtr>& files = files_[level];
+    const size_t i = FindFile(*icmp_, files, ikey);
+    if (i == files.size()) continue;
+    const FileMetaData& f = *files[i];
+    if (ucmp->Compare(ukey, f.smallest.user_key()) < 0) continue;
+    if (f.smallest_seqno > snapshot) continue;
+    if (SearchFile(read_options, f, key, value, s, seq, callback)) return true;
+  }
+  return false;
+}
+
+void Version::AddIterators(const ReadOptions& read_options,
+                           std::vector<InternalIterator*>* iters) {
+  for (const FileMetaPtr& f : files_[0]) {
+    InternalIterator* iter = table_cache_->NewIterator(read_options, *f);
+    Ref();
+    iter->RegisterCleanup(&UnrefVersion, this, nullptr);
+    iters->push_back(iter);
+  }
+  for (size_t level = 1; level < files_.size(); level++) {
+    if (files_[level].empty()) continue;
+    InternalIterator* iter = NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]);
+    Ref();
+    iter->RegisterCleanup(&UnrefVersion, this, nullptr);
+    iters->push_back(iter);
+  }
+}
+
+std::string Version::DebugString() const {
+  std::string r;
+  char buf[100];
+  for (size_t level = 0; level < files_.size(); level++) {
+    snprintf(buf, sizeof(buf), "--- level %zu ---\n", level);
+    r += buf;
+    for (const FileMetaPtr& f : files_[level]) {
+      snprintf(buf, sizeof(buf), " %" PRIu64 ":%" PRIu64 "[", f->number, f->file_size);
+      r += buf;
+      r += f->smallest.DebugString() + " .. " + f->largest.DebugString() + "]\n";
+    }
+  }
+  return r;
+}
+
+// ---- VersionSet
+
+struct VersionSet::ManifestWriter {
+  explicit ManifestWriter(Mutex* mu) : cv(mu) {}
+  CondVar cv;
+};
+
+VersionSet::VersionSet(const std::string& dbname, const Options* options, TableCache* table_cache,
+                       const InternalKeyComparator* icmp)
+    : env_(options->env),
+      dbname_(dbname),
+      options_(options),
+      table_cache_(table_cache),
+      icmp_(icmp),
+      num_levels_(std::max(options->num_levels, 1)) {
+  AppendVersion(new Version(this, table_cache_, icmp_, num_levels_));
+}
+
+VersionSet::~VersionSet() {
+  current_->Unref();
+  if (descriptor_log_ != nullptr) descriptor_log_->Close().PermitUncheckedError();
+  // Versions still referenced elsewhere outlive us: detach them.
+  MutexLock l(&live_mu_);
+  for (Version* v : live_) v->vset_ = nullptr;
+  live_.clear();
+}
+
+void VersionSet::AppendVersion(Version* v) {
+  v->Ref();
+  if (current_ != nullptr) current_->Unref();
+  current_ = v;
+}
+
+void VersionSet::MarkFileNumberUsed(uint64_t number) {
+  uint64_t cur = next_file_number_.load();
+  while (cur <= number && !next_file_number_.compare_exchange_weak(cur, number + 1)) {
+  }
+}
+
+void VersionSet::AddLiveFiles(std::set<uint64_t>* live) {
+  MutexLock l(&live_mu_);
+  for (const Version* v : live_) {
+    for (const auto& level : v->files_) {
+      for (const FileMetaPtr& f : level) live->insert(f->number);
+    }
+  }
+}
+
+Status VersionSet::BuildVersion(const VersionEdit& edit, Version** result) {
+  VersionBuilder builder(icmp_, num_levels_, current_);
+  Status s = builder.Apply(edit);
+  if (!s.ok()) return s;
+  auto* v = new Version(this, table_cache_, icmp_, num_levels_);
+  s = builder.SaveTo(v);
+  if (!s.ok()) {
+    delete v;
+    return s;
+  }
+  *result = v;
+  return s;
+}
+
+void VersionSet::EncodeSnapshot(const Version* v, std::string* dst) const {
+  VersionEdit edit;
+  edit.SetComparatorName(icmp_->user_comparator()->Name());
+  for (int level = 0; level < v->NumLevels(); level++) {
+    for (const FileMetaPtr& f : v->files(level)) edit.AddFile(level, *f);
+  }
+  edit.EncodeTo(dst);
+}
+
+namespace {
+
+// Whether CURRENT may name MANIFEST-<number> (true when that cannot be told).
+bool CurrentMayName(Env* env, const std::string& dbname, uint64_t number) {
+  std::string contents;
+  if (!ReadFileToString(env, CurrentFileName(dbname), &contents).ok()) return true;
+  const std::string manifest = DescriptorFileName(dbname, number);
+  return contents == manifest.substr(dbname.size() + 1) + "\n";
+}
+
+}  // namespace
+
+Status VersionSet::WriteManifest(const std::string& snapshot, const std::string& record,
+                                 uint64_t new_manifest) {
+  Status s;
+  if (new_manifest == 0) {
+    s = descriptor_log_->AddRecord(record);
+    if (s.ok()) s = descriptor_log_->Sync(options_->use_fsync);
+    if (!s.ok()) {
+      // The MANIFEST's tail is unknown now: the next edit starts a new one.
+      descriptor_log_->Close().PermitUncheckedError();
+      descriptor_log_.reset();
+    }
+    return s;
+  }
+
+  if (db_dir_ == nullptr) {
+    s = env_->NewDirectory(dbname_, &db_dir_);
+    if (!s.ok()) return s;
+  }
+  const std::string fname = DescriptorFileName(dbname_, new_manifest);
+  std::unique_ptr<WritableFile> file;
+  s = env_->NewWritableFile(fname, &file, EnvOptions());
+  if (!s.ok()) return s;
+  auto log = std::make_unique<log::Writer>(std::move(file), new_manifest);
+  s = log->AddRecord(snapshot);
+  if (s.ok()) s = log->AddRecord(record);
+  if (s.ok()) s = log->Sync(options_->use_fsync);
+  // SetCurrentFile fsyncs the directory, which also makes the new MANIFEST's entry durable.
+  if (s.ok()) s = SetCurrentFile(env_, dbname_, new_manifest, db_dir_.get());
+  if (s.ok()) {
+    descriptor_log_ = std::move(log);
+  } else {
+    log->Close().PermitUncheckedError();
+    if (!CurrentMayName(env_, dbname_, new_manifest)) {
+      env_->DeleteFile(fname).PermitUncheckedError();
+    }
+  }
+  return s;
+}
+
+Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
+  mu->AssertHeld();
+  ManifestWriter w(mu);
+  writers_.push_back(&w);
+  while (writers_.front() != &w) w.cv.Wait();
+
+  Status s;
+  uint64_t new_manifest = 0;
+  Version* v = nullptr;
+  if (edit->column_family() != 0) {
+    s = Status::InvalidArgument("no column family with id " +
+                                std::to_string(edit->column_family()));
+  } else {
+    if (!edit->has_log_number()) edit->SetLogNumber(log_number_);
+    if (!edit->has_prev_log_number()) edit->SetPrevLogNumber(prev_log_number_);
+    if (!edit->has_last_sequence()) edit->SetLastSequence(LastSequence());
+    s = BuildVersion(*edit, &v);
+  }
+  if (s.ok()) {
+    std::string snapshot;
+    if (descriptor_log_ == nullptr) {
+      new_manifest = NewFileNumber();
+      EncodeSnapshot(current_, &snapshot);
+    }
+    edit->SetNextFile(next_file_number_.load());
+    std::string record;
+    edit->EncodeTo(&record);
+
+    mu->Unlock();  // MANIFEST I/O without the DB mutex; we are the only writer
+    s = WriteManifest(snapshot, record, new_manifest);
+    mu->Lock();
+
+    if (s.ok()) {
+      AppendVersion(v);
+      log_number_ = edit->log_number();
+      prev_log_number_ = edit->prev_log_number();
+      if (edit->last_sequence() > LastSequence()) SetLastSequence(edit->last_sequence());
+      if (new_manifest != 0) manifest_file_number_.store(new_manifest);
+    } else {
+      delete v;
+    }
+  }
+
+  writers_.pop_front();
+  if (!writers_.empty()) writers_.front()->cv.Signal();
+  return s;
+}
+
+namespace {
+
+struct ManifestReporter : public log::Reporter {
+  Status status;
+  void Corruption(size_t /*bytes*/, const Status& s) override {
+    if (status.ok()) status = s;
+  }
+};
+
+Status AtOffset(const std::string& fname, uint64_t offset, const Status& s) {
+  char buf[80];
+  snprintf(buf, sizeof(buf), " at offset %" PRIu64 ": ", offset);
+  const char* state = s.getState();
+  const std::string msg = fname + buf + (state != nullptr ? state : "");
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
+  return Status::Corruption(msg);
+}
+
+}  // namespace
+
+Status VersionSet::Recover() {
+  const std::string current_name = CurrentFileName(dbname_);
+  Status s = env_->FileExists(current_name);
+  if (s.IsNotFound()) return Status::NotFound(current_name, "does not exist");
+  if (!s.ok()) return s;
+  std::string current;
+  s = ReadFileToString(env_, current_name, &current);
+  if (!s.ok()) return s;
+  if (current.empty() || current.back() != '\n') {
+    return Status::Corruption(current_name, "CURRENT file does not end with a newline");
+  }
+  current.pop_back();
+  uint64_t manifest_number;
+  FileType type;
+  if (!ParseFileName(current, &manifest_number, &type) || type != kDescriptorFile) {
+    return Status::Corruption(current_name, "CURRENT does not name a MANIFEST file");
+  }
+  const std::string manifest = dbname_ + "/" + current;
+  std::unique_ptr<SequentialFile> file;
+  s = env_->NewSequentialFile(manifest, &file, EnvOptions());
+  if (!s.ok()) {
+    if (env_->FileExists(manifest).IsNotFound()) {
+      return Status::Corruption(current_name, "names a missing MANIFEST: " + manifest);
+    }
+    return s;
+  }
+
+  const std::string ucmp_name = icmp_->user_comparator()->Name();
+  VersionBuilder builder(icmp_, num_levels_, nullptr);
+  bool have_log_number = false, have_prev_log_number = false;
+  bool have_next_file = false, have_last_sequence = false;
+  uint64_t log_number = 0, prev_log_number = 0, next_file = 0;
+  SequenceNumber last_sequence = 0;
+  uint64_t max_file_number = 0;
+  {
+    ManifestReporter reporter;
+    log::Reader reader(std::move(file), &reporter, /*checksum=*/true, manifest_number, manifest);
+    Slice record;
+    std::string scratch;
+    while (reader.ReadRecord(&record, &scratch,
+                             WALRecoveryMode::kTolerateCorruptedTailRecords) &&
+           reporter.status.ok()) {
+      const uint64_t offset = reader.LastRecordOffset();
+      VersionEdit edit;
+      s = edit.DecodeFrom(record);
+      if (!s.ok()) return AtOffset(manifest, offset, s);
+      if (edit.column_family() != 0) {
+        return AtOffset(manifest, offset,
+                        Status::NotSupported("column family " +
+                                             std::to_string(edit.column_family()) +
+                                             " (only the default family is supported)"));
+      }
+      if (edit.has_comparator() && edit.comparator() != ucmp_name) {
+        return Status::InvalidArgument(
+            manifest, "the DB was created with comparator " + edit.comparator() +
+                          " and is being opened with comparator " + ucmp_name);
+      }
+      s = builder.Apply(edit);
+      if (!s.ok()) return AtOffset(manifest, offset, s);
+      for (const auto& nf : edit.new_files()) {
+        max_file_number = std::max(max_file_number, nf.second.number);
+      }
+      if (edit.has_log_number()) {
+        have_log_number = true;
+        log_number = edit.log_number();
+      }
+      if (edit.has_prev_log_number()) {
+        have_prev_log_number = true;
+        prev_log_number = edit.prev_log_number();
+      }
+      if (edit.has_next_file_number()) {
+        have_next_file = true;
+        next_file = edit.next_file_number();
+      }
+      if (edit.has_last_sequence()) {
+        have_last_sequence = true;
+        last_sequence = edit.last_sequence();
+      }
+    }
+    // The reader's Corruption names the MANIFEST and the offset of the damage.
+    if (!reporter.status.ok()) return reporter.status;
+  }
+  if (!have_next_file) return Status::Corruption(manifest, "no next-file-number entry");
+  if (!have_log_number) return Status::Corruption(manifest, "no log-number entry");
+  if (!have_last_sequence) return Status::Corruption(manifest, "no last-sequence entry");
+  if (!have_prev_log_number) prev_log_number = 0;
+
+  auto* v = new Version(this, table_cache_, icmp_, num_levels_);
+  s = builder.SaveTo(v);
+  if (!s.ok()) {
+    delete v;
+    return Status::Corruption(manifest, s.getState() != nullptr ? s.getState() : "");
+  }
+  AppendVersion(v);
+  manifest_file_number_.store(manifest_number);
+  next_file_number_.store(next_file);
+  MarkFileNumberUsed(manifest_number);
+  MarkFileNumberUsed(max_file_number);
+  MarkFileNumberUsed(log_number);
+  MarkFileNumberUsed(prev_log_number);
+  log_number_ = log_number;
+  prev_log_number_ = prev_log_number;
+  SetLastSequence(last_sequence);
+  return Status::OK();
+}
+
+Status VersionSet::VerifyFilesExist(bool open_tables) {
+  for (int level = 0; level < num_levels_; level++) {
+    for (const FileMetaPtr& f : current_->files(level)) {
+      const std::string fname = TableFileName(dbname_, f->number);
+      uint64_t size = 0;
+      Status s = env_->GetFileSize(fname, &size);
+      if (!s.ok()) {
+        if (s.IsNotFound() || s.IsPathNotFound() || env_->FileExists(fname).IsNotFound()) {
+          return Status::Corruption(fname, "SST file named in the MANIFEST is missing");
+        }
+        return s;
+      }
+      if (size != f->file_size) {
+        char buf[120];
+        snprintf(buf, sizeof(buf), "size %" PRIu64 " differs from %" PRIu64 " in the MANIFEST",
+                 size, f->file_size);
+        return Status::Corruption(fname, buf);
+      }
+      if (open_tables) {
+        std::shared_ptr<TableReader> reader;
+        s = table_cache_->FindTable(*f, &reader);
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace shale

@@ -1,0 +1,379 @@
+// Tests for WriteBatch (the public class) and WriteBatchInternal: the serialized format,
+// validation of foreign bytes, and applying a batch to a MemTable.
+#include "shale/write_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "db/write_batch_internal.h"
+#include "memtable/memtable.h"
+#include "shale/comparator.h"
+#include "shale/db.h"
+#include "tests/testutil/test_util.h"
+#include "util/coding.h"
+#include "util/dbformat.h"
+
+namespace shale {
+namespace {
+
+// Records every callback as text, in order.
+class Recorder : public WriteBatch::Handler {
+ public:
+  std::vector<std::string> seen;
+  int stop_after = -1;  // Continue() turns false after this many records
+
+  Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    seen.push_back("Put(" + Cf(cf) + key.ToString() + ", " + value.ToString() + ")");
+    return Status::OK();
+  }
+  Status DeleteCF(uint32_t cf, const Slice& key) override {
+    seen.push_back("Delete(" + Cf(cf) + key.ToString() + ")");
+    return Status::OK();
+  }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
+    seen.push_back("SingleDelete(" + Cf(cf) + key.ToString() + ")");
+    return Status::OK();
+  }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    seen.push_back("Merge(" + Cf(cf) + key.ToString() + ", " + value.ToString() + ")");
+    return Status::OK();
+  }
+  void LogData(const Slice& blob) override { seen.push_back("LogData(" + blob.ToString() + ")"); }
+  bool Continue() override { return stop_after < 0 || static_cast<int>(seen.size()) < stop_after; }
+
+ private:
+  static std::string Cf(uint32_t cf) { return cf == 0 ? "" : std::to_string(cf) + ":"; }
+};
+
+std::vector<std::string> Records(const WriteBatch& b) {
+  Recorder r;
+  Status s = b.Iterate(&r);
+  EXPECT_OK(s);
+  return r.seen;
+}
+
+class FakeColumnFamily : public ColumnFamilyHandle {
+ public:
+  explicit FakeColumnFamily(uint32_t id) : id_(id), name_("cf" + std::to_string(id)) {}
+  const std::string& GetName() const override { return name_; }
+  uint32_t GetID() const override { return id_; }
+  const Comparator* GetComparator() const override { return BytewiseComparator(); }
+
+ private:
+  uint32_t id_;
+  std::string name_;
+};
+
+TEST(WriteBatchTest, Empty) {
+  WriteBatch b;
+  EXPECT_EQ(b.Count(), 0u);
+  EXPECT_EQ(b.GetDataSize(), WriteBatchInternal::kHeader);
+  EXPECT_EQ(WriteBatchInternal::Sequence(&b), 0u);
+  EXPECT_TRUE(Records(b).empty());
+  EXPECT_FALSE(b.HasPut() || b.HasDelete() || b.HasSingleDelete() || b.HasMerge());
+}
+
+TEST(WriteBatchTest, EveryOperationInOrder) {
+  WriteBatch b;
+  ASSERT_OK(b.Put("foo", "bar"));
+  ASSERT_OK(b.Delete("box"));
+  ASSERT_OK(b.SingleDelete("once"));
+  ASSERT_OK(b.Merge("m", "+1"));
+  ASSERT_OK(b.PutLogData("blob"));
+  ASSERT_OK(b.Put("", ""));
+  EXPECT_EQ(b.Count(), 5u);  // the blob is not counted
+  EXPECT_EQ(Records(b),
+            (std::vector<std::string>{"Put(foo, bar)", "Delete(box)", "SingleDelete(once)",
+                                      "Merge(m, +1)", "LogData(blob)", "Put(, )"}));
+  EXPECT_TRUE(b.HasPut() && b.HasDelete() && b.HasSingleDelete() && b.HasMerge());
+
+  // Tag bytes are RocksDB's: the first record starts right after the header.
+  EXPECT_EQ(b.Data()[WriteBatchInternal::kHeader], static_cast<char>(kTypeValue));
+
+  b.Clear();
+  EXPECT_EQ(b.Count(), 0u);
+  EXPECT_TRUE(Records(b).empty());
+  ASSERT_OK(b.Delete("x"));
+  EXPECT_FALSE(b.HasPut());
+  EXPECT_TRUE(b.HasDelete());
+}
+
+TEST(WriteBatchTest, PutLogDataAloneCountsNothing) {
+  WriteBatch b;
+  ASSERT_OK(b.PutLogData("a"));
+  ASSERT_OK(b.PutLogData(""));
+  EXPECT_EQ(b.Count(), 0u);
+  EXPECT_EQ(Records(b), (std::vector<std::string>{"LogData(a)", "LogData()"}));
+  WriteBatch copy;
+  ASSERT_OK(WriteBatchInternal::SetContents(&copy, WriteBatchInternal::Contents(&b)));
+  EXPECT_EQ(Records(copy), Records(b));
+}
+
+TEST(WriteBatchTest, ColumnFamilyTags) {
+  FakeColumnFamily zero(0), seven(7), big(300);
+  WriteBatch b;
+  ASSERT_OK(b.Put(&seven, "k", "v"));
+  ASSERT_OK(b.Delete(&big, "d"));
+  ASSERT_OK(b.SingleDelete(&seven, "s"));
+  ASSERT_OK(b.Merge(&big, "m", "x"));
+  ASSERT_OK(b.Put(&zero, "plain", "v0"));
+  EXPECT_EQ(Records(b),
+            (std::vector<std::string>{"Put(7:k, v)", "Delete(300:d)", "SingleDelete(7:s)",
+                                      "Merge(300:m, x)", "Put(plain, v0)"}));
+  const std::string& data = b.Data();
+  EXPECT_EQ(data[WriteBatchInternal::kHeader], static_cast<char>(kTypeColumnFamilyValue));
+  EXPECT_EQ(data[WriteBatchInternal::kHeader + 1], 7);
+  // Column family 0 through a handle uses the plain tag.
+  WriteBatch plain;
+  ASSERT_OK(plain.Put("plain", "v0"));
+  EXPECT_TRUE(data.ends_with(plain.Data().substr(WriteBatchInternal::kHeader)));
+
+  // The Handler defaults turn non-default families away.
+  WriteBatch::Handler defaults;
+  Status s = b.Iterate(&defaults);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+}
+
+TEST(WriteBatchTest, CountAndSequence) {
+  WriteBatch b;
+  WriteBatchInternal::SetSequence(&b, 0x0102030405060708ull);
+  for (int i = 0; i < 100; i++) ASSERT_OK(b.Put("k" + std::to_string(i), "v"));
+  EXPECT_EQ(b.Count(), 100u);
+  EXPECT_EQ(WriteBatchInternal::Count(&b), 100u);
+  EXPECT_EQ(WriteBatchInternal::Sequence(&b), 0x0102030405060708ull);
+  EXPECT_EQ(DecodeFixed64(b.Data().data()), 0x0102030405060708ull);
+  EXPECT_EQ(DecodeFixed32(b.Data().data() + 8), 100u);
+  EXPECT_EQ(WriteBatchInternal::ByteSize(&b), b.Data().size());
+  WriteBatchInternal::SetCount(&b, 7);
+  EXPECT_EQ(b.Count(), 7u);
+  EXPECT_TRUE(b.Iterate(nullptr).IsCorruption());  // count no longer matches
+}
+
+TEST(WriteBatchTest, DataRoundTripThroughSetContents) {
+  WriteBatch b;
+  WriteBatchInternal::SetSequence(&b, 42);
+  ASSERT_OK(b.Put("a", std::string(1000, 'x')));
+  ASSERT_OK(b.Delete("b"));
+  ASSERT_OK(b.PutLogData("log"));
+  ASSERT_OK(b.Merge("c", "d"));
+
+  WriteBatch copy;
+  ASSERT_OK(WriteBatchInternal::SetContents(&copy, WriteBatchInternal::Contents(&b)));
+  EXPECT_EQ(copy.Data(), b.Data());
+  EXPECT_EQ(WriteBatchInternal::Sequence(&copy), 42u);
+  EXPECT_EQ(copy.Count(), 3u);
+  EXPECT_EQ(Records(copy), Records(b));
+
+  WriteBatch from_string(b.Data());
+  EXPECT_EQ(Records(from_string), Records(b));
+  WriteBatch copied = b;
+  EXPECT_EQ(copied.Data(), b.Data());
+}
+
+TEST(WriteBatchTest, MalformedContentsAreCorruption) {
+  WriteBatch good;
+  ASSERT_OK(good.Put("key", "value"));
+  ASSERT_OK(good.Merge("c", "d"));
+  ASSERT_OK(good.Delete(nullptr, "x"));
+  const std::string data = good.Data();
+
+  std::vector<std::string> bad;
+  bad.push_back("");
+  bad.push_back(data.substr(0, 11));  // shorter than the header
+  // Every proper prefix that cuts a record.
+  for (size_t n = WriteBatchInternal::kHeader + 1; n < data.size(); n++) {
+    bad.push_back(data.substr(0, n));
+  }
+  std::string unknown_tag = data;
+  unknown_tag[WriteBatchInternal::kHeader] = 0x3f;
+  bad.push_back(unknown_tag);
+  std::string wrong_count = data;
+  EncodeFixed32(wrong_count.data() + 8, 4);
+  bad.push_back(wrong_count);
+  std::string huge_length = data;
+  huge_length[WriteBatchInternal::kHeader + 1] = static_cast<char>(0x7f);
+  bad.push_back(huge_length);
+  std::string bad_varint = data.substr(0, WriteBatchInternal::kHeader) +
+                           static_cast<char>(kTypeColumnFamilyValue) + "\xff\xff\xff\xff\xff\xff";
+  EncodeFixed32(bad_varint.data() + 8, 1);
+  bad.push_back(bad_varint);
+
+  for (const std::string& b : bad) {
+    WriteBatch target;
+    ASSERT_OK(target.Put("keep", "me"));
+    const std::string before = target.Data();
+    Status s = WriteBatchInternal::SetContents(&target, b);
+    EXPECT_TRUE(s.IsCorruption()) << b.size() << " " << s.ToString();
+    EXPECT_EQ(target.Data(), before);  // untouched
+
+    WriteBatch raw(b);
+    Recorder r;
+    EXPECT_TRUE(raw.Iterate(&r).IsCorruption()) << b.size();
+    raw.HasPut();  // must not crash on garbage
+    EXPECT_LE(raw.Count(), 4u);
+  }
+  // Trailing records after a full prefix that the count does not include.
+  WriteBatch extra(data + data.substr(WriteBatchInternal::kHeader));
+  EXPECT_TRUE(extra.Iterate(nullptr).IsCorruption());
+}
+
+TEST(WriteBatchTest, RandomContentsNeverCrash) {
+  Random rnd(TestSeed());
+  for (int i = 0; i < 2000; i++) {
+    std::string bytes = RandomBinaryString(&rnd, rnd.Skewed(8));
+    if (bytes.size() >= 9 && rnd.OneIn(2)) bytes[8] = static_cast<char>(rnd.Uniform(4));
+    WriteBatch b;
+    Status s = WriteBatchInternal::SetContents(&b, bytes);
+    if (s.ok()) {
+      EXPECT_EQ(b.Data(), bytes);
+      Recorder r;
+      EXPECT_OK(b.Iterate(&r));
+    } else {
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    }
+  }
+}
+
+TEST(WriteBatchTest, IterateStopsWhenHandlerSaysSo) {
+  WriteBatch b;
+  for (int i = 0; i < 5; i++) ASSERT_OK(b.Put(std::to_string(i), "v"));
+  Recorder r;
+  r.stop_after = 2;
+  ASSERT_OK(b.Iterate(&r));  // stopping early is not a count mismatch
+  EXPECT_EQ(r.seen.size(), 2u);
+}
+
+TEST(WriteBatchTest, Append) {
+  WriteBatch dst, src;
+  WriteBatchInternal::SetSequence(&dst, 200);
+  WriteBatchInternal::SetSequence(&src, 100);
+  ASSERT_OK(WriteBatchInternal::Append(&dst, &src));
+  EXPECT_EQ(dst.Count(), 0u);
+  EXPECT_EQ(dst.GetDataSize(), WriteBatchInternal::kHeader);
+
+  ASSERT_OK(src.Put("a", "va"));
+  ASSERT_OK(WriteBatchInternal::Append(&dst, &src));
+  EXPECT_EQ(Records(dst), (std::vector<std::string>{"Put(a, va)"}));
+
+  src.Clear();
+  ASSERT_OK(src.Delete("b"));
+  ASSERT_OK(src.PutLogData("blob"));
+  ASSERT_OK(src.Merge("c", "vc"));
+  ASSERT_OK(WriteBatchInternal::Append(&dst, &src));
+  EXPECT_EQ(Records(dst),
+            (std::vector<std::string>{"Put(a, va)", "Delete(b)", "LogData(blob)", "Merge(c, vc)"}));
+  EXPECT_EQ(dst.Count(), 3u);
+  EXPECT_EQ(WriteBatchInternal::Sequence(&dst), 200u);  // dst keeps its own
+
+  // Appending a batch to itself doubles it.
+  ASSERT_OK(WriteBatchInternal::Append(&dst, &dst));
+  EXPECT_EQ(dst.Count(), 6u);
+  EXPECT_EQ(Records(dst).size(), 8u);
+
+  WriteBatch broken(std::string("short"));
+  EXPECT_TRUE(WriteBatchInternal::Append(&dst, &broken).IsCorruption());
+  EXPECT_EQ(dst.Count(), 6u);
+}
+
+TEST(WriteBatchTest, EditsRepairATooShortBatch) {
+  WriteBatch b(std::string("abc"));
+  EXPECT_EQ(b.Count(), 0u);
+  EXPECT_EQ(WriteBatchInternal::Sequence(&b), 0u);
+  ASSERT_OK(b.Put("k", "v"));
+  EXPECT_EQ(b.Count(), 1u);
+  EXPECT_EQ(b.Data().size(), WriteBatchInternal::kHeader + 5);
+}
+
+// A memtable reference held for one test.
+class MemTableTest : public ::testing::Test {
+ protected:
+  MemTableTest() : icmp_(BytewiseComparator()), mem_(new MemTable(icmp_, 1 << 20)) { mem_->Ref(); }
+  ~MemTableTest() override { mem_->Unref(); }
+
+  // What a read at `seq` sees: the value, "NOT_FOUND" for a deletion, "MERGE" for a merge
+  // operand, "ABSENT" if the memtable has nothing visible.
+  std::string Get(const std::string& key, SequenceNumber seq, SequenceNumber* found_seq) {
+    LookupKey lkey(key, seq);
+    std::string value;
+    Status s;
+    *found_seq = 0;
+    if (!mem_->Get(lkey, &value, &s, found_seq)) return "ABSENT";
+    if (s.IsNotFound()) return "NOT_FOUND";
+    if (s.IsNotSupported()) return "MERGE";
+    EXPECT_OK(s);
+    return value;
+  }
+
+  InternalKeyComparator icmp_;
+  MemTable* mem_;
+};
+
+TEST_F(MemTableTest, InsertIntoNumbersRecordsFromTheBatchSequence) {
+  WriteBatch b;
+  WriteBatchInternal::SetSequence(&b, 100);
+  ASSERT_OK(b.Put("a", "va"));         // 100
+  ASSERT_OK(b.PutLogData("ignored"));  // takes no number
+  ASSERT_OK(b.Put("b", "vb"));         // 101
+  ASSERT_OK(b.Delete("a"));            // 102
+  ASSERT_OK(b.SingleDelete("b"));      // 103
+  ASSERT_OK(b.Merge("m", "op"));       // 104
+  ASSERT_OK(b.Put("c", "vc"));         // 105
+  ASSERT_OK(WriteBatchInternal::InsertInto(&b, mem_));
+  EXPECT_EQ(mem_->num_entries(), 6u);
+  EXPECT_EQ(mem_->num_deletes(), 2u);
+  EXPECT_EQ(mem_->first_seqno(), 100u);
+
+  SequenceNumber seq;
+  EXPECT_EQ(Get("a", 99, &seq), "ABSENT");
+  EXPECT_EQ(Get("a", 100, &seq), "va");
+  EXPECT_EQ(seq, 100u);
+  EXPECT_EQ(Get("a", 101, &seq), "va");
+  EXPECT_EQ(Get("a", 102, &seq), "NOT_FOUND");
+  EXPECT_EQ(seq, 102u);
+  EXPECT_EQ(Get("b", 101, &seq), "vb");
+  EXPECT_EQ(seq, 101u);
+  EXPECT_EQ(Get("b", 103, &seq), "NOT_FOUND");
+  EXPECT_EQ(Get("m", 104, &seq), "MERGE");
+  EXPECT_EQ(seq, 104u);
+  EXPECT_EQ(Get("c", kMaxSequenceNumber, &seq), "vc");
+  EXPECT_EQ(seq, 105u);
+  EXPECT_EQ(Get("ignored", kMaxSequenceNumber, &seq), "ABSENT");
+}
+
+TEST_F(MemTableTest, InsertIntoAfterWalRoundTrip) {
+  WriteBatch b;
+  WriteBatchInternal::SetSequence(&b, 7);
+  for (int i = 0; i < 50; i++) ASSERT_OK(b.Put("key" + std::to_string(i), std::to_string(i)));
+  WriteBatch replayed;
+  ASSERT_OK(WriteBatchInternal::SetContents(&replayed, WriteBatchInternal::Contents(&b)));
+  ASSERT_OK(WriteBatchInternal::InsertInto(&replayed, mem_, /*concurrent=*/true));
+  SequenceNumber seq;
+  for (int i = 0; i < 50; i++) {
+    EXPECT_EQ(Get("key" + std::to_string(i), kMaxSequenceNumber, &seq), std::to_string(i));
+    EXPECT_EQ(seq, 7u + i);
+  }
+}
+
+TEST_F(MemTableTest, InsertIntoAppliesNothingFromABadBatch) {
+  FakeColumnFamily other(3);
+  WriteBatch b;
+  WriteBatchInternal::SetSequence(&b, 1);
+  ASSERT_OK(b.Put("a", "1"));
+  ASSERT_OK(b.Put(&other, "b", "2"));
+  Status s = WriteBatchInternal::InsertInto(&b, mem_);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(mem_->IsEmpty());
+
+  WriteBatch ok;
+  ASSERT_OK(ok.Put("a", "1"));
+  ASSERT_OK(ok.Put("b", "2"));
+  WriteBatch truncated(ok.Data().substr(0, ok.Data().size() - 1));
+  s = WriteBatchInternal::InsertInto(&truncated, mem_);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(mem_->IsEmpty());
+}
+
+}  // namespace
+}  // namespace shale

@@ -1,0 +1,282 @@
+// BlockBuilder + Block: round trips over many sizes and restart intervals, seeks in both
+// directions against a std::map model, and malformed blocks (Corruption, never a crash).
+#include "table/block.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shale/comparator.h"
+#include "table/block_builder.h"
+#include "tests/testutil/test_util.h"
+#include "util/coding.h"
+#include "util/random.h"
+
+namespace shale {
+namespace {
+
+using Model = std::map<std::string, std::string>;
+
+// Keys sharing prefixes of varied length, so prefix compression has work to do.
+Model RandomModel(Random* rnd, size_t n) {
+  Model m;
+  while (m.size() < n) {
+    std::string k = "key" + std::to_string(rnd->Uniform(4)) + "/" +
+                    RandomString(rnd, rnd->Uniform(3)) + std::to_string(rnd->Uniform(100000));
+    if (rnd->OneIn(10)) k = RandomBinaryString(rnd, rnd->Uniform(20));
+    m[k] = RandomBinaryString(rnd, rnd->Skewed(8));
+  }
+  return m;
+}
+
+std::string Build(const Model& m, int restart_interval) {
+  BlockBuilder b(restart_interval);
+  for (const auto& [k, v] : m) b.Add(k, v);
+  EXPECT_EQ(b.NumEntries(), m.size());
+  const size_t estimate = b.CurrentSizeEstimate();
+  std::string out = b.Finish().ToString();
+  EXPECT_EQ(estimate, out.size());
+  return out;
+}
+
+std::unique_ptr<InternalIterator> Iter(const Block& block) {
+  return std::unique_ptr<InternalIterator>(block.NewIterator(BytewiseComparator()));
+}
+
+void CheckAgainstModel(const Model& m, const std::string& contents, Random* rnd) {
+  Block block{BlockContents(Slice(contents))};
+  ASSERT_OK(block.status());
+  auto it = Iter(block);
+
+  // Forward and backward full scans.
+  auto mi = m.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++mi) {
+    ASSERT_NE(mi, m.end());
+    ASSERT_EQ(it->key().ToString(), mi->first);
+    ASSERT_EQ(it->value().ToString(), mi->second);
+  }
+  ASSERT_EQ(mi, m.end());
+  ASSERT_OK(it->status());
+  auto ri = m.rbegin();
+  for (it->SeekToLast(); it->Valid(); it->Prev(), ++ri) {
+    ASSERT_NE(ri, m.rend());
+    ASSERT_EQ(it->key().ToString(), ri->first);
+  }
+  ASSERT_EQ(ri, m.rend());
+  ASSERT_OK(it->status());
+
+  // Seeks to present keys, absent keys, and then a few steps in a random direction.
+  std::vector<std::string> targets;
+  for (const auto& [k, v] : m) {
+    targets.push_back(k);
+    targets.push_back(k + '\0');
+    if (!k.empty()) targets.push_back(k.substr(0, k.size() - 1));
+  }
+  targets.push_back("");
+  targets.push_back("\xff\xff\xff");
+  for (const std::string& t : targets) {
+    it->Seek(t);
+    auto expect = m.lower_bound(t);
+    ASSERT_EQ(it->Valid(), expect != m.end()) << t;
+    if (expect != m.end()) ASSERT_EQ(it->key().ToString(), expect->first);
+
+    it->SeekForPrev(t);
+    auto up = m.upper_bound(t);
+    const bool has_prev = up != m.begin();
+    ASSERT_EQ(it->Valid(), has_prev) << t;
+    if (!has_prev) continue;
+    auto pos = std::prev(up);
+    ASSERT_EQ(it->key().ToString(), pos->first);
+    for (int step = 0; step < 5 && it->Valid(); step++) {
+      if (rnd->OneIn(2)) {
+        it->Next();
+        ++pos;
+      } else {
+        it->Prev();
+        pos = pos == m.begin() ? m.end() : std::prev(pos);
+      }
+      ASSERT_EQ(it->Valid(), pos != m.end());
+      if (pos == m.end()) break;
+      ASSERT_EQ(it->key().ToString(), pos->first);
+      ASSERT_EQ(it->value().ToString(), pos->second);
+    }
+  }
+  ASSERT_OK(it->status());
+}
+
+TEST(BlockTest, RoundTripSizesAndIntervals) {
+  Random rnd(TestSeed());
+  for (size_t n : {0, 1, 2, 3, 15, 16, 17, 33, 200, 1000}) {
+    for (int interval : {1, 2, 3, 16, 100}) {
+      SCOPED_TRACE("entries " + std::to_string(n) + " interval " + std::to_string(interval));
+      Model m = RandomModel(&rnd, n);
+      std::string contents = Build(m, interval);
+      CheckAgainstModel(m, contents, &rnd);
+    }
+  }
+}
+
+TEST(BlockTest, PrefixCompressionShrinksSharedKeys) {
+  Model m;
+  for (int i = 0; i < 100; i++) m["a-long-common-prefix-" + std::to_string(1000 + i)] = "v";
+  const std::string compressed = Build(m, 16);
+  const std::string plain = Build(m, 1);
+  EXPECT_LT(compressed.size(), plain.size() / 2);
+}
+
+TEST(BlockTest, ResetStartsAnEmptyBlock) {
+  BlockBuilder b(4);
+  b.Add("x", "1");
+  b.Finish();
+  b.Reset();
+  EXPECT_TRUE(b.empty());
+  b.Add("a", "2");
+  std::string contents = b.Finish().ToString();
+  Block block{BlockContents(Slice(contents))};
+  auto it = Iter(block);
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "a");
+  EXPECT_EQ(it->value().ToString(), "2");
+  it->Next();
+  EXPECT_FALSE(it->Valid());
+}
+
+TEST(BlockTest, ReverseComparator) {
+  BlockBuilder b(2);
+  std::vector<std::string> keys = {"z", "y", "m", "c", "b"};
+  for (const auto& k : keys) b.Add(k, k + "v");
+  std::string contents = b.Finish().ToString();
+  Block block{BlockContents(Slice(contents))};
+  std::unique_ptr<InternalIterator> it(block.NewIterator(ReverseBytewiseComparator()));
+  it->Seek("n");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "m");
+  it->SeekForPrev("n");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "y");
+}
+
+// Every positioning call on a block; returns the status seen (never crashes).
+Status Exercise(const Block& block) {
+  auto it = Iter(block);
+  int steps = 0;
+  for (it->SeekToFirst(); it->Valid() && steps < 10000; it->Next()) steps++;
+  for (it->SeekToLast(); it->Valid() && steps < 20000; it->Prev()) steps++;
+  for (const char* t : {"", "key1", "key2/", "zzz"}) {
+    it->Seek(t);
+    if (it->Valid()) {
+      it->Prev();
+      it->Next();
+    }
+    it->SeekForPrev(t);
+    if (it->Valid()) it->Next();
+  }
+  Status s = it->status();
+  if (!s.ok()) EXPECT_FALSE(it->Valid());
+  return s;
+}
+
+TEST(BlockTest, MalformedTrailers) {
+  auto expect_corrupt = [](const std::string& contents, const char* what) {
+    Block block{BlockContents(Slice(contents))};
+    EXPECT_TRUE(block.status().IsCorruption()) << what;
+    Status s = Exercise(block);
+    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+  };
+  expect_corrupt("", "empty");
+  expect_corrupt("abc", "shorter than the restart count");
+
+  std::string zero_restarts;
+  PutFixed32(&zero_restarts, 0);
+  expect_corrupt(zero_restarts, "zero restarts");
+
+  std::string too_many;
+  PutFixed32(&too_many, 0);
+  PutFixed32(&too_many, 1000);
+  expect_corrupt(too_many, "restart count beyond the block");
+
+  std::string past_end;
+  past_end.append("\x00\x01\x01kv", 5);
+  PutFixed32(&past_end, 0);
+  PutFixed32(&past_end, 6);  // beyond the entry area
+  PutFixed32(&past_end, 2);
+  expect_corrupt(past_end, "restart point past the entries");
+
+  std::string huge_count("\x00\x01\x01kv", 5);
+  PutFixed32(&huge_count, 0);
+  PutFixed32(&huge_count, 0xffffffffu);
+  expect_corrupt(huge_count, "restart count overflowing");
+}
+
+TEST(BlockTest, MalformedEntries) {
+  auto entry_block = [](const std::string& entries) {
+    std::string b = entries;
+    PutFixed32(&b, 0);
+    PutFixed32(&b, 1);
+    return b;
+  };
+  auto expect_corrupt = [](const std::string& contents, const char* what) {
+    Block block{BlockContents(Slice(contents))};
+    ASSERT_OK(block.status());
+    Status s = Exercise(block);
+    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+  };
+  // shared > 0 at a restart point (there is no previous key).
+  expect_corrupt(entry_block(std::string("\x02\x01\x01kv", 5)), "shared without a key");
+  // Value length past the restart array.
+  expect_corrupt(entry_block(std::string("\x00\x01\x7fkv", 5)), "value past the end");
+  // Key length past the restart array.
+  expect_corrupt(entry_block(std::string("\x00\x7f\x01kv", 5)), "key past the end");
+  // A varint that never ends.
+  expect_corrupt(entry_block(std::string("\x00\xff\xff\xff\xff\xff", 6)), "bad varint");
+  // A second entry sharing more than the first key holds.
+  expect_corrupt(entry_block(std::string("\x00\x01\x01kv\x05\x01\x01kv", 10)),
+                 "shared longer than the previous key");
+  // Truncated header at the end of the entries.
+  expect_corrupt(entry_block(std::string("\x00\x01\x01kv\x00", 6)), "truncated header");
+}
+
+TEST(BlockTest, RandomDamageNeverCrashes) {
+  Random rnd(TestSeed());
+  Model m = RandomModel(&rnd, 300);
+  const std::string good = Build(m, 4);
+  int corrupt = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    std::string bad = good;
+    const int kind = static_cast<int>(rnd.Uniform(3));
+    if (kind == 0) {
+      bad[rnd.Uniform(static_cast<uint32_t>(bad.size()))] ^=
+          static_cast<char>(1 + rnd.Uniform(255));
+    } else if (kind == 1) {
+      for (int i = 0; i < 8; i++)
+        bad[rnd.Uniform(static_cast<uint32_t>(bad.size()))] = static_cast<char>(rnd.Next());
+    } else {
+      bad.resize(rnd.Uniform(static_cast<uint32_t>(bad.size())));
+    }
+    // Bytes copied into an exact-size heap buffer so ASan sees any overrun.
+    std::unique_ptr<char[]> buf(new char[bad.size() + 1]);
+    memcpy(buf.get(), bad.data(), bad.size());
+    Block block(BlockContents(std::move(buf), bad.size()));
+    Status s = Exercise(block);
+    ASSERT_TRUE(s.ok() || s.IsCorruption()) << s.ToString();
+    if (!s.ok()) corrupt++;
+  }
+  EXPECT_GT(corrupt, 0);
+}
+
+TEST(BlockTest, CorruptionNamesFileAndOffset) {
+  std::string name = "000042.sst";
+  std::string contents = "abc";
+  Block block(BlockContents(Slice(contents)), &name, 4096);
+  Status s = block.status();
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.ToString().find("000042.sst"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("4096"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace shale

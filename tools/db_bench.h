@@ -1,0 +1,126 @@
+// The db_bench driver: runs the benchmarks named by --benchmarks against one shale DB and
+// prints RocksDB db_bench's header and result lines.
+//
+// Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods); Run()
+// checks the whole list first, so a benchmark shale cannot run yet fails the run before
+// anything is measured. Each method runs on every one of --threads threads, each with its
+// own ThreadState; the threads' Stats are merged into one result line.
+//
+// Thread safety: Run() is called once from main; methods run concurrently on the
+// benchmark threads and share only db_ (thread-safe) and SharedState.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include "shale/db.h"
+#include "shale/options.h"
+#include "tools/db_bench_keys.h"
+#include "tools/db_bench_stats.h"
+
+namespace shale::tools {
+
+// What the threads of one benchmark run share.
+struct SharedState {
+  std::mutex mu;
+  std::condition_variable cv;
+  int total = 0;
+  int num_initialized = 0;  // guarded by mu
+  bool start = false;       // guarded by mu
+  std::atomic<int> num_done{0};
+};
+
+struct ThreadState {
+  ThreadState(int index, uint64_t seed) : tid(index), rand(seed) {}
+  int tid;
+  std::mt19937_64 rand;  // differently seeded in each thread
+  Stats stats;
+  SharedState* shared = nullptr;
+};
+
+// Stops a loop after max_ops operations, or after max_seconds when that is non-zero.
+class Duration {
+ public:
+  Duration(uint64_t max_seconds, int64_t max_ops);
+  // Counts `increment` more operations; true once the loop should stop.
+  bool Done(int64_t increment);
+
+ private:
+  uint64_t max_seconds_;
+  int64_t max_ops_;
+  int64_t ops_ = 0;
+  uint64_t start_;
+};
+
+class Benchmark {
+ public:
+  using Method = void (Benchmark::*)(ThreadState*);
+
+  Benchmark();
+  ~Benchmark();
+  // Returns the process exit code.
+  int Run();
+
+ private:
+  struct Spec {
+    Method method = nullptr;
+    bool fresh_db = false;
+    bool meta = false;  // flush: no result line
+  };
+  // Resolves a benchmark name (without [..] arguments). On false, *why says what shale
+  // lacks.
+  static bool Resolve(const std::string& name, Spec* spec, std::string* why);
+  bool BuildOptions(std::string* error);
+  void PrintHeader();
+  void OpenDB();
+  void DestroyAndOpen();
+  Stats RunBenchmark(int n, const std::string& name, Method method);
+  void ResetPerBenchmarkState();
+  // key_size_ bytes for number v, in *key (resized).
+  void MakeKey(uint64_t v, std::string* key) const;
+
+  // Workloads (db_bench_workloads.cc).
+  void DoWrite(ThreadState* thread, KeyGenerator::Order order);
+  void WriteSeq(ThreadState* thread) { DoWrite(thread, KeyGenerator::Order::kSequential); }
+  void WriteRandom(ThreadState* thread) { DoWrite(thread, KeyGenerator::Order::kRandom); }
+  void WriteUniqueRandom(ThreadState* thread) {
+    DoWrite(thread, KeyGenerator::Order::kUniqueRandom);
+  }
+  void ReadSequential(ThreadState* thread);
+  void ReadReverse(ThreadState* thread);
+  void ReadRandom(ThreadState* thread);
+  void SeekRandom(ThreadState* thread);
+  void ReadWhileWriting(ThreadState* thread);
+  void BGWriter(ThreadState* thread);
+  void ReadRandomWriteRandom(ThreadState* thread);
+  void UpdateRandom(ThreadState* thread);
+  void DoDelete(ThreadState* thread, bool seq);
+  void DeleteSeq(ThreadState* thread) { DoDelete(thread, true); }
+  void DeleteRandom(ThreadState* thread) { DoDelete(thread, false); }
+  void Crc32cBench(ThreadState* thread);
+  void FlushMemtable();
+
+  Options options_;
+  std::unique_ptr<DB> db_;
+  uint64_t seed_base_ = 0;
+  int total_thread_count_ = 0;
+
+  // Reset from the flags before each benchmark; some benchmarks adjust them.
+  int64_t num_ = 0;
+  int64_t reads_ = 0;
+  int64_t writes_ = 0;
+  int64_t deletes_ = 0;
+  int64_t readwrites_ = 0;
+  int64_t entries_per_batch_ = 1;
+  int key_size_ = 16;
+  int value_size_ = 100;
+  WriteOptions write_options_;
+  ReadOptions read_options_;
+};
+
+}  // namespace shale::tools
