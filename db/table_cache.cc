@@ -21,8 +21,8 @@ TableCache::TableCache(const std::string& dbname, const Options& options,
       env_(options.env),
       icmp_(icmp),
       paranoid_checks_(options.paranoid_checks),
-      capacity_(max_open_files < 0 ? 0 : static_cast<size_t>(max_open_files > 0 ? max_open_files
-                                                                                 : 1)) {
+      capacity_(max_open_files < 0 ? 0
+                                   : static_cast<size_t>(max_open_files > 0 ? max_open_files : 1)) {
   if (const auto* factory =
           dynamic_cast<const BlockBasedTableFactory*>(options.table_factory.get())) {
     table_options_ = factory->table_options();

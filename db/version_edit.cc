@@ -227,8 +227,9 @@ std::string VersionEdit::DebugString() const {
     r += buf;
   }
   for (const auto& [level, f] : new_files_) {
-    snprintf(buf, sizeof(buf), "\n  AddFile: %d %" PRIu64 " %" PRIu64 " seq [%" PRIu64 ", %" PRIu64 "] ",
-             level, f.number, f.file_size, f.smallest_seqno, f.largest_seqno);
+    snprintf(buf, sizeof(buf),
+             "\n  AddFile: %d %" PRIu64 " %" PRIu64 " seq [%" PRIu64 ", %" PRIu64 "] ", level,
+             f.number, f.file_size, f.smallest_seqno, f.largest_seqno);
     r += buf;
     r += f.smallest.DebugString() + " .. " + f.largest.DebugString();
   }

@@ -185,8 +185,8 @@ uint64_t Version::NumLevelBytes(int level) const {
 }
 
 bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
-                         const LookupKey& key, std::string* value, Status* s,
-                         SequenceNumber* seq, ReadCallback* callback) {
+                         const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq,
+                         ReadCallback* callback) {
   Saver saver;
   saver.ucmp = icmp_->user_comparator();
   saver.user_key = key.user_key();
@@ -243,8 +243,7 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
   return false;
 }
 
-void Version::AddIterators(const ReadOptions& read_options,
-                           std::vector<InternalIterator*>* iters) {
+void Version::AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters) {
   for (const FileMetaPtr& f : files_[0]) {
     InternalIterator* iter = table_cache_->NewIterator(read_options, *f);
     Ref();
@@ -504,23 +503,22 @@ Status VersionSet::Recover() {
     log::Reader reader(std::move(file), &reporter, /*checksum=*/true, manifest_number, manifest);
     Slice record;
     std::string scratch;
-    while (reader.ReadRecord(&record, &scratch,
-                             WALRecoveryMode::kTolerateCorruptedTailRecords) &&
+    while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kTolerateCorruptedTailRecords) &&
            reporter.status.ok()) {
       const uint64_t offset = reader.LastRecordOffset();
       VersionEdit edit;
       s = edit.DecodeFrom(record);
       if (!s.ok()) return AtOffset(manifest, offset, s);
       if (edit.column_family() != 0) {
-        return AtOffset(manifest, offset,
-                        Status::NotSupported("column family " +
-                                             std::to_string(edit.column_family()) +
-                                             " (only the default family is supported)"));
+        return AtOffset(
+            manifest, offset,
+            Status::NotSupported("column family " + std::to_string(edit.column_family()) +
+                                 " (only the default family is supported)"));
       }
       if (edit.has_comparator() && edit.comparator() != ucmp_name) {
-        return Status::InvalidArgument(
-            manifest, "the DB was created with comparator " + edit.comparator() +
-                          " and is being opened with comparator " + ucmp_name);
+        return Status::InvalidArgument(manifest,
+                                       "the DB was created with comparator " + edit.comparator() +
+                                           " and is being opened with comparator " + ucmp_name);
       }
       s = builder.Apply(edit);
       if (!s.ok()) return AtOffset(manifest, offset, s);

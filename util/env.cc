@@ -22,8 +22,7 @@ Status ReadFileToString(Env* env, const std::string& fname, std::string* data) {
   return s;
 }
 
-Status WriteStringToFile(Env* env, const Slice& data, const std::string& fname,
-                         bool should_sync) {
+Status WriteStringToFile(Env* env, const Slice& data, const std::string& fname, bool should_sync) {
   std::unique_ptr<WritableFile> file;
   Status s = env->NewWritableFile(fname, &file, EnvOptions());
   if (!s.ok()) return s;

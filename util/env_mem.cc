@@ -263,7 +263,8 @@ class MemEnv final : public Env {
       return NoEntry("While renaming a file to " + target, src);
     }
     if (!DirExists(Parent(t))) return NoEntry("While renaming a file to " + target, src);
-    if (DirExists(t)) return Status::IOError("While renaming a file to " + target, "Is a directory");
+    if (DirExists(t))
+      return Status::IOError("While renaming a file to " + target, "Is a directory");
     if (s == t) return Status::OK();
     std::shared_ptr<MemFile> f = std::move(it->second);
     files_.erase(it);
@@ -341,8 +342,7 @@ class MemEnv final : public Env {
     return Status::OK();
   }
 
-  Status Find(const std::string& fname, const std::string& context,
-              std::shared_ptr<MemFile>* out) {
+  Status Find(const std::string& fname, const std::string& context, std::shared_ptr<MemFile>* out) {
     const std::string p = Normalize(fname);
     std::lock_guard<std::mutex> l(mu_);
     auto it = files_.find(p);
@@ -357,7 +357,8 @@ class MemEnv final : public Env {
   // Opens p for writing, creating it if missing; `truncate` empties an existing file.
   Status CreateOrTruncate(const std::string& p, bool truncate, std::shared_ptr<MemFile>* out) {
     std::lock_guard<std::mutex> l(mu_);
-    if (DirExists(p)) return Status::IOError("While open a file for appending: " + p, "Is a directory");
+    if (DirExists(p))
+      return Status::IOError("While open a file for appending: " + p, "Is a directory");
     auto it = files_.find(p);
     if (it != files_.end()) {
       if (truncate) {

@@ -38,12 +38,9 @@ size_t RoundUp(size_t x, size_t a) { return RoundDown(x + a - 1, a); }
 
 Status PosixError(const std::string& context, int err) {
   switch (err) {
-    case ENOENT:
-      return Status::PathNotFound(context, strerror(err));
-    case ENOSPC:
-      return Status::NoSpace(context, strerror(err));
-    default:
-      return Status::IOError(context, strerror(err));
+    case ENOENT: return Status::PathNotFound(context, strerror(err));
+    case ENOSPC: return Status::NoSpace(context, strerror(err));
+    default: return Status::IOError(context, strerror(err));
   }
 }
 
@@ -188,15 +185,16 @@ class PosixRandomAccessFile final : public RandomAccessFile {
       return ReadError(offset, n, errno);
     }
     const size_t skip = static_cast<size_t>(offset - start);
-    const size_t got = static_cast<size_t>(r) > skip ? std::min(n, static_cast<size_t>(r) - skip) : 0;
+    const size_t got =
+        static_cast<size_t>(r) > skip ? std::min(n, static_cast<size_t>(r) - skip) : 0;
     memcpy(scratch, buf.get() + skip, got);
     *result = Slice(scratch, got);
     return Status::OK();
   }
 
   Status ReadError(uint64_t offset, size_t n, int err) const {
-    return PosixError("While pread offset " + std::to_string(offset) + " len " +
-                          std::to_string(n) + ": " + fname_,
+    return PosixError("While pread offset " + std::to_string(offset) + " len " + std::to_string(n) +
+                          ": " + fname_,
                       err);
   }
 
@@ -332,8 +330,9 @@ class PosixWritableFile final : public WritableFile {
     if (s.ok() && direct_) s = CutPadding();
     if (!s.ok()) return s;
     int r = full ? fsync(fd_) : fdatasync(fd_);
-    if (r != 0) return PosixError(std::string(full ? "While fsync" : "While fdatasync") +
-                                      ": " + fname_, errno);
+    if (r != 0)
+      return PosixError(std::string(full ? "While fsync" : "While fdatasync") + ": " + fname_,
+                        errno);
     return Status::OK();
   }
 
@@ -343,9 +342,9 @@ class PosixWritableFile final : public WritableFile {
   size_t capacity_;
   std::unique_ptr<char[]> plain_buf_;
   AlignedBuffer aligned_buf_;
-  size_t buffered_ = 0;          // bytes in the buffer
-  uint64_t buffer_offset_ = 0;   // direct only: file offset of the buffer's first byte
-  uint64_t filesize_ = 0;        // bytes appended
+  size_t buffered_ = 0;         // bytes in the buffer
+  uint64_t buffer_offset_ = 0;  // direct only: file offset of the buffer's first byte
+  uint64_t filesize_ = 0;       // bytes appended
 };
 
 class PosixDirectory final : public Directory {

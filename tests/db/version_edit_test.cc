@@ -145,9 +145,9 @@ TEST(VersionEditTest, MalformedInputIsCorruption) {
   // A new file whose smallest key is too short to be an internal key.
   s.clear();
   PutVarint32(&s, 7);
-  PutVarint32(&s, 1);       // level
-  PutVarint64(&s, 5);       // number
-  PutVarint64(&s, 100);     // size
+  PutVarint32(&s, 1);    // level
+  PutVarint64(&s, 5);    // number
+  PutVarint64(&s, 100);  // size
   PutLengthPrefixedSlice(&s, "abc");
   PutLengthPrefixedSlice(&s, InternalKey("z", 1, kTypeValue).Encode());
   PutVarint64(&s, 1);

@@ -39,7 +39,9 @@ class ReverseComparatorNamed : public Comparator {
 class VersionSetTest : public ::testing::Test {
  protected:
   VersionSetTest()
-      : fault_env_(Env::Default()), dir_("version_set_test"), dbname_(dir_.path()),
+      : fault_env_(Env::Default()),
+        dir_("version_set_test"),
+        dbname_(dir_.path()),
         icmp_(BytewiseComparator()) {
     options_.env = &fault_env_;
     options_.num_levels = 4;
@@ -270,16 +272,14 @@ TEST_F(VersionSetTest, GetAcrossLevels) {
   // L1: two files with old values. L0: two newer overlapping files.
   FileMetaData l1a = BuildRange(vset_->NewFileNumber(), 0, 50, 1, 5);
   FileMetaData l1b = BuildRange(vset_->NewFileNumber(), 60, 100, 2, 6);
-  FileMetaData l0old = BuildFile(vset_->NewFileNumber(),
-                                 {{Key(10), 20, kTypeValue, "l0old10"},
-                                  {Key(11), 21, kTypeDeletion, ""},
-                                  {Key(12), 22, kTypeMerge, "operand"},
-                                  {Key(70), 23, kTypeValue, "l0old70"}});
-  FileMetaData l0new = BuildFile(vset_->NewFileNumber(),
-                                 {{Key(10), 30, kTypeValue, "l0new10"},
-                                  {Key(10), 31, kTypeSingleDeletion, ""},
-                                  {Key(40), 32, kTypeValue, "l0new40"},
-                                  {Key(61), 33, kTypeValue, "l0new61"}});
+  FileMetaData l0old = BuildFile(vset_->NewFileNumber(), {{Key(10), 20, kTypeValue, "l0old10"},
+                                                          {Key(11), 21, kTypeDeletion, ""},
+                                                          {Key(12), 22, kTypeMerge, "operand"},
+                                                          {Key(70), 23, kTypeValue, "l0old70"}});
+  FileMetaData l0new = BuildFile(vset_->NewFileNumber(), {{Key(10), 30, kTypeValue, "l0new10"},
+                                                          {Key(10), 31, kTypeSingleDeletion, ""},
+                                                          {Key(40), 32, kTypeValue, "l0new40"},
+                                                          {Key(61), 33, kTypeValue, "l0new61"}});
   VersionEdit edit;
   edit.AddFile(1, l1b);
   edit.AddFile(1, l1a);
@@ -304,7 +304,7 @@ TEST_F(VersionSetTest, GetAcrossLevels) {
   EXPECT_EQ("MERGE", Get(Key(12)));
   EXPECT_EQ("l0new40", Get(Key(40)));
   EXPECT_EQ("v5@" + Key(41), Get(Key(41)));
-  EXPECT_EQ("ABSENT", Get(Key(55)));  // between the L1 files
+  EXPECT_EQ("ABSENT", Get(Key(55)));      // between the L1 files
   EXPECT_EQ("ABSENT", Get(Key(61), 32));  // odd keys are not in l1b
   EXPECT_EQ("l0new61", Get(Key(61)));
   EXPECT_EQ("l0old70", Get(Key(70)));
@@ -350,10 +350,9 @@ void CheckIterator(InternalIterator* iter, const std::vector<std::string>& keys,
   EXPECT_EQ(keys, backward);
 
   auto lower = [&](const std::string& t) {
-    return std::lower_bound(keys.begin(), keys.end(), t,
-                            [&](const std::string& a, const std::string& b) {
-                              return icmp.Compare(a, b) < 0;
-                            });
+    return std::lower_bound(
+        keys.begin(), keys.end(), t,
+        [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
   };
   for (const std::string& t : probes) {
     auto it = lower(t);
@@ -373,10 +372,9 @@ void CheckIterator(InternalIterator* iter, const std::vector<std::string>& keys,
       }
     }
     // Last key <= t.
-    auto up = std::upper_bound(keys.begin(), keys.end(), t,
-                               [&](const std::string& a, const std::string& b) {
-                                 return icmp.Compare(a, b) < 0;
-                               });
+    auto up = std::upper_bound(
+        keys.begin(), keys.end(), t,
+        [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
     iter->SeekForPrev(t);
     if (up == keys.begin()) {
       EXPECT_FALSE(iter->Valid());

@@ -120,8 +120,8 @@ class FaultInjectionTestEnv : public EnvWrapper {
   struct DirOp {
     std::string dir;  // the directory whose sync makes it durable
     bool is_rename = false;
-    std::string path;  // the file created, or the rename target
-    std::string src;   // rename only
+    std::string path;             // the file created, or the rename target
+    std::string src;              // rename only
     bool had_old_target = false;  // rename only: target existed and is restored on undo
     std::string old_target_data;
     bool old_target_tracked = false;
@@ -145,14 +145,14 @@ class FaultInjectionTestEnv : public EnvWrapper {
   void OnDirSync(const std::string& dir);
 
   std::mutex mu_;
-  bool active_ = true;                         // guarded by mu_
-  Status error_;                               // guarded by mu_
-  std::map<std::string, FileState> files_;     // guarded by mu_
-  std::vector<DirOp> pending_;  // oldest first; guarded by mu_
-  std::array<Failure, kNumFailOn> failures_;   // guarded by mu_
-  std::array<uint64_t, kNumFailOn> calls_{};   // guarded by mu_
+  bool active_ = true;                           // guarded by mu_
+  Status error_;                                 // guarded by mu_
+  std::map<std::string, FileState> files_;       // guarded by mu_
+  std::vector<DirOp> pending_;                   // oldest first; guarded by mu_
+  std::array<Failure, kNumFailOn> failures_;     // guarded by mu_
+  std::array<uint64_t, kNumFailOn> calls_{};     // guarded by mu_
   std::array<uint64_t, kNumFailOn> injected_{};  // guarded by mu_
-  Random rnd_{301};                            // guarded by mu_
+  Random rnd_{301};                              // guarded by mu_
 };
 
 }  // namespace shale

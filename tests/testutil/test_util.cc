@@ -40,7 +40,8 @@ std::string TempDir(const std::string& name, Env* env) {
 TempDirectory::~TempDirectory() {
   if (path_.empty()) return;
   Status s = DestroyDir(path_, env_);
-  if (!s.ok()) fprintf(stderr, "warning: cannot remove %s: %s\n", path_.c_str(), s.ToString().c_str());
+  if (!s.ok())
+    fprintf(stderr, "warning: cannot remove %s: %s\n", path_.c_str(), s.ToString().c_str());
 }
 
 Status DestroyDir(const std::string& path, Env* env) {

@@ -151,7 +151,7 @@ TEST_P(EnvTest, Directories) {
   ASSERT_EQ(std::vector<std::string>{"inner"}, children);
   ASSERT_TRUE(env_->GetChildren(Path("nope"), &children).IsNotFound());
 
-  ASSERT_NOK(env_->DeleteDir(sub));  // not empty
+  ASSERT_NOK(env_->DeleteDir(sub));                  // not empty
   ASSERT_NOK(env_->CreateDirIfMissing(Path("f1")));  // a file is in the way
   ASSERT_OK(env_->DeleteFile(sub + "/inner"));
   ASSERT_OK(env_->DeleteDir(sub));

@@ -198,7 +198,7 @@ TEST_P(FaultInjectionEnvTest, NthWriteFailsOnlyForMatchingFiles) {
   Status s = log->Append("3");
   ASSERT_TRUE(s.IsIOError());
   ASSERT_EQ("IO error: injected write error", s.ToString());
-  ASSERT_OK(log->Append("4"));  // kNth fails once
+  ASSERT_OK(log->Append("4"));        // kNth fails once
   ASSERT_EQ(3u, log->GetFileSize());  // the failed append added nothing
   ASSERT_EQ(9u, env_->CallCount(FailOn::kWrite));
   ASSERT_EQ(1u, env_->InjectedCount(FailOn::kWrite));
@@ -209,8 +209,7 @@ TEST_P(FaultInjectionEnvTest, NthWriteFailsOnlyForMatchingFiles) {
 }
 
 TEST_P(FaultInjectionEnvTest, FromNthSyncFailsUntilCleared) {
-  env_->SetFailure(FailOn::kSync, 2, FailMode::kFromNth, "MANIFEST",
-                   Status::NoSpace("disk full"));
+  env_->SetFailure(FailOn::kSync, 2, FailMode::kFromNth, "MANIFEST", Status::NoSpace("disk full"));
   std::unique_ptr<WritableFile> f;
   ASSERT_OK(env_->NewWritableFile(Path("MANIFEST-000005"), &f, EnvOptions()));
   ASSERT_OK(f->Append("a"));
@@ -282,7 +281,7 @@ TEST_P(FaultInjectionEnvTest, ResetStateForgetsEverything) {
   ASSERT_EQ(0u, env_->CallCount(FailOn::kWrite));
   ASSERT_OK(env_->SimulatePowerLoss());
   ASSERT_EQ("su", Contents("a"));  // no longer tracked: left as it is
-  Write("b", "x", "");               // and writes work again
+  Write("b", "x", "");             // and writes work again
 }
 
 TEST_P(FaultInjectionEnvTest, ConcurrentWritersAreTracked) {

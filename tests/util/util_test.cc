@@ -131,7 +131,9 @@ TEST(CodingTest, LengthPrefixedSlice) {
   ASSERT_TRUE(GetLengthPrefixedSlice(&in, &v));
   ASSERT_EQ(std::string(200, 'x'), v.ToString());
   ASSERT_FALSE(GetLengthPrefixedSlice(&in, &v));
-  Slice truncated("\x05" "abc");  // says 5, holds 3
+  Slice truncated(
+      "\x05"
+      "abc");  // says 5, holds 3
   ASSERT_FALSE(GetLengthPrefixedSlice(&truncated, &v));
 }
 
@@ -195,7 +197,8 @@ TEST(StatusTest, ToStringTexts) {
   EXPECT_EQ("OK", Status::OK().ToString());
   EXPECT_EQ("NotFound: ", Status::NotFound().ToString());
   EXPECT_EQ("NotFound: key", Status::NotFound("key").ToString());
-  EXPECT_EQ("Corruption: bad block: 000012.sst", Status::Corruption("bad block", "000012.sst").ToString());
+  EXPECT_EQ("Corruption: bad block: 000012.sst",
+            Status::Corruption("bad block", "000012.sst").ToString());
   EXPECT_EQ("Not implemented: x", Status::NotSupported("x").ToString());
   EXPECT_EQ("Invalid argument: x", Status::InvalidArgument("x").ToString());
   EXPECT_EQ("IO error: x", Status::IOError("x").ToString());
@@ -467,9 +470,6 @@ TEST(ArenaTest, AllocationsHoldTheirBytes) {
   for (int i = 0; i < 2000; i++) {
     size_t n = i % 100 == 0 ? 1 + rnd.Uniform(20000) : 1 + rnd.Skewed(10);
     char* p = rnd.OneIn(3) ? arena.AllocateAligned(n) : arena.Allocate(n);
-    if (rnd.OneIn(3) || true) {
-      // Aligned allocations must really be aligned.
-    }
     for (size_t k = 0; k < n; k++) p[k] = static_cast<char>(i % 256);
     allocated.emplace_back(p, n);
     bytes += n;
@@ -538,10 +538,14 @@ TEST(DbFormatTest, InternalKeyOrder) {
   InternalKeyComparator icmp(BytewiseComparator());
   // Already in the expected order: user key ascending, then newest first.
   const std::vector<std::string> ordered = {
-      IKey("a", kMaxSequenceNumber, kTypeValue), IKey("a", 100, kTypeValue),
-      IKey("a", 100, kTypeDeletion), IKey("a", 1, kTypeMerge),
-      IKey("a", 0, kTypeValue),      IKey("ab", 200, kTypeValue),
-      IKey("b", 300, kTypeValue),    IKey("\xff", 0, kTypeDeletion),
+      IKey("a", kMaxSequenceNumber, kTypeValue),
+      IKey("a", 100, kTypeValue),
+      IKey("a", 100, kTypeDeletion),
+      IKey("a", 1, kTypeMerge),
+      IKey("a", 0, kTypeValue),
+      IKey("ab", 200, kTypeValue),
+      IKey("b", 300, kTypeValue),
+      IKey("\xff", 0, kTypeDeletion),
   };
   for (size_t i = 0; i < ordered.size(); i++) {
     for (size_t j = 0; j < ordered.size(); j++) {
@@ -660,18 +664,29 @@ TEST(ComparatorTest, Bytewise) {
     return s;
   };
   ASSERT_EQ("abd", sep("abcd", "abzz"));
-  ASSERT_EQ("abc", sep("abc", "abd"));      // no room between c and d
-  ASSERT_EQ("ab", sep("ab", "abc"));        // prefix
-  ASSERT_EQ("abc", sep("abc", "ab"));       // limit is a prefix
-  ASSERT_EQ("a\xff" "x", sep("a\xff" "x", "b"));  // 0xff cannot be incremented
-  ASSERT_EQ("b", sep("a\xff" "x", "c"));
+  ASSERT_EQ("abc", sep("abc", "abd"));  // no room between c and d
+  ASSERT_EQ("ab", sep("ab", "abc"));    // prefix
+  ASSERT_EQ("abc", sep("abc", "ab"));   // limit is a prefix
+  ASSERT_EQ(
+      "a\xff"
+      "x",
+      sep("a\xff"
+          "x",
+          "b"));  // 0xff cannot be incremented
+  ASSERT_EQ("b", sep("a\xff"
+                     "x",
+                     "c"));
 
   auto succ = [c](std::string s) {
     c->FindShortSuccessor(&s);
     return s;
   };
   ASSERT_EQ("b", succ("abc"));
-  ASSERT_EQ("\xff\xff" "b", succ("\xff\xff" "a\xff"));
+  ASSERT_EQ(
+      "\xff\xff"
+      "b",
+      succ("\xff\xff"
+           "a\xff"));
   ASSERT_EQ("\xff\xff", succ("\xff\xff"));
   ASSERT_EQ("", succ(""));
 }
@@ -692,9 +707,8 @@ TEST(ComparatorTest, ReverseBytewise) {
   c->FindShortSuccessor(&k);
   ASSERT_LE(c->Compare("abc", k), 0);
   std::vector<std::string> v = {"b", "a", "c", "ab"};
-  std::sort(v.begin(), v.end(), [c](const std::string& x, const std::string& y) {
-    return c->Compare(x, y) < 0;
-  });
+  std::sort(v.begin(), v.end(),
+            [c](const std::string& x, const std::string& y) { return c->Compare(x, y) < 0; });
   ASSERT_EQ((std::vector<std::string>{"c", "b", "ab", "a"}), v);
 }
 

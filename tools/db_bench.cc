@@ -1,0 +1,501 @@
+// db_bench for shale: RocksDB db_bench's flags, workloads and output. See db_bench.h.
+#include "tools/db_bench.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "shale/compression_type.h"
+#include "shale/filter_policy.h"
+#include "shale/table.h"
+#include "tools/db_bench_flags.h"
+
+#ifndef SHALE_VERSION_STRING
+#define SHALE_VERSION_STRING "unknown"
+#endif
+
+namespace shale::tools {
+namespace {
+
+// RocksDB benchmarks shale cannot run yet, and what each lacks.
+struct Unsupported {
+  const char* name;
+  const char* needs;
+};
+constexpr Unsupported kUnsupported[] = {
+    {"compact", "compaction"},
+    {"compactall", "compaction"},
+    {"compact0", "compaction"},
+    {"compact1", "compaction"},
+    {"waitforcompaction", "compaction"},
+    {"openandcompact", "compaction"},
+    {"fillseqdeterministic", "compaction (it shapes the LSM tree by compacting)"},
+    {"filluniquerandomdeterministic", "compaction (it shapes the LSM tree by compacting)"},
+    {"mergerandom", "a merge operator"},
+    {"readrandommergerandom", "a merge operator"},
+    {"readwhilemerging", "a merge operator"},
+    {"seekrandomwhilemerging", "a merge operator"},
+    {"getmergeoperands", "a merge operator and GetMergeOperands"},
+    {"readrandomoperands", "a merge operator and GetMergeOperands"},
+    {"xorupdaterandom", "a merge operator (bytes XOR)"},
+    {"appendrandom", "a merge operator (string append)"},
+    {"randomtransaction", "transactions (TransactionDB)"},
+    {"multireadrandom", "MultiGet"},
+    {"readtorowcache", "a row cache"},
+    {"readtocache", "a block cache"},
+    {"approximatesizerandom", "GetApproximateSizes"},
+    {"backup", "a BackupEngine"},
+    {"restore", "a BackupEngine"},
+    {"stats", "DB properties (GetProperty)"},
+    {"resetstats", "DB statistics"},
+    {"levelstats", "DB properties (GetProperty)"},
+    {"memstats", "DB properties (GetProperty)"},
+    {"sstables", "DB properties (GetProperty)"},
+    {"replay", "tracing"},
+    {"mixgraph", "its workload model in this db_bench (not written yet)"},
+    {"timeseries", "its workload in this db_bench (not written yet)"},
+    {"newiterator", "its workload in this db_bench (not written yet)"},
+    {"newiteratorwhilewriting", "its workload in this db_bench (not written yet)"},
+    {"seekrandomwhilewriting", "its workload in this db_bench (not written yet)"},
+    {"readwhilescanning", "its workload in this db_bench (not written yet)"},
+    {"randomwithverify", "its workload in this db_bench (not written yet)"},
+    {"fillseekseq", "its workload in this db_bench (not written yet)"},
+    {"randomreplacekeys", "its workload in this db_bench (not written yet)"},
+    {"acquireload", "its workload in this db_bench (not written yet)"},
+    {"xxhash", "an xxHash code path in this db_bench (not written yet)"},
+    {"xxhash64", "an xxHash code path in this db_bench (not written yet)"},
+    {"xxh3", "an xxHash code path in this db_bench (not written yet)"},
+    {"compress", "a public compression API"},
+    {"uncompress", "a public compression API"},
+};
+
+bool ParseCompression(const std::string& s, CompressionType* type) {
+  static const struct {
+    const char* name;
+    CompressionType type;
+  } kNames[] = {{"none", kNoCompression},   {"snappy", kSnappyCompression},
+                {"zlib", kZlibCompression}, {"bzip2", kBZip2Compression},
+                {"lz4", kLZ4Compression},   {"lz4hc", kLZ4HCCompression},
+                {"xpress", kXpressCompression}, {"zstd", kZSTD}};
+  for (const auto& n : kNames) {
+    if (strcasecmp(s.c_str(), n.name) == 0) {
+      *type = n.type;
+      return true;
+    }
+  }
+  return false;
+}
+
+// "name[X3-W1]" -> name, repeat 3, warm-up 1. False on a malformed argument list.
+bool SplitBenchmarkArgs(std::string* name, int* repeat, int* warmup) {
+  *repeat = 1;
+  *warmup = 0;
+  if (name->empty() || name->back() != ']') return true;
+  const size_t open = name->find('[');
+  if (open == std::string::npos) return false;
+  std::stringstream args(name->substr(open + 1, name->size() - open - 2));
+  name->resize(open);
+  std::string arg;
+  while (std::getline(args, arg, '-')) {
+    if (arg.size() < 2 || (arg[0] != 'X' && arg[0] != 'W')) continue;
+    char* end = nullptr;
+    const long n = strtol(arg.c_str() + 1, &end, 10);
+    if (*end != '\0' || n < 0) return false;
+    (arg[0] == 'X' ? *repeat : *warmup) = static_cast<int>(n);
+  }
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+// RocksDB's default: $TEST_TMPDIR, else /tmp/rocksdbtest-<euid>; then /dbbench.
+std::string DefaultDBPath() {
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string dir = tmp != nullptr && tmp[0] != '\0'
+                        ? std::string(tmp)
+                        : "/tmp/rocksdbtest-" + std::to_string(geteuid());
+  mkdir(dir.c_str(), 0755);
+  return dir + "/dbbench";
+}
+
+void PrintEnvironment() {
+  fprintf(stderr, "shale:      version %s\n", SHALE_VERSION_STRING);
+  time_t now = time(nullptr);
+  char date[64];
+  fprintf(stderr, "Date:       %s", ctime_r(&now, date));  // ctime_r ends with '\n'
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, cpu_type, cache_size;
+  int num_cpus = 0;
+  while (std::getline(cpuinfo, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name") {
+      num_cpus++;
+      cpu_type = value;
+    } else if (key == "cache size") {
+      cache_size = value;
+    }
+  }
+  fprintf(stderr, "CPU:        %d * %s\n", num_cpus, cpu_type.c_str());
+  fprintf(stderr, "CPUCache:   %s\n", cache_size.c_str());
+}
+
+}  // namespace
+
+Duration::Duration(uint64_t max_seconds, int64_t max_ops)
+    : max_seconds_(max_seconds), max_ops_(max_ops), start_(NowMicros()) {}
+
+bool Duration::Done(int64_t increment) {
+  if (increment <= 0) increment = 1;
+  ops_ += increment;
+  if (max_seconds_ == 0) return ops_ > max_ops_;
+  // Look at the clock about every ops_between_duration_checks operations.
+  const int64_t every = std::max(1, FLAGS_ops_between_duration_checks);
+  if (ops_ / every == (ops_ - increment) / every) return false;
+  return (NowMicros() - start_) / 1000000 >= max_seconds_;
+}
+
+Benchmark::Benchmark() {
+  if (FLAGS_seed == 0) {
+    FLAGS_seed = static_cast<int64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    fprintf(stdout, "Set seed to %" PRIu64 " because --seed was 0\n",
+            static_cast<uint64_t>(FLAGS_seed));
+  }
+  seed_base_ = static_cast<uint64_t>(FLAGS_seed);
+  if (FLAGS_db.empty()) FLAGS_db = DefaultDBPath();
+}
+
+Benchmark::~Benchmark() {
+  if (db_ != nullptr) {
+    Status s = db_->Close();
+    if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
+  }
+}
+
+bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
+  using B = Benchmark;
+  static const struct {
+    const char* name;
+    Method method;
+    bool fresh_db;
+  } kRunnable[] = {
+      {"fillseq", &B::WriteSeq, true},
+      {"fillbatch", &B::WriteSeq, true},
+      {"fillrandom", &B::WriteRandom, true},
+      {"filluniquerandom", &B::WriteUniqueRandom, true},
+      {"fillsync", &B::WriteRandom, true},
+      {"fill100K", &B::WriteRandom, true},
+      {"overwrite", &B::WriteRandom, false},
+      {"readseq", &B::ReadSequential, false},
+      {"readreverse", &B::ReadReverse, false},
+      {"readrandom", &B::ReadRandom, false},
+      {"readmissing", &B::ReadRandom, false},
+      {"seekrandom", &B::SeekRandom, false},
+      {"readwhilewriting", &B::ReadWhileWriting, false},
+      {"readrandomwriterandom", &B::ReadRandomWriteRandom, false},
+      {"updaterandom", &B::UpdateRandom, false},
+      {"deleteseq", &B::DeleteSeq, false},
+      {"deleterandom", &B::DeleteRandom, false},
+      {"crc32c", &B::Crc32cBench, false},
+  };
+  *spec = Spec();
+  if (name.empty()) return true;  // ",," in the list: nothing to run, as in RocksDB
+  if (name == "flush") {
+    spec->meta = true;
+    return true;
+  }
+  for (const auto& r : kRunnable) {
+    if (name == r.name) {
+      spec->method = r.method;
+      spec->fresh_db = r.fresh_db;
+      return true;
+    }
+  }
+  for (const Unsupported& u : kUnsupported) {
+    if (name == u.name) {
+      *why = "benchmark '" + name + "' is not supported by shale yet: it needs " + u.needs;
+      return false;
+    }
+  }
+  *why = "unknown benchmark '" + name + "'";
+  return false;
+}
+
+bool Benchmark::BuildOptions(std::string* error) {
+  if (FLAGS_compression_ratio > 1) {
+    *error = "compression_ratio should be between 0 and 1";
+    return false;
+  }
+  if (FLAGS_key_size < 1 || FLAGS_value_size < 0 || FLAGS_threads < 1) {
+    *error = "--key_size and --threads must be positive, --value_size not negative";
+    return false;
+  }
+  CompressionType compression;
+  if (!ParseCompression(FLAGS_compression_type, &compression)) {
+    *error = "Cannot parse compression type '" + FLAGS_compression_type + "'";
+    return false;
+  }
+  if (!CompressionTypeSupported(compression)) {
+    *error = "--compression_type=" + FLAGS_compression_type +
+             " is not supported by this shale build (supported: none, and snappy, lz4, "
+             "zstd when built with them)";
+    return false;
+  }
+  options_ = Options();
+  options_.create_if_missing = true;
+  options_.compression = compression;
+  options_.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
+  options_.max_write_buffer_number = FLAGS_max_write_buffer_number;
+  options_.max_background_jobs = FLAGS_max_background_jobs;
+  options_.num_levels = FLAGS_num_levels;
+  options_.max_open_files = FLAGS_open_files;
+  options_.use_direct_reads = FLAGS_use_direct_reads;
+  options_.use_direct_io_for_flush_and_compaction = FLAGS_use_direct_io_for_flush_and_compaction;
+  options_.allow_concurrent_memtable_write = FLAGS_allow_concurrent_memtable_write;
+  options_.enable_pipelined_write = FLAGS_enable_pipelined_write;
+  BlockBasedTableOptions table;
+  if (FLAGS_block_size > 0) table.block_size = static_cast<size_t>(FLAGS_block_size);
+  // Negative: the table default (no filter); zero: no filter.
+  if (FLAGS_bloom_bits > 0) table.filter_policy.reset(NewBloomFilterPolicy(FLAGS_bloom_bits));
+  options_.table_factory.reset(NewBlockBasedTableFactory(table));
+  return true;
+}
+
+void Benchmark::PrintHeader() {
+  PrintEnvironment();
+  fprintf(stdout, "Keys:       %d bytes each (+ 0 bytes user-defined timestamp)\n",
+          FLAGS_key_size);
+  fprintf(stdout, "Values:     %d bytes each (%d bytes after compression)\n", FLAGS_value_size,
+          static_cast<int>(FLAGS_value_size * FLAGS_compression_ratio + 0.5));
+  fprintf(stdout, "Entries:    %" PRIu64 "\n", static_cast<uint64_t>(FLAGS_num));
+  fprintf(stdout, "Prefix:    0 bytes\n");
+  fprintf(stdout, "Keys per prefix:    0\n");
+  fprintf(stdout, "RawSize:    %.1f MB (estimated)\n",
+          (static_cast<int64_t>(FLAGS_key_size + FLAGS_value_size) * FLAGS_num) / 1048576.0);
+  fprintf(stdout, "FileSize:   %.1f MB (estimated)\n",
+          ((FLAGS_key_size + FLAGS_value_size * FLAGS_compression_ratio) * FLAGS_num) /
+              1048576.0);
+  fprintf(stdout, "Write rate: %" PRIu64 " bytes/second\n", static_cast<uint64_t>(0));
+  fprintf(stdout, "Read rate: %" PRIu64 " ops/second\n", static_cast<uint64_t>(0));
+  fprintf(stdout, "Compression: %s\n", CompressionTypeToString(options_.compression));
+  fprintf(stdout, "Compression sampling rate: 0\n");
+  fprintf(stdout, "Memtablerep: SkipListFactory\n");
+  fprintf(stdout, "Perf Level: %d\n", FLAGS_perf_level);
+#if defined(__GNUC__) && !defined(__OPTIMIZE__)
+  fprintf(stdout, "WARNING: Optimization is disabled: benchmarks unnecessarily slow\n");
+#endif
+#ifndef NDEBUG
+  fprintf(stdout, "WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
+#endif
+  fprintf(stdout, "------------------------------------------------\n");
+  fflush(stdout);
+}
+
+void Benchmark::OpenDB() {
+  Status s = DB::Open(options_, FLAGS_db, &db_);
+  if (!s.ok()) {
+    fprintf(stderr, "open error: %s\n", s.ToString().c_str());
+    exit(1);
+  }
+}
+
+void Benchmark::DestroyAndOpen() {
+  if (db_ != nullptr) {
+    Status s = db_->Close();
+    if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
+    db_.reset();
+  }
+  Status s = DestroyDB(FLAGS_db, options_);
+  if (!s.ok()) {
+    fprintf(stderr, "destroy error: %s\n", s.ToString().c_str());
+    exit(1);
+  }
+  OpenDB();
+}
+
+void Benchmark::ResetPerBenchmarkState() {
+  num_ = FLAGS_num;
+  reads_ = FLAGS_reads < 0 ? FLAGS_num : FLAGS_reads;
+  writes_ = FLAGS_writes < 0 ? FLAGS_num : FLAGS_writes;
+  deletes_ = FLAGS_deletes < 0 ? FLAGS_num : FLAGS_deletes;
+  readwrites_ = (FLAGS_writes < 0 && FLAGS_reads < 0)
+                    ? FLAGS_num
+                    : std::max(FLAGS_writes, FLAGS_reads);
+  entries_per_batch_ = std::max<int64_t>(1, FLAGS_batch_size);
+  key_size_ = FLAGS_key_size;
+  value_size_ = FLAGS_value_size;
+  write_options_ = WriteOptions();
+  write_options_.sync = FLAGS_sync;
+  write_options_.disableWAL = FLAGS_disable_wal;
+  read_options_ = ReadOptions();
+}
+
+void Benchmark::MakeKey(uint64_t v, std::string* key) const {
+  key->resize(static_cast<size_t>(key_size_));
+  GenerateKeyFromInt(v, key_size_, key->data());
+}
+
+Stats Benchmark::RunBenchmark(int n, const std::string& name, Method method) {
+  SharedState shared;
+  shared.total = n;
+  std::unique_ptr<ReporterAgent> reporter;
+  if (FLAGS_report_interval_seconds > 0) {
+    reporter = std::make_unique<ReporterAgent>(FLAGS_report_file,
+                                               static_cast<uint64_t>(FLAGS_report_interval_seconds));
+  }
+  std::vector<std::unique_ptr<ThreadState>> states;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; i++) {
+    total_thread_count_++;
+    states.push_back(std::make_unique<ThreadState>(i, seed_base_ + total_thread_count_));
+    states.back()->shared = &shared;
+    states.back()->stats.SetReporterAgent(reporter.get());
+  }
+  for (int i = 0; i < n; i++) {
+    ThreadState* thread = states[i].get();
+    threads.emplace_back([this, thread, method] {
+      SharedState* sh = thread->shared;
+      {
+        std::unique_lock<std::mutex> l(sh->mu);
+        sh->num_initialized++;
+        sh->cv.notify_all();
+        sh->cv.wait(l, [sh] { return sh->start; });
+      }
+      thread->stats.Start(thread->tid);
+      (this->*method)(thread);
+      thread->stats.Stop();
+      sh->num_done.fetch_add(1);
+    });
+  }
+  {
+    std::unique_lock<std::mutex> l(shared.mu);
+    shared.cv.wait(l, [&] { return shared.num_initialized >= n; });
+    shared.start = true;
+  }
+  shared.cv.notify_all();
+  for (std::thread& t : threads) t.join();
+
+  Stats merged;
+  for (const auto& s : states) merged.Merge(s->stats);
+  merged.Report(name);
+  return merged;
+}
+
+int Benchmark::Run() {
+  std::string error;
+  if (!BuildOptions(&error)) {
+    fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  // Refuse the whole run before measuring anything if one benchmark cannot run.
+  const std::vector<std::string> names = SplitList(FLAGS_benchmarks);
+  for (std::string name : names) {
+    int repeat, warmup;
+    Spec spec;
+    std::string why;
+    if (!SplitBenchmarkArgs(&name, &repeat, &warmup)) {
+      fprintf(stderr, "unknown benchmark arguments '%s'\n", name.c_str());
+      return 1;
+    }
+    if (!Resolve(name, &spec, &why)) {
+      fprintf(stderr, "%s\n", why.c_str());
+      return 1;
+    }
+    if (name == "filluniquerandom" && FLAGS_threads > 1) {
+      fprintf(stderr, "filluniquerandom multithreaded not supported, use 1 thread\n");
+      return 1;
+    }
+  }
+
+  PrintHeader();
+  if (!FLAGS_use_existing_db) {
+    Status s = DestroyDB(FLAGS_db, options_);
+    if (!s.ok()) {
+      fprintf(stderr, "destroy error: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
+  OpenDB();
+
+  for (std::string name : names) {
+    int repeat, warmup;
+    SplitBenchmarkArgs(&name, &repeat, &warmup);
+    Spec spec;
+    std::string why;
+    Resolve(name, &spec, &why);
+    ResetPerBenchmarkState();
+    int threads = FLAGS_threads;
+    if (name == "fillbatch") {
+      entries_per_batch_ = 1000;
+    } else if (name == "fillsync") {
+      num_ /= 1000;
+      write_options_.sync = true;
+    } else if (name == "fill100K") {
+      num_ /= 1000;
+      value_size_ = 100 * 1000;
+    } else if (name == "readmissing") {
+      ++key_size_;
+    } else if (name == "readwhilewriting") {
+      ++threads;  // one more: the writer
+    } else if (name == "flush") {
+      FlushMemtable();
+      continue;
+    }
+    if (spec.method == nullptr) continue;
+    if (spec.fresh_db) {
+      if (FLAGS_use_existing_db) {
+        fprintf(stdout, "%-12s : skipped (--use_existing_db is true)\n", name.c_str());
+        continue;
+      }
+      DestroyAndOpen();
+    }
+    fprintf(stdout, "DB path: [%s]\n", FLAGS_db.c_str());
+    if (warmup > 0) printf("Warming up benchmark by running %d times\n", warmup);
+    for (int i = 0; i < warmup; i++) RunBenchmark(threads, name, spec.method);
+    if (repeat > 1) printf("Running benchmark for %d times\n", repeat);
+    CombinedStats combined;
+    for (int i = 0; i < repeat; i++) {
+      combined.AddStats(RunBenchmark(threads, name, spec.method));
+      combined.Report(name);
+    }
+    if (repeat > 1) combined.ReportFinal(name);
+  }
+  return 0;
+}
+
+}  // namespace shale::tools
+
+int main(int argc, char** argv) {
+  GFLAGS_NAMESPACE::SetUsageMessage(std::string("\nUSAGE:\n") + argv[0] + " [OPTIONS]...");
+  GFLAGS_NAMESPACE::SetVersionString(SHALE_VERSION_STRING);
+  GFLAGS_NAMESPACE::ParseCommandLineFlags(&argc, &argv, true);
+  if (!shale::tools::CheckFlagsShaleCannotHonor()) return 1;
+  int rc;
+  {
+    shale::tools::Benchmark benchmark;
+    rc = benchmark.Run();
+  }
+  return rc;
+}

@@ -1,0 +1,290 @@
+// The benchmark methods of db_bench: each runs on one benchmark thread and records what
+// it did in thread->stats. Operation counts, key choice, bytes counted and messages follow
+// RocksDB db_bench's workloads of the same names.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "shale/iterator.h"
+#include "shale/write_batch.h"
+#include "tools/db_bench.h"
+#include "tools/db_bench_flags.h"
+
+namespace shale::tools {
+
+namespace {
+
+[[noreturn]] void Fail(const char* what, const Status& s) {
+  fprintf(stderr, "%s error: %s\n", what, s.ToString().c_str());
+  exit(1);
+}
+
+std::string FoundMessage(int64_t found, int64_t total) {
+  char msg[100];
+  snprintf(msg, sizeof(msg), "(%" PRId64 " of %" PRId64 " found)\n", found, total);
+  return msg;
+}
+
+}  // namespace
+
+void Benchmark::DoWrite(ThreadState* thread, KeyGenerator::Order order) {
+  // Random writes may run for --duration; sequential and unique ones write writes_ keys.
+  const uint64_t seconds = order == KeyGenerator::Order::kRandom ? FLAGS_duration : 0;
+  Duration duration(seconds, writes_);
+  KeyGenerator keys(&thread->rand, order, static_cast<uint64_t>(num_),
+                    seed_base_ + static_cast<uint64_t>(thread->tid));
+  RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
+  if (num_ != FLAGS_num) {
+    char msg[100];
+    snprintf(msg, sizeof(msg), "(%" PRId64 " ops)", num_);
+    thread->stats.AddMessage(msg);
+  }
+  WriteBatch batch;
+  std::string key;
+  int64_t bytes = 0;
+  while (!duration.Done(entries_per_batch_)) {
+    batch.Clear();
+    for (int64_t j = 0; j < entries_per_batch_; j++) {
+      MakeKey(keys.Next(), &key);
+      Slice value = gen.Generate(static_cast<size_t>(value_size_));
+      Status s = batch.Put(key, value);
+      if (!s.ok()) Fail("put", s);
+      bytes += static_cast<int64_t>(key.size() + value.size());
+    }
+    Status s = db_->Write(write_options_, &batch);
+    if (!s.ok()) Fail("put", s);
+    thread->stats.FinishedOps(entries_per_batch_, OpType::kWrite);
+  }
+  thread->stats.AddBytes(bytes);
+}
+
+void Benchmark::ReadSequential(ThreadState* thread) {
+  std::unique_ptr<Iterator> iter(db_->NewIterator(read_options_));
+  int64_t i = 0;
+  int64_t bytes = 0;
+  for (iter->SeekToFirst(); i < reads_ && iter->Valid(); iter->Next()) {
+    bytes += static_cast<int64_t>(iter->key().size() + iter->value().size());
+    thread->stats.FinishedOps(1, OpType::kRead);
+    ++i;
+  }
+  if (!iter->status().ok()) Fail("iterator", iter->status());
+  thread->stats.AddBytes(bytes);
+}
+
+void Benchmark::ReadReverse(ThreadState* thread) {
+  std::unique_ptr<Iterator> iter(db_->NewIterator(read_options_));
+  int64_t i = 0;
+  int64_t bytes = 0;
+  for (iter->SeekToLast(); i < reads_ && iter->Valid(); iter->Prev()) {
+    bytes += static_cast<int64_t>(iter->key().size() + iter->value().size());
+    thread->stats.FinishedOps(1, OpType::kRead);
+    ++i;
+  }
+  if (!iter->status().ok()) Fail("iterator", iter->status());
+  thread->stats.AddBytes(bytes);
+}
+
+void Benchmark::ReadRandom(ThreadState* thread) {
+  Duration duration(FLAGS_duration, reads_);
+  std::string key;
+  PinnableSlice value;
+  int64_t read = 0;
+  int64_t found = 0;
+  int64_t bytes = 0;
+  while (!duration.Done(1)) {
+    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    read++;
+    value.Reset();
+    Status s = db_->Get(read_options_, db_->DefaultColumnFamily(), key, &value);
+    if (s.ok()) {
+      found++;
+      bytes += static_cast<int64_t>(key.size() + value.size());
+    } else if (!s.IsNotFound()) {
+      Fail("get", s);
+    }
+    thread->stats.FinishedOps(1, OpType::kRead);
+  }
+  thread->stats.AddBytes(bytes);
+  thread->stats.AddMessage(FoundMessage(found, read));
+}
+
+void Benchmark::SeekRandom(ThreadState* thread) {
+  Duration duration(FLAGS_duration, reads_);
+  std::string key;
+  char value_copy[256];
+  int64_t read = 0;
+  int64_t found = 0;
+  int64_t bytes = 0;
+  while (!duration.Done(1)) {
+    // A new iterator per seek, as RocksDB's does without a tailing iterator, so that it
+    // sees what other threads wrote meanwhile.
+    std::unique_ptr<Iterator> iter(db_->NewIterator(read_options_));
+    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    iter->Seek(key);
+    read++;
+    if (iter->Valid() && iter->key().compare(key) == 0) found++;
+    for (int j = 0; j < FLAGS_seek_nexts && iter->Valid(); j++) {
+      // Copy the value out so that it is really read.
+      const Slice v = iter->value();
+      memcpy(value_copy, v.data(), std::min(v.size(), sizeof(value_copy)));
+      bytes += static_cast<int64_t>(iter->key().size() + v.size());
+      if (FLAGS_reverse_iterator) {
+        iter->Prev();
+      } else {
+        iter->Next();
+      }
+    }
+    if (!iter->status().ok()) Fail("seek", iter->status());
+    thread->stats.FinishedOps(1, OpType::kSeek);
+  }
+  thread->stats.AddBytes(bytes);
+  thread->stats.AddMessage(FoundMessage(found, read));
+}
+
+void Benchmark::ReadWhileWriting(ThreadState* thread) {
+  if (thread->tid > 0) {
+    ReadRandom(thread);
+  } else {
+    BGWriter(thread);
+  }
+}
+
+void Benchmark::BGWriter(ThreadState* thread) {
+  // Writes until every reader is done; its numbers stay out of the result.
+  thread->stats.SetExcludeFromMerge();
+  RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
+  std::string key;
+  int64_t bytes = 0;
+  SharedState* shared = thread->shared;
+  while (shared->num_done.load(std::memory_order_acquire) + 1 < shared->total) {
+    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    Slice value = gen.Generate(static_cast<size_t>(value_size_));
+    Status s = db_->Put(write_options_, key, value);
+    if (!s.ok()) Fail("put", s);
+    bytes += static_cast<int64_t>(key.size() + value.size());
+    thread->stats.FinishedOps(1, OpType::kWrite);
+  }
+  thread->stats.AddBytes(bytes);
+}
+
+void Benchmark::ReadRandomWriteRandom(ThreadState* thread) {
+  Duration duration(FLAGS_duration, readwrites_);
+  RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
+  std::string key;
+  std::string value;
+  int64_t reads_done = 0;
+  int64_t writes_done = 0;
+  int64_t found = 0;
+  // Each round of 100 operations: readwritepercent gets first, then the puts.
+  int get_weight = 0;
+  int put_weight = 0;
+  while (!duration.Done(1)) {
+    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    if (get_weight == 0 && put_weight == 0) {
+      get_weight = FLAGS_readwritepercent;
+      put_weight = 100 - get_weight;
+    }
+    if (get_weight > 0) {
+      Status s = db_->Get(read_options_, key, &value);
+      if (s.ok()) {
+        found++;
+      } else if (!s.IsNotFound()) {
+        fprintf(stderr, "get error: %s\n", s.ToString().c_str());
+      }
+      get_weight--;
+      reads_done++;
+      thread->stats.FinishedOps(1, OpType::kRead);
+    } else if (put_weight > 0) {
+      Status s = db_->Put(write_options_, key, gen.Generate(static_cast<size_t>(value_size_)));
+      if (!s.ok()) Fail("put", s);
+      put_weight--;
+      writes_done++;
+      thread->stats.FinishedOps(1, OpType::kWrite);
+    }
+  }
+  char msg[160];
+  snprintf(msg, sizeof(msg),
+           "( reads:%" PRId64 " writes:%" PRId64 " total:%" PRId64 " found:%" PRId64 ")",
+           reads_done, writes_done, readwrites_, found);
+  thread->stats.AddMessage(msg);
+}
+
+void Benchmark::UpdateRandom(ThreadState* thread) {
+  Duration duration(FLAGS_duration, readwrites_);
+  RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
+  std::string key;
+  std::string value;
+  int64_t found = 0;
+  int64_t bytes = 0;
+  while (!duration.Done(1)) {
+    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    Status s = db_->Get(read_options_, key, &value);
+    if (s.ok()) {
+      found++;
+      bytes += static_cast<int64_t>(key.size() + value.size());
+    } else if (!s.IsNotFound()) {
+      Fail("get", s);
+    }
+    Slice next = gen.Generate(static_cast<size_t>(value_size_));
+    s = db_->Put(write_options_, key, next);
+    if (!s.ok()) Fail("put", s);
+    bytes += static_cast<int64_t>(key.size() + next.size());
+    thread->stats.FinishedOps(1, OpType::kUpdate);
+  }
+  char msg[100];
+  snprintf(msg, sizeof(msg), "( updates:%" PRId64 " found:%" PRId64 ")", readwrites_, found);
+  thread->stats.AddBytes(bytes);
+  thread->stats.AddMessage(msg);
+}
+
+void Benchmark::DoDelete(ThreadState* thread, bool seq) {
+  Duration duration(seq ? 0 : FLAGS_duration, deletes_);
+  WriteBatch batch;
+  std::string key;
+  int64_t i = 0;
+  while (!duration.Done(entries_per_batch_)) {
+    batch.Clear();
+    for (int64_t j = 0; j < entries_per_batch_; j++) {
+      const uint64_t k = seq ? static_cast<uint64_t>(i + j)
+                             : thread->rand() % static_cast<uint64_t>(FLAGS_num);
+      MakeKey(k, &key);
+      Status s = batch.Delete(key);
+      if (!s.ok()) Fail("del", s);
+    }
+    Status s = db_->Write(write_options_, &batch);
+    if (!s.ok()) Fail("del", s);
+    thread->stats.FinishedOps(entries_per_batch_, OpType::kDelete);
+    i += entries_per_batch_;
+  }
+}
+
+void Benchmark::Crc32cBench(ThreadState* thread) {
+  // About 5000 MiB of --block_size blocks, as RocksDB's.
+  const size_t size = FLAGS_block_size > 0 ? static_cast<size_t>(FLAGS_block_size) : 4096;
+  const std::string data(size, 'x');
+  uint64_t bytes = 0;
+  uint32_t sum = 0;
+  while (bytes < 5000ull * 1048576) {
+    sum += Crc32c(data.data(), data.size());
+    thread->stats.FinishedOps(1, OpType::kCrc);
+    bytes += size;
+  }
+  fprintf(stderr, "... val=0x%x\r", sum);  // keeps the loop from being optimized away
+  thread->stats.AddBytes(static_cast<int64_t>(bytes));
+  thread->stats.AddMessage("(" + std::to_string(size) + " per op)");
+}
+
+void Benchmark::FlushMemtable() {
+  FlushOptions options;
+  options.wait = true;
+  Status s = db_->Flush(options);
+  if (!s.ok()) {
+    fprintf(stderr, "Flush failed: %s\n", s.ToString().c_str());
+    exit(1);
+  }
+  fprintf(stdout, "flush memtable\n");
+}
+
+}  // namespace shale::tools
