@@ -107,9 +107,14 @@ namespace {
 
 // Collects what the log reader reports; recovery decides per WALRecoveryMode.
 struct LogReporter : public log::Reporter {
-  Status status;
+  Status status;     // the first damage seen
+  Status io_error;   // a failure to read at all: fails recovery in every mode
   void Corruption(size_t /*bytes*/, const Status& s) override {
-    if (status.ok()) status = s;
+    if (!s.IsCorruption()) {
+      if (io_error.ok()) io_error = s;
+    } else if (status.ok()) {
+      status = s;
+    }
   }
 };
 
@@ -181,7 +186,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         if (!s.ok()) break;
       }
     }
-    if (!s.ok() && reporter.status.ok()) break;  // an I/O error, not damage
+    if (s.ok() && !reporter.io_error.ok()) s = reporter.io_error;
+    if (!s.ok()) break;  // an I/O error or a failed flush: recovery fails in every mode
     if (!reporter.status.ok()) {
       switch (mode) {
         case WALRecoveryMode::kSkipAnyCorruptedRecords:

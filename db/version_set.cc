@@ -58,6 +58,11 @@ class VersionBuilder {
         snprintf(buf, sizeof(buf), "file %" PRIu64 " has a bad key range", meta.number);
         return Status::Corruption(buf);
       }
+      if (meta.smallest_seqno > meta.largest_seqno) {
+        snprintf(buf, sizeof(buf), "file %" PRIu64 " has a bad sequence number range",
+                 meta.number);
+        return Status::Corruption(buf);
+      }
       auto f = std::make_shared<FileMetaData>(meta);
       f->refs = 0;
       f->being_compacted = false;

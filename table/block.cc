@@ -164,8 +164,8 @@ class Block::Iter final : public InternalIterator {
     const uint32_t offset = RestartPoint(index);
     uint32_t shared, non_shared, value_len;
     const char* delta;
-    if (offset >= restarts_ ||
-        !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) || shared != 0) {
+    if (offset >= restarts_ || !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) ||
+        shared != 0) {
       CorruptionError(offset);
       return false;
     }
@@ -182,8 +182,7 @@ class Block::Iter final : public InternalIterator {
     }
     uint32_t shared, non_shared, value_len;
     const char* delta;
-    if (!DecodeEntry(current_, &shared, &non_shared, &value_len, &delta) ||
-        shared > key_.size()) {
+    if (!DecodeEntry(current_, &shared, &non_shared, &value_len, &delta) || shared > key_.size()) {
       CorruptionError(current_);
       return false;
     }

@@ -41,8 +41,8 @@ class Block {
   BlockContents contents_;
   const std::string* file_name_;
   uint64_t file_offset_;
-  uint32_t restart_offset_ = 0;  // where the restart array starts
-  uint32_t num_restarts_ = 0;    // 0 when the block is malformed
+  uint32_t restart_offset_ = 0;      // where the restart array starts
+  uint32_t num_restarts_ = 0;        // 0 when the block is malformed
   const char* malformed_ = nullptr;  // why, when it is
 };
 

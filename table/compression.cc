@@ -62,8 +62,8 @@ std::unique_ptr<char[]> TryAllocate(size_t n) {
 }
 
 Status Bad(CompressionType type, const char* what) {
-  return Status::Corruption(std::string("bad ") + CompressionTypeToString(type) +
-                            " compressed block", what);
+  return Status::Corruption(
+      std::string("bad ") + CompressionTypeToString(type) + " compressed block", what);
 }
 
 }  // namespace
@@ -102,8 +102,7 @@ bool CompressBlock(CompressionType type, const Slice& input, std::string* output
       const size_t bound = ZSTD_compressBound(input.size());
       output->resize(header + bound);
       // Level 3 is zstd's default and RocksDB's.
-      const size_t n =
-          ZSTD_compress(output->data() + header, bound, input.data(), input.size(), 3);
+      const size_t n = ZSTD_compress(output->data() + header, bound, input.data(), input.size(), 3);
       if (ZSTD_isError(n)) return false;
       output->resize(header + n);
       return true;

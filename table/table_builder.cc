@@ -110,16 +110,15 @@ void TableBuilder::WriteBlock(BlockBuilder* block, bool may_compress, BlockHandl
   block->Reset();
 }
 
-void TableBuilder::WriteRawBlock(const Slice& contents, CompressionType type,
-                                 BlockHandle* handle) {
+void TableBuilder::WriteRawBlock(const Slice& contents, CompressionType type, BlockHandle* handle) {
   handle->set_offset(offset_);
   handle->set_size(contents.size());
   status_ = file_->Append(contents);
   if (!status_.ok()) return;
   char trailer[kBlockTrailerSize];
   trailer[0] = static_cast<char>(type);
-  EncodeFixed32(trailer + 1, ComputeBlockChecksum(options_.table_options.checksum,
-                                                  contents.data(), contents.size(), trailer[0]));
+  EncodeFixed32(trailer + 1, ComputeBlockChecksum(options_.table_options.checksum, contents.data(),
+                                                  contents.size(), trailer[0]));
   status_ = file_->Append(Slice(trailer, kBlockTrailerSize));
   if (status_.ok()) offset_ += contents.size() + kBlockTrailerSize;
 }
@@ -158,8 +157,7 @@ Status TableBuilder::Finish() {
     std::string handle;
     if (filter_builder_ != nullptr) {
       filter_handle.EncodeTo(&handle);
-      metaindex.Add(std::string("filter.") + options_.table_options.filter_policy->Name(),
-                    handle);
+      metaindex.Add(std::string("filter.") + options_.table_options.filter_policy->Name(), handle);
     }
     handle.clear();
     properties_handle.EncodeTo(&handle);

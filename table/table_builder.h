@@ -84,7 +84,7 @@ class TableBuilder {
   bool pending_index_entry_ = false;
   BlockHandle pending_handle_;
   std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null when no filter is written
-  std::string compressed_;  // scratch for compression
+  std::string compressed_;                             // scratch for compression
   TableProperties props_;
 };
 

@@ -94,8 +94,7 @@ Status DecodeTableProperties(const Slice& contents, const std::string* file_name
     if (auto it = numbers.find(name); it != numbers.end()) {
       Slice v = iter->value();
       if (!GetVarint64(&v, it->second) || !v.empty()) {
-        return CorruptionAt(file_name, block_offset, "bad number in properties block",
-                            iter->key());
+        return CorruptionAt(file_name, block_offset, "bad number in properties block", iter->key());
       }
     } else if (auto it2 = names.find(name); it2 != names.end()) {
       *it2->second = iter->value().ToString();

@@ -141,9 +141,8 @@ InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_opti
   Slice input = index_value;
   Status s = handle.DecodeFrom(&input);
   if (!s.ok()) {
-    return NewEmptyInternalIterator(CorruptionAt(&options_.file_name,
-                                                 footer_.index_handle().offset(),
-                                                 "bad block handle in index block"));
+    return NewEmptyInternalIterator(CorruptionAt(
+        &options_.file_name, footer_.index_handle().offset(), "bad block handle in index block"));
   }
   BlockContents contents;
   s = ReadBlockAt(handle, read_options.verify_checksums, &contents);

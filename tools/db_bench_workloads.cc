@@ -273,7 +273,9 @@ void Benchmark::Crc32cBench(ThreadState* thread) {
   }
   fprintf(stderr, "... val=0x%x\r", sum);  // keeps the loop from being optimized away
   thread->stats.AddBytes(static_cast<int64_t>(bytes));
-  thread->stats.AddMessage("(" + std::to_string(size) + " per op)");
+  char msg[64];
+  snprintf(msg, sizeof(msg), "(%zu per op)", size);
+  thread->stats.AddMessage(msg);
 }
 
 void Benchmark::FlushMemtable() {

@@ -616,6 +616,13 @@ TEST_F(VersionSetTest, EditsThatCannotApplyChangeNothing) {
   VersionEdit too_deep;
   too_deep.AddFile(4, b);
   EXPECT_TRUE(Apply(&too_deep).IsInvalidArgument());
+  VersionEdit no_seqnos;
+  FileMetaData unset = b;
+  unset.number = 777;
+  unset.smallest_seqno = kMaxSequenceNumber;
+  unset.largest_seqno = 0;
+  no_seqnos.AddFile(0, unset);
+  EXPECT_TRUE(Apply(&no_seqnos).IsCorruption());
   VersionEdit cf;
   cf.SetColumnFamily(3);
   EXPECT_TRUE(Apply(&cf).IsInvalidArgument());

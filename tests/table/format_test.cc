@@ -1,5 +1,7 @@
 // Block handles, the footer, block trailers (ReadBlock), compression, and table files
 // whose footer is damaged, missing or truncated.
+#include "table/format.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "table/compression.h"
-#include "table/format.h"
 #include "table/table_builder.h"
 #include "table/table_reader.h"
 #include "tests/testutil/test_util.h"
@@ -154,8 +155,8 @@ TEST(ReadBlockTest, HandlesPastTheEnd) {
   EXPECT_TRUE(Read(file, BlockHandle(100, 1), kCRC32c, true, &c).IsCorruption());
   EXPECT_TRUE(Read(file, BlockHandle(~0ull, ~0ull), kCRC32c, true, &c).IsCorruption());
   EXPECT_TRUE(Read(file, BlockHandle(2, ~0ull - 1), kCRC32c, true, &c).IsCorruption());
-  EXPECT_TRUE(Read(file.substr(0, file.size() - 1), BlockHandle(0, 6), kCRC32c, true, &c)
-                  .IsCorruption());
+  EXPECT_TRUE(
+      Read(file.substr(0, file.size() - 1), BlockHandle(0, 6), kCRC32c, true, &c).IsCorruption());
   ASSERT_OK(Read(file, BlockHandle(0, 6), kCRC32c, true, &c));
 }
 
@@ -216,7 +217,8 @@ TEST(CompressionTest, RoundTripAndGarbage) {
       // Damaged forms: an error or some output, never a crash or overrun (ASan checks).
       for (int trial = 0; trial < 50 && !compressed.empty(); trial++) {
         std::string bad = compressed;
-        bad[rnd.Uniform(static_cast<uint32_t>(bad.size()))] ^= static_cast<char>(1 + rnd.Uniform(255));
+        bad[rnd.Uniform(static_cast<uint32_t>(bad.size()))] ^=
+            static_cast<char>(1 + rnd.Uniform(255));
         if (rnd.OneIn(3)) bad.resize(rnd.Uniform(static_cast<uint32_t>(bad.size())));
         Status s = DecompressBlock(t, bad, &out, &out_size);
         EXPECT_TRUE(s.ok() || s.IsCorruption()) << s.ToString();

@@ -259,12 +259,13 @@ TEST_P(TableTest, RoundTrip) {
   EXPECT_EQ(p.num_merge_operands, merges);
   EXPECT_EQ(p.raw_key_size, raw_key);
   EXPECT_EQ(p.raw_value_size, raw_value);
-  EXPECT_EQ(p.comparator_name, "leveldb.BytewiseComparator" == std::string(BytewiseComparator()->Name())
-                                   ? "leveldb.BytewiseComparator"
-                                   : BytewiseComparator()->Name());
+  EXPECT_EQ(p.comparator_name,
+            "leveldb.BytewiseComparator" == std::string(BytewiseComparator()->Name())
+                ? "leveldb.BytewiseComparator"
+                : BytewiseComparator()->Name());
   EXPECT_EQ(p.compression_name, CompressionTypeToString(compression));
-  EXPECT_EQ(p.filter_policy_name, bloom ? harness_.builder_options.table_options.filter_policy->Name()
-                                        : "");
+  EXPECT_EQ(p.filter_policy_name,
+            bloom ? harness_.builder_options.table_options.filter_policy->Name() : "");
   EXPECT_EQ(p.filter_size > 0, bloom);
   EXPECT_GT(p.index_size, 0u);
   if (small_blocks) EXPECT_GT(p.num_data_blocks, 20u);
@@ -289,6 +290,7 @@ TEST_P(TableTest, RoundTrip) {
 
 TEST_P(TableTest, FilterSkipsAbsentKeys) {
   auto [compression, checksum, small_blocks, bloom] = GetParam();
+  if (checksum != kXXH3) GTEST_SKIP() << "the checksum type does not matter here";
   Model model(IcmpLess{&icmp_});
   for (int i = 0; i < 1000; i++) model[IKey(UserKey(2 * i), 100)] = "v";
   ASSERT_OK(harness_.Build(model));
@@ -381,12 +383,12 @@ std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
          (bloom ? "_Bloom" : "_NoFilter");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, TableTest,
-    ::testing::Combine(::testing::ValuesIn(SupportedCompressions()),
-                       ::testing::Values(kNoChecksum, kCRC32c, kxxHash, kxxHash64, kXXH3),
-                       ::testing::Bool(), ::testing::Bool()),
-    ParamName);
+INSTANTIATE_TEST_SUITE_P(All, TableTest,
+                         ::testing::Combine(::testing::ValuesIn(SupportedCompressions()),
+                                            ::testing::Values(kNoChecksum, kCRC32c, kxxHash,
+                                                              kxxHash64, kXXH3),
+                                            ::testing::Bool(), ::testing::Bool()),
+                         ParamName);
 
 class TableEdgeTest : public ::testing::Test {
  protected:
@@ -471,8 +473,8 @@ TEST_F(TableEdgeTest, HandlerStopsTheLookup) {
   // Versions of one user key span many blocks: Get follows them across block ends.
   GetCollector all;
   all.user_key = "k";
-  ASSERT_OK(reader->Get(ReadOptions(), IKey("k", 40, kValueTypeForSeek), &all,
-                        &GetCollector::Handle));
+  ASSERT_OK(
+      reader->Get(ReadOptions(), IKey("k", 40, kValueTypeForSeek), &all, &GetCollector::Handle));
   EXPECT_EQ(all.entries.size(), 40u);
   int calls = 0;
   auto first_only = [](void* arg, const Slice&, const Slice&) {
@@ -538,8 +540,8 @@ TEST_F(TableEdgeTest, IncompressibleBlocksStoredPlain) {
   // Follow footer -> index -> first data block; its trailer must say "not compressed":
   // random bytes do not shrink by 1/8.
   Footer footer;
-  ASSERT_OK(footer.DecodeFrom(Slice(bytes).ToStringView().substr(bytes.size() -
-                                                                 Footer::kEncodedLength)));
+  ASSERT_OK(
+      footer.DecodeFrom(Slice(bytes).ToStringView().substr(bytes.size() - Footer::kEncodedLength)));
   StringSource src(bytes);
   BlockReadSource source;
   source.file = &src;
@@ -583,8 +585,8 @@ TEST_F(TableEdgeTest, FlippedByteInDataBlockOnDisk) {
   EXPECT_EQ(it->value().ToString(), "value400");
   GetCollector c;
   c.user_key = UserKey(0);
-  EXPECT_TRUE(reader->Get(ReadOptions(), IKey(UserKey(0), 5), &c, &GetCollector::Handle)
-                  .IsCorruption());
+  EXPECT_TRUE(
+      reader->Get(ReadOptions(), IKey(UserKey(0), 5), &c, &GetCollector::Handle).IsCorruption());
 }
 
 TEST_F(TableEdgeTest, FlippedByteInIndexOnDisk) {

@@ -236,7 +236,8 @@ TEST(StatusTest, PredicatesCopyAndMove) {
   copy = Status::OK();
   EXPECT_TRUE(copy.ok());
   copy = moved;
-  copy = copy;  // self-assignment keeps the message
+  Status& alias = copy;
+  copy = alias;  // self-assignment keeps the message
   EXPECT_STREQ("gone", copy.getState());
 
   Status hard(Status::Corruption("c"), Status::kHardError);
