@@ -100,8 +100,9 @@ class VersionSet {
   // options->env, options->use_fsync for MANIFEST syncs). table_cache is shared with the DB.
   VersionSet(const std::string& dbname, const Options* options, TableCache* table_cache,
              const InternalKeyComparator* icmp);
-  // Versions still referenced elsewhere stay usable for reads (they keep their files) but
-  // must be released before table_cache is destroyed.
+  // Versions still referenced elsewhere are detached and stay usable for reads, but must
+  // be released before table_cache is destroyed, and none may be released concurrently
+  // with this destructor.
   ~VersionSet();
   VersionSet(const VersionSet&) = delete;
   VersionSet& operator=(const VersionSet&) = delete;
@@ -160,9 +161,9 @@ class VersionSet {
   // WAL files with numbers below this hold nothing that is not in an SST file.
   uint64_t LogNumber() const { return log_number_; }
   uint64_t PrevLogNumber() const { return prev_log_number_; }
-  // The live MANIFEST. MANIFEST files with larger numbers may be one being written: keep
-  // every MANIFEST >= this number, delete the smaller ones.
-  // Thread-safe.
+  // The live MANIFEST; thread-safe. A MANIFEST with a larger number may be one being
+  // written, and while CURRENT is switched to it, TempFileName(that number) exists: keep
+  // MANIFEST and .dbtmp files numbered >= this, delete smaller MANIFESTs.
   uint64_t ManifestFileNumber() const { return manifest_file_number_.load(); }
 
   // Adds the numbers of the files of every live Version. Thread-safe.

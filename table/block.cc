@@ -42,9 +42,10 @@ Status Block::status() const {
 // valid. value_ ends where the next entry begins.
 class Block::Iter final : public InternalIterator {
  public:
-  Iter(const Block* block, const Comparator* cmp)
+  Iter(const Block* block, const Comparator* cmp, size_t min_key_size)
       : block_(block),
         cmp_(cmp),
+        min_key_size_(min_key_size),
         data_(block->contents_.data.data()),
         restarts_(block->restart_offset_),
         num_restarts_(block->num_restarts_),
@@ -165,7 +166,7 @@ class Block::Iter final : public InternalIterator {
     uint32_t shared, non_shared, value_len;
     const char* delta;
     if (offset >= restarts_ || !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) ||
-        shared != 0) {
+        shared != 0 || non_shared < min_key_size_) {
       CorruptionError(offset);
       return false;
     }
@@ -188,6 +189,10 @@ class Block::Iter final : public InternalIterator {
     }
     key_.resize(shared);
     key_.append(delta, non_shared);
+    if (key_.size() < min_key_size_) {
+      CorruptionError(current_);
+      return false;
+    }
     value_ = Slice(delta + non_shared, value_len);
     while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
       restart_index_++;
@@ -197,6 +202,7 @@ class Block::Iter final : public InternalIterator {
 
   const Block* const block_;
   const Comparator* const cmp_;
+  const size_t min_key_size_;
   const char* const data_;
   const uint32_t restarts_;
   const uint32_t num_restarts_;
@@ -207,9 +213,9 @@ class Block::Iter final : public InternalIterator {
   Status status_;
 };
 
-InternalIterator* Block::NewIterator(const Comparator* cmp) const {
+InternalIterator* Block::NewIterator(const Comparator* cmp, size_t min_key_size) const {
   if (malformed_ != nullptr) return NewEmptyInternalIterator(status());
-  return new Iter(this, cmp);
+  return new Iter(this, cmp, min_key_size);
 }
 
 }  // namespace shale

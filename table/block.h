@@ -31,9 +31,11 @@ class Block {
   Status status() const;
 
   // A new iterator over the entries, ordered by cmp (which must be the order they were
-  // added in). The caller owns it; the block and cmp must outlive it. Values point into
-  // the block; keys live in the iterator until it moves.
-  InternalIterator* NewIterator(const Comparator* cmp) const;
+  // added in). An entry whose key is shorter than min_key_size is Corruption (pass 8 for
+  // internal keys, which the internal comparator may not see shorter). The caller owns it;
+  // the block and cmp must outlive it. Values point into the block; keys live in the
+  // iterator until it moves.
+  InternalIterator* NewIterator(const Comparator* cmp, size_t min_key_size = 0) const;
 
  private:
   class Iter;

@@ -5,6 +5,9 @@
 
 namespace shale {
 
+// Keys in data and index blocks are internal keys; shorter ones mean a damaged block.
+constexpr size_t kInternalKeyMin = 8;
+
 // Reads the data blocks an index iterator names.
 class TableReader::BlockIterState final : public TwoLevelIteratorState {
  public:
@@ -148,14 +151,14 @@ InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_opti
   s = ReadBlockAt(handle, read_options.verify_checksums, &contents);
   if (!s.ok()) return NewEmptyInternalIterator(s);
   auto* block = new Block(std::move(contents), &options_.file_name, handle.offset());
-  InternalIterator* iter = block->NewIterator(options_.icmp);
+  InternalIterator* iter = block->NewIterator(options_.icmp, kInternalKeyMin);
   iter->RegisterCleanup(&DeleteBlock, block, nullptr);
   return iter;
 }
 
 InternalIterator* TableReader::NewIterator(const ReadOptions& read_options) {
   return NewTwoLevelIterator(std::make_unique<BlockIterState>(this, read_options),
-                             index_block_->NewIterator(options_.icmp));
+                             index_block_->NewIterator(options_.icmp, kInternalKeyMin));
 }
 
 bool TableReader::KeyMayMatch(const Slice& ikey) const {
@@ -177,7 +180,8 @@ Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void
 }
 
 uint64_t TableReader::ApproximateOffsetOf(const Slice& ikey) const {
-  std::unique_ptr<InternalIterator> index(index_block_->NewIterator(options_.icmp));
+  std::unique_ptr<InternalIterator> index(
+      index_block_->NewIterator(options_.icmp, kInternalKeyMin));
   index->Seek(ikey);
   if (index->Valid()) {
     BlockHandle handle;

@@ -268,6 +268,25 @@ TEST(BlockTest, RandomDamageNeverCrashes) {
   EXPECT_GT(corrupt, 0);
 }
 
+TEST(BlockTest, KeysShorterThanTheMinimumAreCorruption) {
+  BlockBuilder b(2);
+  b.Add("12345678", "a");
+  b.Add("123456789", "b");
+  b.Add("1234567z", "c");
+  b.Add("short", "d");  // bytewise order still holds: '1' < 's'
+  std::string contents = b.Finish().ToString();
+  Block block{BlockContents(Slice(contents))};
+  std::unique_ptr<InternalIterator> it(block.NewIterator(BytewiseComparator(), 8));
+  int seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) seen++;
+  EXPECT_EQ(seen, 3);
+  EXPECT_TRUE(it->status().IsCorruption());
+  std::unique_ptr<InternalIterator> it2(block.NewIterator(BytewiseComparator(), 8));
+  it2->Seek("zzzzzzzzz");  // the binary search meets the short restart key
+  EXPECT_FALSE(it2->Valid());
+  EXPECT_TRUE(it2->status().IsCorruption());
+}
+
 TEST(BlockTest, CorruptionNamesFileAndOffset) {
   std::string name = "000042.sst";
   std::string contents = "abc";
