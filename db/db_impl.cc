@@ -232,7 +232,8 @@ void DBImpl::DeleteObsoleteFiles() {
       case kWalFile: keep = number >= min_log || number == logfile_number_; break;
       case kDescriptorFile: keep = number >= manifest; break;
       case kTableFile: keep = live.count(number) > 0; break;
-      case kTempFile: keep = live.count(number) > 0; break;
+      // A temp file numbered past the live MANIFEST may be a CURRENT switch in progress.
+      case kTempFile: keep = number >= manifest || live.count(number) > 0; break;
       default: keep = true;
     }
     if (!keep) {

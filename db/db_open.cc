@@ -57,8 +57,9 @@ Status DBImpl::Recover() {
 
   s = versions_->Recover();
   if (!s.ok()) return s;
-  // A MANIFEST naming a file that is gone means lost data: refuse to open.
-  s = versions_->VerifyFilesExist();
+  // A MANIFEST naming a file that is gone means lost data: refuse to open. paranoid_checks
+  // promises more: every table's footer and meta blocks are read and verified here too.
+  s = versions_->VerifyFilesExist(/*open_tables=*/options_.paranoid_checks);
   if (!s.ok()) return s;
 
   // Replay every WAL at least as new as the MANIFEST's log number, oldest first.

@@ -137,8 +137,11 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       Slice in = input;
       uint32_t n = 0;
       if (!ReadLengthPrefix(&in, &n)) return Bad(type, "unreadable length");
+      // LZ4 expands at most 255-fold (a match length grows by 255 per input byte): a larger
+      // claim is damage, refused before allocating for it.
       if (n > static_cast<uint32_t>(LZ4_MAX_INPUT_SIZE) ||
-          in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+          in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE) ||
+          static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 255 + 64) {
         return Bad(type, "length too large");
       }
       auto buf = TryAllocate(n);
@@ -156,6 +159,10 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       Slice in = input;
       uint32_t n = 0;
       if (!ReadLengthPrefix(&in, &n)) return Bad(type, "unreadable length");
+      // The frame header records the size too; the two must agree before allocating.
+      if (ZSTD_getFrameContentSize(in.data(), in.size()) != n) {
+        return Bad(type, "length disagrees with the frame header");
+      }
       auto buf = TryAllocate(n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       const size_t got = ZSTD_decompress(buf.get(), n, in.data(), in.size());

@@ -41,8 +41,8 @@ VersionEdit FullEdit() {
   edit.SetLastSequence(kMaxSequenceNumber);
   edit.SetColumnFamily(0);
   for (int i = 0; i < 4; i++) {
-    edit.AddFile(i, MakeFile(100 + i, "a" + std::to_string(i), "z" + std::to_string(i), 5 + i,
-                             (1ull << 50) + i));
+    edit.AddFile(i, MakeFile(100 + i, std::string("a").append(std::to_string(i)),
+                             std::string("z").append(std::to_string(i)), 5 + i, (1ull << 50) + i));
     edit.DeleteFile(i + 1, 300 + i);
   }
   edit.AddFile(6, MakeFile(7, std::string("\0\xff", 2), std::string("\xff\xff\xff", 3), 0, 0));

@@ -118,7 +118,8 @@ class VersionSetTest : public ::testing::Test {
     std::vector<Entry> entries;
     for (int i = from; i < to; i += step) {
       const std::string key = Key(i);
-      entries.push_back({key, seq, kTypeValue, "v" + std::to_string(seq) + "@" + key});
+      entries.push_back({key, seq, kTypeValue,
+                         std::string("v").append(std::to_string(seq)).append("@").append(key)});
     }
     return BuildFile(number, entries);
   }

@@ -81,7 +81,9 @@ void CheckAgainstModel(const Model& m, const std::string& contents, Random* rnd)
     it->Seek(t);
     auto expect = m.lower_bound(t);
     ASSERT_EQ(it->Valid(), expect != m.end()) << t;
-    if (expect != m.end()) ASSERT_EQ(it->key().ToString(), expect->first);
+    if (expect != m.end()) {
+      ASSERT_EQ(it->key().ToString(), expect->first);
+    }
 
     it->SeekForPrev(t);
     auto up = m.upper_bound(t);
@@ -176,7 +178,9 @@ Status Exercise(const Block& block) {
     if (it->Valid()) it->Next();
   }
   Status s = it->status();
-  if (!s.ok()) EXPECT_FALSE(it->Valid());
+  if (!s.ok()) {
+    EXPECT_FALSE(it->Valid());
+  }
   return s;
 }
 

@@ -209,7 +209,9 @@ TEST(CompressionTest, RoundTripAndGarbage) {
       input.resize(len);
       std::string compressed;
       ASSERT_TRUE(CompressBlock(t, input, &compressed));
-      if (len >= 4096) EXPECT_LT(compressed.size(), input.size() / 2);
+      if (len >= 4096) {
+        EXPECT_LT(compressed.size(), input.size() / 2);
+      }
       std::unique_ptr<char[]> out;
       size_t out_size = 0;
       ASSERT_OK(DecompressBlock(t, compressed, &out, &out_size));

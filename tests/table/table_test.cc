@@ -140,7 +140,9 @@ void ExpectScansMatch(TableReader* reader, const Model& model, Random* rnd) {
     it->Seek(target);
     auto pos = model.lower_bound(target);
     ASSERT_EQ(it->Valid(), pos != model.end());
-    if (pos != model.end()) ASSERT_EQ(it->key().ToString(), pos->first);
+    if (pos != model.end()) {
+      ASSERT_EQ(it->key().ToString(), pos->first);
+    }
 
     it->SeekForPrev(target);
     auto up = model.upper_bound(target);
@@ -272,7 +274,9 @@ TEST_P(TableTest, RoundTrip) {
             bloom ? harness_.builder_options.table_options.filter_policy->Name() : "");
   EXPECT_EQ(p.filter_size > 0, bloom);
   EXPECT_GT(p.index_size, 0u);
-  if (small_blocks) EXPECT_GT(p.num_data_blocks, 20u);
+  if (small_blocks) {
+    EXPECT_GT(p.num_data_blocks, 20u);
+  }
   if (compression != kNoCompression) {
     // Random printable values compress somewhat; the data must have shrunk.
     EXPECT_LT(p.data_size, p.raw_key_size + p.raw_value_size);
@@ -324,7 +328,6 @@ TEST_P(TableFilterTest, FilterSkipsAbsentKeys) {
 // Every byte of the file, damaged in turn: Open fails with Corruption, or a full scan and
 // Gets report Corruption. A damaged table never answers OK with wrong data.
 TEST_P(TableDamageTest, DamagedByteIsNeverAWrongAnswer) {
-  auto [compression, checksum, small_blocks, bloom] = GetParam();
   Random rnd(TestSeed());
   Model model = RandomModel(&icmp_, &rnd, 20);
   ASSERT_OK(harness_.Build(model));
