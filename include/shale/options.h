@@ -18,7 +18,21 @@
 
 namespace shale {
 
+class Logger;
 class Snapshot;
+class Statistics;
+class MergeOperator;
+
+// Severity of info LOG lines; lines below Options::info_log_level are not written.
+enum InfoLogLevel : unsigned char {
+  DEBUG_LEVEL = 0,
+  INFO_LEVEL,
+  WARN_LEVEL,
+  ERROR_LEVEL,
+  FATAL_LEVEL,
+  HEADER_LEVEL,
+  NUM_INFO_LOG_LEVELS,
+};
 
 // What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
 enum class WALRecoveryMode : char {
@@ -55,6 +69,36 @@ struct ColumnFamilyOptions {
   // Levels of the LSM tree. Default: 7.
   int num_levels = 7;
 
+  // ---- Leveled compaction. Changeable at run time in RocksDB; fixed at Open here.
+  // L0 files that trigger a compaction into L1. Default: 4.
+  int level0_file_num_compaction_trigger = 4;
+  // L0 files at which writes are slowed to delayed_write_rate. Default: 20.
+  int level0_slowdown_writes_trigger = 20;
+  // L0 files at which writes stop until compaction catches up. Default: 36.
+  int level0_stop_writes_trigger = 36;
+  // Target size of L1 (the base level). Default: 256 MiB.
+  uint64_t max_bytes_for_level_base = 256ull << 20;
+  // Each level's target is this many times the one above. Default: 10.
+  double max_bytes_for_level_multiplier = 10;
+  // Size level targets from the last level upward, so that the last level holds ~90% of
+  // the data and empty upper levels are skipped. Default: false.
+  bool level_compaction_dynamic_level_bytes = false;
+  // Target size of a compaction output file at L1. Default: 64 MiB.
+  uint64_t target_file_size_base = 64ull << 20;
+  // Each level's target file size is this many times the one above. Default: 1.
+  int target_file_size_multiplier = 1;
+  // Largest number of input bytes of one compaction; 0 means 25 * target_file_size_base.
+  // Default: 0.
+  uint64_t max_compaction_bytes = 0;
+  // No automatic compactions (CompactRange still works). Default: false.
+  bool disable_auto_compactions = false;
+  // Pending compaction bytes at which writes are slowed. Default: 64 GiB.
+  uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
+  // Pending compaction bytes at which writes stop. Default: 256 GiB.
+  uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
+  // Build no filter for the last level (reads that reach it usually hit). Default: false.
+  bool optimize_filters_for_hits = false;
+
   // The SST format and its options. Default: NewBlockBasedTableFactory().
   std::shared_ptr<TableFactory> table_factory{NewBlockBasedTableFactory()};
 
@@ -77,8 +121,28 @@ struct DBOptions {
   bool use_fsync = false;
   // See WALRecoveryMode. Default: kPointInTimeRecovery.
   WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
-  // Background threads for flushes (and later compactions). Default: 2.
+  // Background threads for flushes and compactions. Default: 2.
   int max_background_jobs = 2;
+  // Deprecated split of max_background_jobs, with RocksDB's meaning: when either is set
+  // (not -1), flushes get max_background_flushes threads and compactions
+  // max_background_compactions. Default: -1 (derived from max_background_jobs: a quarter
+  // for flushes, at least one, the rest for compactions).
+  int max_background_compactions = -1;
+  int max_background_flushes = -1;
+  // Threads one compaction may split into by key range. Default: 1.
+  uint32_t max_subcompactions = 1;
+  // Write rate while writes are slowed, in bytes per second; 0 means 16 MiB/s.
+  // Default: 0.
+  uint64_t delayed_write_rate = 0;
+  // Tickers and histograms (CreateDBStatistics()); nullptr collects none. Default: nullptr.
+  std::shared_ptr<Statistics> statistics;
+  // Where info LOG lines go; nullptr writes a LOG file in the DB directory.
+  // Default: nullptr.
+  std::shared_ptr<Logger> info_log;
+  // Default: INFO_LEVEL.
+  InfoLogLevel info_log_level = INFO_LEVEL;
+  // Seconds between dumps of the stats table into the LOG; 0 disables. Default: 600.
+  unsigned int stats_dump_period_sec = 600;
   // O_DIRECT for SST reads. Default: false.
   bool use_direct_reads = false;
   // O_DIRECT for SST writes by flush and compaction. Default: false.
@@ -130,6 +194,40 @@ struct WriteOptions {
   bool no_slowdown = false;
   // Accepted for compatibility. Default: false.
   bool low_pri = false;
+};
+
+// What CompactRange does with the bottommost level.
+enum class BottommostLevelCompaction {
+  // Skip it.
+  kSkip,
+  // Compact it only if a merge operator is set (compaction filters do not exist here).
+  kIfHaveCompactionFilter,
+  // Always compact it.
+  kForce,
+  // Always compact it, but skip files created by this very CompactRange.
+  kForceOptimized,
+};
+
+struct CompactRangeOptions {
+  // Accepted for compatibility. Default: false.
+  bool exclusive_manual_compaction = false;
+  // Move the result to target_level afterwards. Default: false.
+  bool change_level = false;
+  // With change_level: the level to move to; -1 means the lowest level that fits.
+  // Default: -1.
+  int target_level = -1;
+  // Default: kIfHaveCompactionFilter.
+  BottommostLevelCompaction bottommost_level_compaction =
+      BottommostLevelCompaction::kIfHaveCompactionFilter;
+  // Let writes stall while the compaction runs. Default: false.
+  bool allow_write_stall = false;
+  // Threads for this compaction; 0 uses max_subcompactions. Default: 0.
+  uint32_t max_subcompactions = 0;
+};
+
+struct WaitForCompactOptions {
+  // Also flush the memtables first. Default: false.
+  bool flush = false;
 };
 
 struct FlushOptions {

@@ -12,6 +12,8 @@
 
 namespace shale {
 
+class Cache;
+
 enum ChecksumType : char {
   kNoChecksum = 0x0,
   kCRC32c = 0x1,
@@ -29,6 +31,20 @@ struct BlockBasedTableOptions {
   int block_restart_interval = 16;
   // The same for the index block. Default: 1.
   int index_block_restart_interval = 1;
+  // Cache of uncompressed blocks shared by the tables that use these options. nullptr (the
+  // default) gives each factory an 8 MiB LRU cache of its own, as RocksDB 7.8 does, unless
+  // no_block_cache is set.
+  std::shared_ptr<Cache> block_cache;
+  // Read blocks without any cache. Default: false.
+  bool no_block_cache = false;
+  // Keep index and filter blocks in the block cache (counted against its capacity) instead
+  // of in each open table. Default: false.
+  bool cache_index_and_filter_blocks = false;
+  // With cache_index_and_filter_blocks: put them in the cache's high-priority pool.
+  // Default: true.
+  bool cache_index_and_filter_blocks_with_high_priority = true;
+  // With cache_index_and_filter_blocks: L0 files keep theirs pinned. Default: false.
+  bool pin_l0_filter_and_index_blocks_in_cache = false;
   // A filter per file, or none (nullptr, the default).
   std::shared_ptr<const FilterPolicy> filter_policy;
   // Put whole keys into the filter. Default: true.

@@ -118,6 +118,21 @@ class DBCorruptionTest : public ::testing::Test {
     } else {
       EXPECT_TRUE(m == model.end()) << "scan ended early at " << m->first << " with OK status";
     }
+    auto r = model.rbegin();
+    for (it->SeekToLast(); it->Valid(); it->Prev(), ++r) {
+      if (r == model.rend()) {
+        ADD_FAILURE() << "extra key " << it->key().ToString(true);
+        break;
+      }
+      EXPECT_EQ(r->first, it->key().ToString());
+      EXPECT_EQ(r->second, it->value().ToString());
+    }
+    if (!it->status().ok()) {
+      EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+      failures++;
+    } else {
+      EXPECT_TRUE(r == model.rend()) << "reverse scan ended early at " << r->first;
+    }
     return failures;
   }
 
@@ -629,6 +644,10 @@ struct FlushFault {
   const char* name;
   FailOn what;
   const char* filter;
+  // Which matching call fails: kFromNth 1 is a lasting failure; kNth 2 of an Append is a
+  // partial record (log::Writer appends the header, then the payload).
+  FailMode mode = FailMode::kFromNth;
+  int nth = 1;
 };
 
 class FlushFaultTest : public FaultTest, public ::testing::WithParamInterface<FlushFault> {};
@@ -636,7 +655,7 @@ class FlushFaultTest : public FaultTest, public ::testing::WithParamInterface<Fl
 TEST_P(FlushFaultTest, ManualFlush) {
   Open();
   PutAcked(0, 300);
-  env_.SetFailure(GetParam().what, 1, FailMode::kFromNth, GetParam().filter);
+  env_.SetFailure(GetParam().what, GetParam().nth, GetParam().mode, GetParam().filter);
   Status s = db_->Flush(FlushOptions());
   ASSERT_GT(env_.InjectedCount(GetParam().what), 0u) << "the fault was never hit";
   EXPECT_TRUE(s.IsIOError()) << s.ToString();
@@ -650,7 +669,7 @@ TEST_P(FlushFaultTest, BackgroundFlush) {
   options_.write_buffer_size = 8 << 10;
   Open();
   PutAcked(0, 100);
-  env_.SetFailure(GetParam().what, 1, FailMode::kFromNth, GetParam().filter);
+  env_.SetFailure(GetParam().what, GetParam().nth, GetParam().mode, GetParam().filter);
   Status s;
   int i = 1000;
   for (; i < 20000; i++) {
@@ -672,7 +691,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FlushFault{"SstCreate", FailOn::kCreate, ".sst"},
                       FlushFault{"SstWrite", FailOn::kWrite, ".sst"},
                       FlushFault{"SstSync", FailOn::kSync, ".sst"},
+                      FlushFault{"SstWriteOnce", FailOn::kWrite, ".sst", FailMode::kNth, 3},
                       FlushFault{"ManifestWrite", FailOn::kWrite, "MANIFEST"},
+                      FlushFault{"ManifestPartialRecord", FailOn::kWrite, "MANIFEST",
+                                 FailMode::kNth, 2},
                       FlushFault{"ManifestSync", FailOn::kSync, "MANIFEST"},
                       FlushFault{"DirSync", FailOn::kDirSync, ""},
                       FlushFault{"WalCreate", FailOn::kCreate, ".log"}),

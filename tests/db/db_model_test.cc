@@ -350,7 +350,7 @@ TEST_P(DBModelTest, RandomOps) {
   const bool tiny = GetParam().write_buffer_size < (1 << 20);
   // Tiny buffers make one L0 file per few hundred writes and nothing compacts them yet:
   // fewer ops keep reads (which visit every L0 file) fast.
-  const int kOps = tiny ? 1500 : 3000;
+  const int kOps = tiny ? 1500 : 2000;
   for (int op = 0; op < kOps; op++) {
     const uint32_t r = rnd_->Uniform(1000);
     if (r < 600) {
