@@ -13,6 +13,7 @@
 #include "shale/comparator.h"
 #include "shale/compression_type.h"
 #include "shale/env.h"
+#include "shale/info_log_level.h"
 #include "shale/table.h"
 #include "shale/types.h"
 
@@ -23,16 +24,6 @@ class Snapshot;
 class Statistics;
 class MergeOperator;
 
-// Severity of info LOG lines; lines below Options::info_log_level are not written.
-enum InfoLogLevel : unsigned char {
-  DEBUG_LEVEL = 0,
-  INFO_LEVEL,
-  WARN_LEVEL,
-  ERROR_LEVEL,
-  FATAL_LEVEL,
-  HEADER_LEVEL,
-  NUM_INFO_LOG_LEVELS,
-};
 
 // What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
 enum class WALRecoveryMode : char {
