@@ -59,8 +59,7 @@ class VersionBuilder {
         return Status::Corruption(buf);
       }
       if (meta.smallest_seqno > meta.largest_seqno) {
-        snprintf(buf, sizeof(buf), "file %" PRIu64 " has a bad sequence number range",
-                 meta.number);
+        snprintf(buf, sizeof(buf), "file %" PRIu64 " has a bad sequence number range", meta.number);
         return Status::Corruption(buf);
       }
       auto f = std::make_shared<FileMetaData>(meta);
@@ -163,7 +162,13 @@ void UnrefVersion(void* arg, void* /*unused*/) { static_cast<Version*>(arg)->Unr
 
 Version::Version(VersionSet* vset, TableCache* table_cache, const InternalKeyComparator* icmp,
                  int num_levels)
-    : vset_(vset), table_cache_(table_cache), icmp_(icmp), files_(num_levels) {
+    : vset_(vset),
+      table_cache_(table_cache),
+      icmp_(icmp),
+      files_(num_levels),
+      level_max_bytes_(num_levels, UINT64_MAX),
+      level_score_(num_levels, 0.0) {
+  for (int level = 0; level + 1 < num_levels; level++) sorted_scores_.emplace_back(0.0, level);
   if (vset_ != nullptr) {
     MutexLock l(&vset_->live_mu_);
     vset_->live_.insert(this);
@@ -279,6 +284,294 @@ std::string Version::DebugString() const {
   return r;
 }
 
+std::string Version::LevelSummary() const {
+  std::string r = "files[";
+  for (size_t level = 0; level < files_.size(); level++) {
+    if (level > 0) r += ' ';
+    r += std::to_string(files_[level].size());
+  }
+  r += "] base level " + std::to_string(base_level_);
+  return r;
+}
+
+// ---- Version: compaction support
+
+namespace {
+
+// a * b, saturating at UINT64_MAX.
+uint64_t MultiplySaturating(uint64_t a, double b) {
+  const double r = static_cast<double>(a) * b;
+  if (r >= static_cast<double>(UINT64_MAX)) return UINT64_MAX;
+  return static_cast<uint64_t>(r);
+}
+
+}  // namespace
+
+void Version::ComputeCompactionScore(const Options& options) {
+  const int num_levels = NumLevels();
+  const double multiplier = std::max(options.max_bytes_for_level_multiplier, 1.0);
+  const uint64_t base_bytes = std::max<uint64_t>(options.max_bytes_for_level_base, 1);
+  std::fill(level_max_bytes_.begin(), level_max_bytes_.end(), UINT64_MAX);
+  if (num_levels > 0) level_max_bytes_[0] = base_bytes;
+
+  // Level targets.
+  if (!options.level_compaction_dynamic_level_bytes) {
+    base_level_ = 1;
+    uint64_t target = base_bytes;
+    for (int level = 1; level < num_levels; level++) {
+      if (level > 1) target = MultiplySaturating(target, multiplier);
+      level_max_bytes_[level] = target;
+    }
+  } else {
+    // Size the levels from the biggest one upward so that it holds most of the data, and
+    // let L0 skip the levels that would be too small to be worth a compaction.
+    uint64_t max_level_bytes = 0;
+    int first_non_empty = -1;
+    for (int level = 1; level < num_levels; level++) {
+      const uint64_t bytes = NumLevelBytes(level);
+      if (bytes > 0 && first_non_empty == -1) first_non_empty = level;
+      max_level_bytes = std::max(max_level_bytes, bytes);
+    }
+    if (max_level_bytes == 0) {
+      // Nothing below L0: it compacts straight into the last level.
+      base_level_ = std::max(num_levels - 1, 1);
+      if (num_levels > 1) level_max_bytes_[base_level_] = base_bytes;
+    } else {
+      const double base_min = static_cast<double>(base_bytes) / multiplier;
+      double size = static_cast<double>(max_level_bytes);
+      for (int level = num_levels - 2; level >= first_non_empty; level--) size /= multiplier;
+      double base_size;
+      if (size <= base_min) {
+        // Even the first non-empty level would get a target below the minimum: give it
+        // the minimum instead.
+        base_level_ = first_non_empty;
+        base_size = base_min + 1;
+      } else {
+        base_level_ = first_non_empty;
+        while (base_level_ > 1 && size > static_cast<double>(base_bytes)) {
+          base_level_--;
+          size /= multiplier;
+        }
+        base_size = std::min(size, static_cast<double>(base_bytes));
+        base_size = std::max(base_size, 1.0);
+      }
+      double target = base_size;
+      for (int level = base_level_; level < num_levels; level++) {
+        if (level > base_level_) target *= multiplier;
+        // No level below the base level gets a target under max_bytes_for_level_base, so
+        // the tree never becomes narrower than L0 in the middle.
+        const double t = std::max(target, static_cast<double>(base_bytes));
+        level_max_bytes_[level] =
+            t >= static_cast<double>(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(t);
+      }
+    }
+  }
+
+  // Scores.
+  const int trigger = std::max(options.level0_file_num_compaction_trigger, 1);
+  for (int level = 0; level < num_levels; level++) {
+    double score = 0;
+    if (level == num_levels - 1 && level > 0) {
+      score = 0;  // the last level has nowhere to go
+    } else if (level == 0) {
+      int count = 0;
+      uint64_t bytes = 0;
+      for (const FileMetaPtr& f : files_[0]) {
+        if (f->being_compacted) continue;
+        count++;
+        bytes += f->file_size;
+      }
+      score = static_cast<double>(count) / trigger;
+      if (num_levels > 1) {
+        const uint64_t l0_target = options.level_compaction_dynamic_level_bytes
+                                       ? std::max(level_max_bytes_[base_level_], base_bytes)
+                                       : base_bytes;
+        score = std::max(score, static_cast<double>(bytes) / static_cast<double>(l0_target));
+      }
+    } else {
+      uint64_t bytes = 0;
+      for (const FileMetaPtr& f : files_[level]) {
+        if (!f->being_compacted) bytes += f->file_size;
+      }
+      if (level_max_bytes_[level] != UINT64_MAX) {
+        score = static_cast<double>(bytes) / static_cast<double>(level_max_bytes_[level]);
+      }
+    }
+    level_score_[level] = score;
+  }
+  sorted_scores_.clear();
+  for (int level = 0; level + 1 < num_levels; level++) {
+    sorted_scores_.emplace_back(level_score_[level], level);
+  }
+  std::stable_sort(sorted_scores_.begin(), sorted_scores_.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+
+  // Pending bytes: what each level holds beyond its target, carried down level by level,
+  // times the fan-out it meets below (the ratio of the next level's size to this one's).
+  uint64_t estimated = 0;
+  uint64_t carry = 0;
+  if (num_levels > 1) {
+    const uint64_t l0_bytes = NumLevelBytes(0);
+    if (NumFiles(0) >= trigger || l0_bytes >= base_bytes) {
+      carry = l0_bytes;
+      estimated = l0_bytes;
+    }
+  }
+  uint64_t next_level_bytes = 0;
+  for (int level = base_level_; level < num_levels - 1; level++) {
+    uint64_t level_bytes = next_level_bytes > 0 ? next_level_bytes : NumLevelBytes(level);
+    next_level_bytes = 0;
+    level_bytes += carry;
+    carry = 0;
+    const uint64_t target = level_max_bytes_[level];
+    if (level_bytes > target) {
+      carry = level_bytes - target;
+      next_level_bytes = NumLevelBytes(level + 1);
+      if (next_level_bytes > 0) {
+        const double fan_out =
+            static_cast<double>(next_level_bytes) / static_cast<double>(level_bytes) + 1;
+        estimated += MultiplySaturating(carry, fan_out);
+      }
+    }
+  }
+  estimated_compaction_needed_bytes_ = estimated;
+}
+
+void Version::GetOverlappingInputsUser(int level, const Slice* begin, const Slice* end,
+                                       std::vector<FileMetaPtr>* inputs) const {
+  inputs->clear();
+  if (level < 0 || level >= NumLevels()) return;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  if (level == 0) {
+    std::string lo, hi;
+    bool has_lo = begin != nullptr, has_hi = end != nullptr;
+    if (has_lo) lo = begin->ToString();
+    if (has_hi) hi = end->ToString();
+    for (size_t i = 0; i < files.size();) {
+      const FileMetaPtr& f = files[i++];
+      const Slice fs = f->smallest.user_key();
+      const Slice fl = f->largest.user_key();
+      if (has_lo && ucmp->Compare(fl, lo) < 0) continue;
+      if (has_hi && ucmp->Compare(fs, hi) > 0) continue;
+      inputs->push_back(f);
+      // A file reaching past the range widens it: start over so that earlier files
+      // overlapping the wider range are picked up too.
+      bool widened = false;
+      if (has_lo && ucmp->Compare(fs, lo) < 0) {
+        lo = fs.ToString();
+        widened = true;
+      }
+      if (has_hi && ucmp->Compare(fl, hi) > 0) {
+        hi = fl.ToString();
+        widened = true;
+      }
+      if (widened) {
+        inputs->clear();
+        i = 0;
+      }
+    }
+    return;
+  }
+  // A sorted run: binary search for the first file ending at or after begin.
+  size_t lo = 0, hi = files.size();
+  if (begin != nullptr) {
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (ucmp->Compare(files[mid]->largest.user_key(), *begin) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  for (size_t i = lo; i < files.size(); i++) {
+    if (end != nullptr && ucmp->Compare(files[i]->smallest.user_key(), *end) > 0) break;
+    inputs->push_back(files[i]);
+  }
+}
+
+void Version::GetOverlappingInputs(int level, const InternalKey* begin, const InternalKey* end,
+                                   std::vector<FileMetaPtr>* inputs) const {
+  Slice b, e;
+  if (begin != nullptr) b = begin->user_key();
+  if (end != nullptr) e = end->user_key();
+  GetOverlappingInputsUser(level, begin != nullptr ? &b : nullptr, end != nullptr ? &e : nullptr,
+                           inputs);
+}
+
+bool Version::OverlapInLevel(int level, const Slice* smallest_user_key,
+                             const Slice* largest_user_key) const {
+  if (level < 0 || level >= NumLevels()) return false;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  if (level == 0) {
+    for (const FileMetaPtr& f : files) {
+      if (smallest_user_key != nullptr &&
+          ucmp->Compare(f->largest.user_key(), *smallest_user_key) < 0) {
+        continue;
+      }
+      if (largest_user_key != nullptr &&
+          ucmp->Compare(f->smallest.user_key(), *largest_user_key) > 0) {
+        continue;
+      }
+      return true;
+    }
+    return false;
+  }
+  size_t lo = 0, hi = files.size();
+  if (smallest_user_key != nullptr) {
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (ucmp->Compare(files[mid]->largest.user_key(), *smallest_user_key) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  if (lo == files.size()) return false;
+  return largest_user_key == nullptr ||
+         ucmp->Compare(files[lo]->smallest.user_key(), *largest_user_key) <= 0;
+}
+
+bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
+  for (int l = std::max(level + 1, 1); l < NumLevels(); l++) {
+    if (OverlapInLevel(l, &user_key, &user_key)) return false;
+  }
+  return true;
+}
+
+bool Version::RangeNotInLevelsBelow(int level, const Slice& smallest_user_key,
+                                    const Slice& largest_user_key) const {
+  for (int l = std::max(level + 1, 1); l < NumLevels(); l++) {
+    if (OverlapInLevel(l, &smallest_user_key, &largest_user_key)) return false;
+  }
+  return true;
+}
+
+void Version::ExpandInputsToCleanCut(int level, std::vector<FileMetaPtr>* inputs) const {
+  if (level <= 0 || level >= NumLevels() || inputs->empty()) return;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  size_t first = files.size(), last = 0;
+  for (size_t i = 0; i < files.size(); i++) {
+    if (files[i] == inputs->front()) first = i;
+    if (files[i] == inputs->back()) last = i;
+  }
+  if (first == files.size() || last < first) return;  // not files of this Version's level
+  while (first > 0 && ucmp->Compare(files[first - 1]->largest.user_key(),
+                                    files[first]->smallest.user_key()) == 0) {
+    first--;
+  }
+  while (last + 1 < files.size() && ucmp->Compare(files[last]->largest.user_key(),
+                                                  files[last + 1]->smallest.user_key()) == 0) {
+    last++;
+  }
+  inputs->assign(files.begin() + static_cast<ptrdiff_t>(first),
+                 files.begin() + static_cast<ptrdiff_t>(last) + 1);
+}
+
 // ---- VersionSet
 
 struct VersionSet::ManifestWriter {
@@ -307,6 +600,7 @@ VersionSet::~VersionSet() {
 }
 
 void VersionSet::AppendVersion(Version* v) {
+  v->ComputeCompactionScore(*options_);
   v->Ref();
   if (current_ != nullptr) current_->Unref();
   current_ = v;

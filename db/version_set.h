@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "db/log_writer.h"
@@ -74,6 +75,57 @@ class Version {
 
   // One line per level with its files.
   std::string DebugString() const;
+  // "files[4 2 0 0 0 0 0] base level 1": file counts per level, for the LOG.
+  std::string LevelSummary() const;
+
+  // ---- Compaction support. Everything below reads FileMetaData::being_compacted and the
+  // scores, so it REQUIRES the DB mutex once the Version is shared.
+
+  // Recomputes the level targets (base level, MaxBytesForLevel), the per-level scores and
+  // the estimated pending compaction bytes from the files and their being_compacted flags.
+  // VersionSet calls it whenever a Version becomes current; the compaction picker calls it
+  // again after marking or releasing files.
+  void ComputeCompactionScore(const Options& options);
+
+  // The level L0 compacts into: 1, or with level_compaction_dynamic_level_bytes the
+  // highest level whose target is at least max_bytes_for_level_base / multiplier.
+  int base_level() const { return base_level_; }
+  // Target size of `level` (>= 1); levels above the base level have none (UINT64_MAX).
+  uint64_t MaxBytesForLevel(int level) const { return level_max_bytes_[level]; }
+  // The score of `level`: for L0 the larger of (files not being compacted / trigger) and
+  // (their bytes / max_bytes_for_level_base); for L1..Ln-2 the bytes not being compacted
+  // over the level's target; 0 for the last level. >= 1 means the level needs compacting.
+  double LevelScore(int level) const { return level_score_[level]; }
+  // The i-th (0-based) highest score over levels 0..NumLevels()-2, and its level.
+  double CompactionScore(int i) const { return sorted_scores_[i].first; }
+  int CompactionScoreLevel(int i) const { return sorted_scores_[i].second; }
+  int NumScoredLevels() const { return static_cast<int>(sorted_scores_.size()); }
+  // Bytes that compaction must rewrite to bring every level within its target, estimated as
+  // RocksDB does (the "estimate-pending-compaction-bytes" property and the pending-bytes
+  // write stall input).
+  uint64_t EstimatedCompactionNeededBytes() const { return estimated_compaction_needed_bytes_; }
+
+  // Files of `level` whose user-key range intersects [begin, end] (null: unbounded), in
+  // level order. At L0 the range grows to cover every file it picks up, and the search
+  // restarts, so the result holds every L0 file transitively overlapping the range.
+  void GetOverlappingInputs(int level, const InternalKey* begin, const InternalKey* end,
+                            std::vector<FileMetaPtr>* inputs) const;
+  // Same with user keys (null: unbounded).
+  void GetOverlappingInputsUser(int level, const Slice* begin_user_key, const Slice* end_user_key,
+                                std::vector<FileMetaPtr>* inputs) const;
+  // Whether some file of `level` intersects the user-key range [smallest, largest] (null:
+  // unbounded).
+  bool OverlapInLevel(int level, const Slice* smallest_user_key,
+                      const Slice* largest_user_key) const;
+  // Whether no level below `level` holds a file whose range contains user_key / intersects
+  // [smallest, largest]. These say where a tombstone can be dropped.
+  bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
+  bool RangeNotInLevelsBelow(int level, const Slice& smallest_user_key,
+                             const Slice& largest_user_key) const;
+  // Adds to *inputs (files of `level` >= 1, contiguous, in order) the neighbours that share
+  // a boundary user key with them, so that no user key is split between files inside and
+  // outside the set ("clean cut"). No-op at L0 (GetOverlappingInputs already expands).
+  void ExpandInputsToCleanCut(int level, std::vector<FileMetaPtr>* inputs) const;
 
  private:
   friend class VersionSet;
@@ -92,6 +144,13 @@ class Version {
   const InternalKeyComparator* const icmp_;
   std::vector<std::vector<FileMetaPtr>> files_;
   std::atomic<int> refs_{0};
+
+  // Computed by ComputeCompactionScore.
+  int base_level_ = 1;
+  std::vector<uint64_t> level_max_bytes_;
+  std::vector<double> level_score_;
+  std::vector<std::pair<double, int>> sorted_scores_;  // score descending
+  uint64_t estimated_compaction_needed_bytes_ = 0;
 };
 
 class VersionSet {

@@ -1,6 +1,9 @@
-// The cache-local Bloom filter behind NewBloomFilterPolicy.
+// The built-in filter policies: the cache-local Bloom filter behind NewBloomFilterPolicy,
+// and NewRibbonFilterPolicy, which writes a Standard Ribbon filter (table/ribbon.h) or,
+// when that would not pay or cannot be built, a Bloom filter of the same false-positive
+// rate.
 //
-// Serialized form: num_lines 64-byte lines of filter bits, then an 8-byte trailer:
+// Bloom serialized form: num_lines 64-byte lines of filter bits, then an 8-byte trailer:
 //   [0]    format id (kFormatCacheLocalBloom)
 //   [1]    number of probes per key
 //   [2..3] reserved, zero (a writer that needs them defines a new format id)
@@ -8,14 +11,19 @@
 // A key is hashed once to 64 bits. The upper 32 bits pick its line, so every probe touches
 // one cache line; the lower 32 bits are stepped by multiplication to give each probe's bit.
 // Zero lines is the filter of no keys and matches nothing.
+//
+// Every format ends in 8 bytes starting with its format id, so a reader dispatches on the
+// byte 8 from the end.
 
 #include "table/filter.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "table/ribbon.h"
 #include "util/coding.h"
 #include "util/hash.h"
 
@@ -81,6 +89,9 @@ inline bool HashMayMatch(uint64_t h, uint32_t num_lines, int num_probes, const c
   return true;
 }
 
+// Both built-in policies read each other's filters (see FilterPolicy::CompatibilityName).
+constexpr const char* kBloomName = "shale.BuiltinBloomFilter";
+
 class BloomFilterPolicy final : public FilterPolicy {
  public:
   explicit BloomFilterPolicy(double bits_per_key) {
@@ -90,7 +101,7 @@ class BloomFilterPolicy final : public FilterPolicy {
     millibits_per_key_ = static_cast<int>(std::lround(bits_per_key * 1000.0));
     bits_per_key_ = millibits_per_key_ / 1000.0;
   }
-  const char* Name() const override { return "shale.BuiltinBloomFilter"; }
+  const char* Name() const override { return kBloomName; }
   double GetBitsPerKey() const override { return bits_per_key_; }
   int millibits_per_key() const { return millibits_per_key_; }
 
@@ -99,49 +110,112 @@ class BloomFilterPolicy final : public FilterPolicy {
   double bits_per_key_;
 };
 
-class CacheLocalBloomBuilder final : public FilterBitsBuilder {
+class RibbonFilterPolicy final : public FilterPolicy {
  public:
-  explicit CacheLocalBloomBuilder(int millibits_per_key)
-      : millibits_per_key_(millibits_per_key), num_probes_(ChooseNumProbes(millibits_per_key)) {}
+  RibbonFilterPolicy(double bloom_equivalent_bits_per_key, int bloom_before_level)
+      : bloom_(bloom_equivalent_bits_per_key),
+        bloom_before_level_(bloom_before_level),
+        fp_rate_(CacheLocalBloomFpRate(bloom_.GetBitsPerKey())) {}
+  const char* Name() const override { return "shale.RibbonFilter"; }
+  const char* CompatibilityName() const override { return kBloomName; }
+  double GetBitsPerKey() const override { return bloom_.GetBitsPerKey(); }
+  int millibits_per_key() const { return bloom_.millibits_per_key(); }
+  int bloom_before_level() const { return bloom_before_level_; }
+  double fp_rate() const { return fp_rate_; }
 
-  void AddKey(const Slice& key) override {
+ private:
+  const BloomFilterPolicy bloom_;  // the Bloom filter it stands in for
+  const int bloom_before_level_;
+  const double fp_rate_;
+};
+
+uint32_t BloomNumLines(size_t num_keys, int millibits_per_key) {
+  if (num_keys == 0) return 0;
+  const long double bits = static_cast<long double>(num_keys) * millibits_per_key / 1000.0L;
+  const long double lines = std::ceil(bits / kLineBits);
+  if (lines >= static_cast<long double>(UINT32_MAX)) return UINT32_MAX;
+  return std::max<uint32_t>(1, static_cast<uint32_t>(lines));
+}
+
+uint64_t BloomSerializedSize(size_t num_keys, int millibits_per_key) {
+  return uint64_t{BloomNumLines(num_keys, millibits_per_key)} * kLineBytes + kTrailerSize;
+}
+
+std::string FinishBloom(const std::vector<uint64_t>& hashes, int millibits_per_key) {
+  const int num_probes = ChooseNumProbes(millibits_per_key);
+  const uint32_t num_lines = BloomNumLines(hashes.size(), millibits_per_key);
+  std::string result(static_cast<size_t>(num_lines) * kLineBytes + kTrailerSize, '\0');
+  if (num_lines > 0) {
+    for (uint64_t h : hashes) AddHash(h, num_lines, num_probes, result.data());
+  }
+  char* trailer = result.data() + static_cast<size_t>(num_lines) * kLineBytes;
+  trailer[0] = static_cast<char>(kFormatCacheLocalBloom);
+  trailer[1] = static_cast<char>(num_probes);
+  trailer[2] = 0;
+  trailer[3] = 0;
+  EncodeFixed32(trailer + 4, num_lines);
+  return result;
+}
+
+// Collects one 64-bit hash per key; the filter is made from the hashes at Finish().
+class HashCollectingBuilder : public FilterBitsBuilder {
+ public:
+  void AddKey(const Slice& key) final {
     const uint64_t h = Hash64(key);
-    // An equal hash adds no new bits, so a repeated key (or a 64-bit collision) is dropped.
+    // An equal hash adds nothing to either filter, so a repeated key (or a 64-bit
+    // collision) is dropped.
     if (!hashes_.empty() && hashes_.back() == h) return;
     hashes_.push_back(h);
   }
 
-  size_t NumAdded() const override { return hashes_.size(); }
+  size_t NumAdded() const final { return hashes_.size(); }
 
-  std::string Finish() override {
-    const uint32_t num_lines = NumLines(hashes_.size());
-    std::string result(static_cast<size_t>(num_lines) * kLineBytes + kTrailerSize, '\0');
-    if (num_lines > 0) {
-      for (uint64_t h : hashes_) AddHash(h, num_lines, num_probes_, result.data());
-    }
-    char* trailer = result.data() + static_cast<size_t>(num_lines) * kLineBytes;
-    trailer[0] = static_cast<char>(kFormatCacheLocalBloom);
-    trailer[1] = static_cast<char>(num_probes_);
-    trailer[2] = 0;
-    trailer[3] = 0;
-    EncodeFixed32(trailer + 4, num_lines);
+  std::string Finish() final {
+    std::string result = Build(hashes_);
     hashes_.clear();
     hashes_.shrink_to_fit();
     return result;
   }
 
+ protected:
+  virtual std::string Build(const std::vector<uint64_t>& hashes) = 0;
+
  private:
-  uint32_t NumLines(size_t num_keys) const {
-    if (num_keys == 0) return 0;
-    const long double bits = static_cast<long double>(num_keys) * millibits_per_key_ / 1000.0L;
-    const long double lines = std::ceil(bits / kLineBits);
-    if (lines >= static_cast<long double>(UINT32_MAX)) return UINT32_MAX;
-    return std::max<uint32_t>(1, static_cast<uint32_t>(lines));
+  std::vector<uint64_t> hashes_;
+};
+
+class CacheLocalBloomBuilder final : public HashCollectingBuilder {
+ public:
+  explicit CacheLocalBloomBuilder(int millibits_per_key) : millibits_per_key_(millibits_per_key) {}
+
+ private:
+  std::string Build(const std::vector<uint64_t>& hashes) override {
+    return FinishBloom(hashes, millibits_per_key_);
   }
 
   const int millibits_per_key_;
-  const int num_probes_;
-  std::vector<uint64_t> hashes_;
+};
+
+class StandardRibbonBuilder final : public HashCollectingBuilder {
+ public:
+  StandardRibbonBuilder(int bloom_millibits_per_key, double fp_rate)
+      : bloom_millibits_per_key_(bloom_millibits_per_key), fp_rate_(fp_rate) {}
+
+ private:
+  std::string Build(const std::vector<uint64_t>& hashes) override {
+    ribbon::Layout layout;
+    // Few keys: the Ribbon's fixed cost (two blocks at least) can exceed the Bloom filter.
+    if (ribbon::ChooseLayout(hashes.size(), fp_rate_, &layout) &&
+        ribbon::SerializedSize(layout) <
+            BloomSerializedSize(hashes.size(), bloom_millibits_per_key_)) {
+      std::string result;
+      if (ribbon::Build(hashes, layout, ribbon::kMaxAttempts, &result)) return result;
+    }
+    return FinishBloom(hashes, bloom_millibits_per_key_);
+  }
+
+  const int bloom_millibits_per_key_;
+  const double fp_rate_;
 };
 
 class CacheLocalBloomReader final : public FilterBitsReader {
@@ -169,14 +243,48 @@ class ConstantReader final : public FilterBitsReader {
 
 }  // namespace
 
+double CacheLocalBloomFpRate(double bits_per_key) {
+  const int millibits = static_cast<int>(std::lround(bits_per_key * 1000.0));
+  if (millibits <= 0) return 1.0;
+  const int k = ChooseNumProbes(millibits);
+  const double keys_per_line = kLineBits * 1000.0 / millibits;
+  // Sum over the Poisson-distributed number n of keys sharing the queried line.
+  double sum = 0;
+  double p = std::exp(-keys_per_line);
+  const int limit = static_cast<int>(keys_per_line * 6) + 60;
+  for (int n = 0; n < limit; n++) {
+    if (n > 0) p *= keys_per_line / n;
+    sum += p * std::pow(1.0 - std::pow(1.0 - 1.0 / kLineBits, k * n), k);
+  }
+  return sum;
+}
+
 const FilterPolicy* NewBloomFilterPolicy(double bits_per_key, bool /*use_block_based_builder*/) {
   return new BloomFilterPolicy(bits_per_key);
 }
 
-std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy) {
-  const auto* bloom = dynamic_cast<const BloomFilterPolicy*>(&policy);
-  if (bloom == nullptr) return nullptr;
-  return std::make_unique<CacheLocalBloomBuilder>(bloom->millibits_per_key());
+const FilterPolicy* NewRibbonFilterPolicy(double bloom_equivalent_bits_per_key,
+                                          int bloom_before_level) {
+  return new RibbonFilterPolicy(bloom_equivalent_bits_per_key, bloom_before_level);
+}
+
+std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy,
+                                                        const FilterBuildingContext& context) {
+  if (const auto* bloom = dynamic_cast<const BloomFilterPolicy*>(&policy)) {
+    return std::make_unique<CacheLocalBloomBuilder>(bloom->millibits_per_key());
+  }
+  if (const auto* rib = dynamic_cast<const RibbonFilterPolicy*>(&policy)) {
+    // RocksDB's reading of bloom_before_level: a flush is level -1, an unknown level the
+    // bottommost.
+    const int levelish = context.is_flush                ? -1
+                         : context.level_at_creation < 0 ? INT_MAX
+                                                         : context.level_at_creation;
+    if (levelish < rib->bloom_before_level()) {
+      return std::make_unique<CacheLocalBloomBuilder>(rib->millibits_per_key());
+    }
+    return std::make_unique<StandardRibbonBuilder>(rib->millibits_per_key(), rib->fp_rate());
+  }
+  return nullptr;
 }
 
 std::unique_ptr<FilterBitsReader> NewFilterBitsReader(const Slice& contents) {
@@ -184,6 +292,11 @@ std::unique_ptr<FilterBitsReader> NewFilterBitsReader(const Slice& contents) {
   if (contents.size() < kTrailerSize) return always_true();
   const char* trailer = contents.data() + contents.size() - kTrailerSize;
   const auto format = static_cast<uint8_t>(trailer[0]);
+  if (format == ribbon::kFormatStandardRibbon) {
+    std::unique_ptr<FilterBitsReader> reader = ribbon::NewReader(contents);
+    if (reader == nullptr) return always_true();
+    return reader;
+  }
   const int num_probes = static_cast<uint8_t>(trailer[1]);
   const uint32_t num_lines = DecodeFixed32(trailer + 4);
   if (format != kFormatCacheLocalBloom || num_probes < 1 || num_probes > kMaxProbes ||

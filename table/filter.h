@@ -36,8 +36,25 @@ class FilterBitsReader {
   virtual bool MayMatch(const Slice& key) const = 0;
 };
 
-// A builder for `policy`, or nullptr if the policy was not made by NewBloomFilterPolicy.
-std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy);
+// What the table being written is for; a policy may choose its filter by it.
+struct FilterBuildingContext {
+  // Level the file is written to; -1 when unknown (treated as the bottommost).
+  int level_at_creation = -1;
+  // A memtable flush (counted as level -1 by RibbonFilterPolicy's bloom_before_level).
+  bool is_flush = false;
+};
+
+// A builder for `policy`, or nullptr if the policy was not made by NewBloomFilterPolicy
+// or NewRibbonFilterPolicy.
+std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy,
+                                                        const FilterBuildingContext& context);
+inline std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy) {
+  return NewFilterBitsBuilder(policy, FilterBuildingContext());
+}
+
+// The false-positive rate a cache-local Bloom filter reaches at this density, in theory
+// (keys fall on 512-bit lines at random); what a Ribbon policy aims at.
+double CacheLocalBloomFpRate(double bits_per_key);
 
 // A reader over bytes that FilterBitsBuilder::Finish() produced. It points into `contents`,
 // which must outlive it. Bytes it cannot understand give a reader that always says true.

@@ -21,8 +21,13 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     status_ = Status::NotSupported("unknown checksum type",
                                    std::to_string(static_cast<int>(topts.checksum)));
   }
-  if (topts.filter_policy != nullptr && topts.whole_key_filtering) {
-    filter_builder_ = NewFilterBitsBuilder(*topts.filter_policy);
+  // Without whole-key filtering no key would go in (there are no prefix extractors), so no
+  // filter block is written and readers never consult one.
+  if (topts.filter_policy != nullptr && topts.whole_key_filtering && !options_.skip_filters) {
+    FilterBuildingContext context;
+    context.level_at_creation = options_.level_at_creation;
+    context.is_flush = options_.is_flush;
+    filter_builder_ = NewFilterBitsBuilder(*topts.filter_policy, context);
   }
   props_.comparator_name = options_.icmp->user_comparator()->Name();
   if (filter_builder_ != nullptr) props_.filter_policy_name = topts.filter_policy->Name();
@@ -157,7 +162,9 @@ Status TableBuilder::Finish() {
     std::string handle;
     if (filter_builder_ != nullptr) {
       filter_handle.EncodeTo(&handle);
-      metaindex.Add(std::string("filter.") + options_.table_options.filter_policy->Name(), handle);
+      metaindex.Add(
+          std::string("filter.") + options_.table_options.filter_policy->CompatibilityName(),
+          handle);
     }
     handle.clear();
     properties_handle.EncodeTo(&handle);

@@ -1,10 +1,10 @@
 // TableBuilder: writes one block-based table (SST file) from entries added in increasing
 // internal-key order.
 //
-// Layout written: data blocks, filter block (when a filter policy is set and
-// whole_key_filtering), index block, properties block, metaindex block, footer (see
-// format.h). Data and index blocks are compressed with options.compression when that saves
-// at least 1/8; the other blocks are stored uncompressed.
+// Layout written: data blocks, filter block (when a filter policy is set,
+// whole_key_filtering is on and skip_filters is off), index block, properties block, metaindex
+// block, footer (see format.h). Data and index blocks are compressed with options.compression when
+// that saves at least 1/8; the other blocks are stored uncompressed.
 //
 // Thread safety: one thread at a time. The WritableFile is not owned, is appended to from
 // offset 0, and is neither synced nor closed here.
@@ -31,6 +31,15 @@ struct TableBuilderOptions {
   BlockBasedTableOptions table_options;
   CompressionType compression = kNoCompression;
   std::string file_name;  // for messages
+  // Level the file is written to, -1 when unknown. A filter policy may pick its filter by
+  // it (NewRibbonFilterPolicy's bloom_before_level).
+  int level_at_creation = -1;
+  // The file is a memtable flush (level_at_creation 0); RocksDB's bloom_before_level
+  // counts flushes as level -1.
+  bool is_flush = false;
+  // Write no filter block even when the table options ask for one
+  // (optimize_filters_for_hits on the last level).
+  bool skip_filters = false;
 };
 
 class TableBuilder {

@@ -2,11 +2,168 @@
 
 #include "table/filter.h"
 #include "table/two_level_iterator.h"
+#include "util/coding.h"
+#include "util/statistics.h"
 
 namespace shale {
 
 // Keys in data and index blocks are internal keys; shorter ones mean a damaged block.
 constexpr size_t kInternalKeyMin = 8;
+
+namespace {
+
+void DeleteBlock(void* block, void* /*unused*/) { delete static_cast<Block*>(block); }
+
+void DeleteSharedBlock(void* ptr, void* /*unused*/) {
+  delete static_cast<std::shared_ptr<Block>*>(ptr);
+}
+
+void ReleaseCacheHandle(void* cache, void* handle) {
+  static_cast<Cache*>(cache)->Release(static_cast<Cache::Handle*>(handle));
+}
+
+void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<Block*>(value); }
+
+// What a block costs in the cache: its bytes and the object around them.
+size_t BlockCharge(const Block& block) { return block.size() + sizeof(Block); }
+
+}  // namespace
+
+// The filter bits and the reader over them, kept together (in the reader or in the cache).
+struct TableReader::FilterHolder {
+  BlockContents contents;
+  std::unique_ptr<FilterBitsReader> reader;
+
+  explicit FilterHolder(BlockContents&& c)
+      : contents(std::move(c)), reader(NewFilterBitsReader(contents.data)) {}
+  size_t Charge() const { return contents.data.size() + sizeof(FilterHolder); }
+  static void DeleteCached(const Slice& /*key*/, void* value) {
+    delete static_cast<FilterHolder*>(value);
+  }
+};
+
+// A block in use, and the one reference that keeps it alive: a cache handle, sole
+// ownership, shared ownership (once pinned by a Get without the cache), or none (the
+// reader's own index, alive as long as the reader).
+struct TableReader::BlockRef {
+  const Block* block = nullptr;
+  Cache* cache = nullptr;
+  Cache::Handle* handle = nullptr;
+  std::unique_ptr<Block> owned;
+  std::shared_ptr<Block> shared;
+
+  BlockRef() = default;
+  BlockRef(const BlockRef&) = delete;
+  BlockRef& operator=(const BlockRef&) = delete;
+  ~BlockRef() {
+    if (handle != nullptr) cache->Release(handle);
+  }
+
+  void SetCached(Cache* c, Cache::Handle* h) {
+    cache = c;
+    handle = h;
+    block = static_cast<const Block*>(c->Value(h));
+  }
+  void SetOwned(std::unique_ptr<Block>&& b) {
+    owned = std::move(b);
+    block = owned.get();
+  }
+
+  // Moves the reference into c (run at c's cleanup); this object keeps only the pointer.
+  void TransferTo(Cleanable* c) {
+    if (handle != nullptr) {
+      c->RegisterCleanup(&ReleaseCacheHandle, cache, handle);
+      handle = nullptr;
+    } else if (owned != nullptr) {
+      c->RegisterCleanup(&DeleteBlock, owned.release(), nullptr);
+    } else if (shared != nullptr) {
+      c->RegisterCleanup(&DeleteSharedBlock, new std::shared_ptr<Block>(std::move(shared)),
+                         nullptr);
+    }
+  }
+
+  // Gives c a reference of its own.
+  void PinTo(Cleanable* c) {
+    if (handle != nullptr) {
+      cache->Ref(handle);
+      c->RegisterCleanup(&ReleaseCacheHandle, cache, handle);
+      return;
+    }
+    if (owned != nullptr) shared = std::shared_ptr<Block>(std::move(owned));
+    if (shared != nullptr) {
+      c->RegisterCleanup(&DeleteSharedBlock, new std::shared_ptr<Block>(shared), nullptr);
+    }
+  }
+};
+
+// The filter in use and what keeps it alive, as BlockRef.
+struct TableReader::FilterRef {
+  const FilterHolder* filter = nullptr;
+  Cache* cache = nullptr;
+  Cache::Handle* handle = nullptr;
+  std::unique_ptr<FilterHolder> owned;
+
+  FilterRef() = default;
+  FilterRef(const FilterRef&) = delete;
+  FilterRef& operator=(const FilterRef&) = delete;
+  ~FilterRef() {
+    if (handle != nullptr) cache->Release(handle);
+  }
+};
+
+namespace {
+
+struct KindTickers {
+  uint32_t miss, hit, add, bytes_insert;
+};
+
+// kind: 0 data, 1 index, 2 filter (the order of TableReader::BlockKind).
+KindTickers TickersOf(int kind) {
+  switch (kind) {
+    case 1:
+      return {BLOCK_CACHE_INDEX_MISS, BLOCK_CACHE_INDEX_HIT, BLOCK_CACHE_INDEX_ADD,
+              BLOCK_CACHE_INDEX_BYTES_INSERT};
+    case 2:
+      return {BLOCK_CACHE_FILTER_MISS, BLOCK_CACHE_FILTER_HIT, BLOCK_CACHE_FILTER_ADD,
+              BLOCK_CACHE_FILTER_BYTES_INSERT};
+    default:
+      return {BLOCK_CACHE_DATA_MISS, BLOCK_CACHE_DATA_HIT, BLOCK_CACHE_DATA_ADD,
+              BLOCK_CACHE_DATA_BYTES_INSERT};
+  }
+}
+
+// The cache lookup and insert steps shared by every kind of block, with their tickers.
+Cache::Handle* LookupCounted(Cache* cache, const Slice& key, int kind, Statistics* stats) {
+  Cache::Handle* h = cache->Lookup(key, stats);
+  const KindTickers t = TickersOf(kind);
+  if (h != nullptr) {
+    RecordTick(stats, BLOCK_CACHE_HIT);
+    RecordTick(stats, t.hit);
+    RecordTick(stats, BLOCK_CACHE_BYTES_READ, cache->GetUsage(h));
+  } else {
+    RecordTick(stats, BLOCK_CACHE_MISS);
+    RecordTick(stats, t.miss);
+  }
+  return h;
+}
+
+bool InsertCounted(Cache* cache, const Slice& key, void* value, size_t charge,
+                   Cache::DeleterFn deleter, Cache::Priority priority, int kind, Statistics* stats,
+                   Cache::Handle** handle) {
+  Status s = cache->Insert(key, value, charge, deleter, handle, priority);
+  if (!s.ok()) {
+    RecordTick(stats, BLOCK_CACHE_ADD_FAILURES);
+    return false;
+  }
+  const KindTickers t = TickersOf(kind);
+  RecordTick(stats, BLOCK_CACHE_ADD);
+  RecordTick(stats, t.add);
+  RecordTick(stats, t.bytes_insert, charge);
+  RecordTick(stats, BLOCK_CACHE_BYTES_WRITE, charge);
+  return true;
+}
+
+}  // namespace
 
 // Reads the data blocks an index iterator names.
 class TableReader::BlockIterState final : public TwoLevelIteratorState {
@@ -24,9 +181,23 @@ class TableReader::BlockIterState final : public TwoLevelIteratorState {
 
 TableReader::TableReader(const TableReaderOptions& options,
                          std::unique_ptr<RandomAccessFile>&& file, uint64_t file_size)
-    : options_(options), file_(std::move(file)), file_size_(file_size) {}
+    : options_(options), file_(std::move(file)), file_size_(file_size) {
+  if (!options_.table_options.no_block_cache && options_.table_options.block_cache != nullptr) {
+    cache_ = options_.table_options.block_cache.get();
+    cache_id_ = cache_->NewId();
+  }
+}
 
-TableReader::~TableReader() = default;
+TableReader::~TableReader() {
+  if (index_pin_ != nullptr) cache_->Release(index_pin_);
+  if (filter_pin_ != nullptr) cache_->Release(filter_pin_);
+  // Nobody else can reach this reader's index and filter entries: free them now rather
+  // than when they age out. (Data blocks are left to the LRU.)
+  if (cache_ != nullptr && options_.table_options.cache_index_and_filter_blocks) {
+    cache_->Erase(CacheKey(footer_.index_handle().offset()));
+    if (has_filter_) cache_->Erase(CacheKey(filter_handle_.offset()));
+  }
+}
 
 Status TableReader::Open(const TableReaderOptions& options,
                          std::unique_ptr<RandomAccessFile>&& file, uint64_t file_size,
@@ -61,7 +232,23 @@ Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify,
   source.file_size = file_size_;
   source.file_name = &options_.file_name;
   source.checksum_type = footer_.checksum_type();
+  StopWatch sw(nullptr, options_.statistics, SST_READ_MICROS);
   return ReadBlock(source, handle, verify, contents);
+}
+
+std::string TableReader::CacheKey(uint64_t offset) const {
+  std::string key;
+  PutFixed64(&key, cache_id_);
+  PutVarint64(&key, offset);
+  return key;
+}
+
+Cache::Priority TableReader::PriorityOf(BlockKind kind) const {
+  if (kind != BlockKind::kData &&
+      options_.table_options.cache_index_and_filter_blocks_with_high_priority) {
+    return Cache::Priority::HIGH;
+  }
+  return Cache::Priority::LOW;
 }
 
 Status TableReader::ReadMetaBlocks() {
@@ -76,7 +263,7 @@ Status TableReader::ReadMetaBlocks() {
 
   const std::shared_ptr<const FilterPolicy>& policy = options_.table_options.filter_policy;
   const std::string filter_name =
-      policy != nullptr ? std::string("filter.") + policy->Name() : std::string();
+      policy != nullptr ? std::string("filter.") + policy->CompatibilityName() : std::string();
   bool have_properties = false;
   BlockHandle properties_handle;
   bool have_filter = false;
@@ -117,26 +304,149 @@ Status TableReader::ReadMetaBlocks() {
         std::string("opened with ") + cmp_name);
   }
 
-  const BlockHandle& index_handle = footer_.index_handle();
-  s = ReadBlockAt(index_handle, verify, &contents);
+  s = LoadIndex(footer_.index_handle(), verify);
   if (!s.ok()) return s;
-  index_block_ = std::make_unique<Block>(std::move(contents), name, index_handle.offset());
-  s = index_block_->status();
-  if (!s.ok()) return s;
-
   if (have_filter && options_.table_options.whole_key_filtering) {
-    s = ReadBlockAt(filter_handle, verify, &filter_contents_);
+    s = LoadFilter(filter_handle, verify);
     if (!s.ok()) return s;
-    filter_ = NewFilterBitsReader(filter_contents_.data);
   }
   return Status::OK();
 }
 
-namespace {
+Status TableReader::LoadIndex(const BlockHandle& handle, bool verify) {
+  BlockContents contents;
+  Status s = ReadBlockAt(handle, verify, &contents);
+  if (!s.ok()) return s;
+  auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
+  s = block->status();
+  if (!s.ok()) return s;
+  const BlockBasedTableOptions& topts = options_.table_options;
+  if (cache_ != nullptr && topts.cache_index_and_filter_blocks) {
+    const bool pin = topts.pin_l0_filter_and_index_blocks_in_cache && options_.is_level0;
+    Cache::Handle* h = nullptr;
+    if (InsertCounted(cache_, CacheKey(handle.offset()), block.get(), BlockCharge(*block),
+                      &DeleteCachedBlock, PriorityOf(BlockKind::kIndex), 1, options_.statistics,
+                      &h)) {
+      block.release();
+      if (pin) {
+        index_pin_ = h;
+        index_fixed_ = static_cast<const Block*>(cache_->Value(h));
+      } else {
+        cache_->Release(h);
+      }
+      return Status::OK();
+    }
+    // The cache is full of pinned entries: an unpinned index is read again when needed;
+    // a pinned one stays in the reader.
+    if (!pin) return Status::OK();
+  }
+  index_block_ = std::move(block);
+  index_fixed_ = index_block_.get();
+  return Status::OK();
+}
 
-void DeleteBlock(void* block, void*) { delete static_cast<Block*>(block); }
+Status TableReader::LoadFilter(const BlockHandle& handle, bool verify) {
+  BlockContents contents;
+  Status s = ReadBlockAt(handle, verify, &contents);
+  if (!s.ok()) return s;
+  has_filter_ = true;
+  filter_handle_ = handle;
+  auto holder = std::make_unique<FilterHolder>(std::move(contents));
+  const BlockBasedTableOptions& topts = options_.table_options;
+  if (cache_ != nullptr && topts.cache_index_and_filter_blocks) {
+    const bool pin = topts.pin_l0_filter_and_index_blocks_in_cache && options_.is_level0;
+    Cache::Handle* h = nullptr;
+    if (InsertCounted(cache_, CacheKey(handle.offset()), holder.get(), holder->Charge(),
+                      &FilterHolder::DeleteCached, PriorityOf(BlockKind::kFilter), 2,
+                      options_.statistics, &h)) {
+      holder.release();
+      if (pin) {
+        filter_pin_ = h;
+        filter_fixed_ = static_cast<const FilterHolder*>(cache_->Value(h));
+      } else {
+        cache_->Release(h);
+      }
+      return Status::OK();
+    }
+    if (!pin) return Status::OK();
+  }
+  filter_owned_ = std::move(holder);
+  filter_fixed_ = filter_owned_.get();
+  return Status::OK();
+}
 
-}  // namespace
+Status TableReader::GetBlock(const ReadOptions& read_options, const BlockHandle& handle,
+                             BlockKind kind, BlockRef* out) const {
+  const int kind_index = static_cast<int>(kind);
+  std::string key;
+  if (cache_ != nullptr) {
+    key = CacheKey(handle.offset());
+    Cache::Handle* h = LookupCounted(cache_, key, kind_index, options_.statistics);
+    if (h != nullptr) {
+      out->SetCached(cache_, h);
+      return Status::OK();
+    }
+  }
+  BlockContents contents;
+  Status s = ReadBlockAt(handle, read_options.verify_checksums, &contents);
+  if (!s.ok()) return s;
+  auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
+  // A malformed block is handed out (its iterators report the error) but never cached.
+  if (cache_ != nullptr && read_options.fill_cache && block->status().ok()) {
+    Cache::Handle* h = nullptr;
+    if (InsertCounted(cache_, key, block.get(), BlockCharge(*block), &DeleteCachedBlock,
+                      PriorityOf(kind), kind_index, options_.statistics, &h)) {
+      block.release();
+      out->SetCached(cache_, h);
+      return Status::OK();
+    }
+  }
+  out->SetOwned(std::move(block));
+  return Status::OK();
+}
+
+Status TableReader::GetIndexBlock(const ReadOptions& read_options, BlockRef* out) const {
+  if (index_fixed_ != nullptr) {
+    out->block = index_fixed_;
+    return Status::OK();
+  }
+  Status s = GetBlock(read_options, footer_.index_handle(), BlockKind::kIndex, out);
+  if (s.ok()) s = out->block->status();
+  return s;
+}
+
+void TableReader::GetFilter(const ReadOptions& read_options, FilterRef* out) const {
+  if (!has_filter_) return;
+  if (filter_fixed_ != nullptr) {
+    out->filter = filter_fixed_;
+    return;
+  }
+  if (cache_ == nullptr) return;  // not reachable: without a cache the filter is kept
+  const std::string key = CacheKey(filter_handle_.offset());
+  const int kind_index = static_cast<int>(BlockKind::kFilter);
+  Cache::Handle* h = LookupCounted(cache_, key, kind_index, options_.statistics);
+  if (h != nullptr) {
+    out->cache = cache_;
+    out->handle = h;
+    out->filter = static_cast<const FilterHolder*>(cache_->Value(h));
+    return;
+  }
+  BlockContents contents;
+  // An unreadable filter only costs the filtering: the lookup goes on without it.
+  if (!ReadBlockAt(filter_handle_, read_options.verify_checksums, &contents).ok()) return;
+  auto holder = std::make_unique<FilterHolder>(std::move(contents));
+  if (read_options.fill_cache &&
+      InsertCounted(cache_, key, holder.get(), holder->Charge(), &FilterHolder::DeleteCached,
+                    PriorityOf(BlockKind::kFilter), kind_index, options_.statistics, &h)) {
+    holder.release();
+    out->cache = cache_;
+    out->handle = h;
+    out->filter = static_cast<const FilterHolder*>(cache_->Value(h));
+    return;
+  }
+  out->owned = std::move(holder);
+  out->filter = out->owned.get();
+}
 
 InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_options,
                                                     const Slice& index_value) const {
@@ -147,46 +457,118 @@ InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_opti
     return NewEmptyInternalIterator(CorruptionAt(
         &options_.file_name, footer_.index_handle().offset(), "bad block handle in index block"));
   }
-  BlockContents contents;
-  s = ReadBlockAt(handle, read_options.verify_checksums, &contents);
+  BlockRef ref;
+  s = GetBlock(read_options, handle, BlockKind::kData, &ref);
   if (!s.ok()) return NewEmptyInternalIterator(s);
-  auto* block = new Block(std::move(contents), &options_.file_name, handle.offset());
-  InternalIterator* iter = block->NewIterator(options_.icmp, kInternalKeyMin);
-  iter->RegisterCleanup(&DeleteBlock, block, nullptr);
+  InternalIterator* iter = ref.block->NewIterator(options_.icmp, kInternalKeyMin);
+  ref.TransferTo(iter);
   return iter;
 }
 
 InternalIterator* TableReader::NewIterator(const ReadOptions& read_options) {
-  return NewTwoLevelIterator(std::make_unique<BlockIterState>(this, read_options),
-                             index_block_->NewIterator(options_.icmp, kInternalKeyMin));
+  BlockRef index;
+  Status s = GetIndexBlock(read_options, &index);
+  if (!s.ok()) return NewEmptyInternalIterator(s);
+  InternalIterator* index_iter = index.block->NewIterator(options_.icmp, kInternalKeyMin);
+  index.TransferTo(index_iter);
+  return NewTwoLevelIterator(std::make_unique<BlockIterState>(this, read_options), index_iter);
+}
+
+bool TableReader::FilterMayMatch(const ReadOptions& read_options, const Slice& ikey,
+                                 bool* consulted) const {
+  *consulted = false;
+  if (!has_filter_ || ikey.size() < 8) return true;
+  FilterRef ref;
+  GetFilter(read_options, &ref);
+  if (ref.filter == nullptr || ref.filter->reader == nullptr) return true;
+  *consulted = true;
+  return ref.filter->reader->MayMatch(ExtractUserKey(ikey));
 }
 
 bool TableReader::KeyMayMatch(const Slice& ikey) const {
-  if (filter_ == nullptr || ikey.size() < 8) return true;
-  return filter_->MayMatch(ExtractUserKey(ikey));
+  bool consulted;
+  return FilterMayMatch(ReadOptions(), ikey, &consulted);
+}
+
+template <typename Visit>
+Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit) {
+  if (ikey.size() < 8) {
+    return Status::InvalidArgument(options_.file_name + ": lookup key shorter than 8 bytes");
+  }
+  Statistics* const stats = options_.statistics;
+  bool filtered = false;
+  if (!FilterMayMatch(read_options, ikey, &filtered)) {
+    RecordTick(stats, BLOOM_FILTER_USEFUL);
+    return Status::OK();
+  }
+  if (filtered) RecordTick(stats, BLOOM_FILTER_FULL_POSITIVE);
+
+  BlockRef index;
+  Status s = GetIndexBlock(read_options, &index);
+  if (!s.ok()) return s;
+  std::unique_ptr<InternalIterator> index_iter(
+      index.block->NewIterator(options_.icmp, kInternalKeyMin));
+  bool first_block = true;
+  bool first_entry = true;
+  for (index_iter->Seek(ikey); index_iter->Valid(); index_iter->Next()) {
+    BlockHandle handle;
+    Slice v = index_iter->value();
+    if (!handle.DecodeFrom(&v).ok()) {
+      return CorruptionAt(&options_.file_name, footer_.index_handle().offset(),
+                          "bad block handle in index block");
+    }
+    BlockRef data;
+    s = GetBlock(read_options, handle, BlockKind::kData, &data);
+    if (!s.ok()) return s;
+    std::unique_ptr<InternalIterator> iter(data.block->NewIterator(options_.icmp, kInternalKeyMin));
+    if (first_block) {
+      iter->Seek(ikey);
+      first_block = false;
+    } else {
+      iter->SeekToFirst();
+    }
+    for (; iter->Valid(); iter->Next()) {
+      if (first_entry) {
+        first_entry = false;
+        if (filtered && options_.icmp->user_comparator()->Compare(ExtractUserKey(iter->key()),
+                                                                  ExtractUserKey(ikey)) == 0) {
+          RecordTick(stats, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+        }
+      }
+      if (!visit(iter->key(), iter->value(), &data)) return iter->status();
+    }
+    if (!iter->status().ok()) return iter->status();
+  }
+  return index_iter->status();
 }
 
 Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
                         GetHandler handle) {
-  if (ikey.size() < 8) {
-    return Status::InvalidArgument(options_.file_name + ": lookup key shorter than 8 bytes");
-  }
-  if (!KeyMayMatch(ikey)) return Status::OK();
-  std::unique_ptr<InternalIterator> iter(NewIterator(read_options));
-  for (iter->Seek(ikey); iter->Valid(); iter->Next()) {
-    if (!handle(arg, iter->key(), iter->value())) break;
-  }
-  return iter->status();
+  return GetImpl(read_options, ikey, [&](const Slice& k, const Slice& v, BlockRef* /*block*/) {
+    return handle(arg, k, v);
+  });
+}
+
+Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
+                        PinningGetHandler handle) {
+  return GetImpl(read_options, ikey, [&](const Slice& k, const Slice& v, BlockRef* block) {
+    Cleanable pinner;
+    block->PinTo(&pinner);
+    return handle(arg, k, v, &pinner);
+  });
 }
 
 uint64_t TableReader::ApproximateOffsetOf(const Slice& ikey) const {
-  std::unique_ptr<InternalIterator> index(
-      index_block_->NewIterator(options_.icmp, kInternalKeyMin));
-  index->Seek(ikey);
-  if (index->Valid()) {
-    BlockHandle handle;
-    Slice v = index->value();
-    if (handle.DecodeFrom(&v).ok()) return handle.offset();
+  BlockRef index_ref;
+  if (GetIndexBlock(ReadOptions(), &index_ref).ok()) {
+    std::unique_ptr<InternalIterator> index(
+        index_ref.block->NewIterator(options_.icmp, kInternalKeyMin));
+    index->Seek(ikey);
+    if (index->Valid()) {
+      BlockHandle handle;
+      Slice v = index->value();
+      if (handle.DecodeFrom(&v).ok()) return handle.offset();
+    }
   }
   // Past the last key, or an unreadable index: the end of the data blocks.
   return props_.data_size;

@@ -2,9 +2,21 @@
 // iterators and point lookups over it.
 //
 // Open reads and checks the footer, the metaindex, the properties, the index block and
-// (when the options name the same filter policy the file was written with) the filter;
-// those stay in memory for the reader's life. Data blocks are read from the file on each
-// use, their checksums verified per ReadOptions::verify_checksums.
+// (when the options name the same filter policy the file was written with) the filter.
+//
+// Blocks and the block cache: with a block cache (table_options.block_cache non-null and
+// no_block_cache false) data blocks are looked up in the cache under a key unique to this
+// reader (a cache->NewId() prefix + the block offset) and, on a miss, read from the file and
+// inserted (unless ReadOptions::fill_cache is false) at low priority. Iterators and the
+// values pinned through Get hold a reference to the cached block they point into, so a block
+// in use is never freed by eviction. Without a cache each data block is read from the file
+// per use and owned by the iterator that reads it. The index and the filter stay in the
+// reader for its life, except with cache_index_and_filter_blocks (and a cache), where they
+// are put in the cache at Open (high priority when
+// cache_index_and_filter_blocks_with_high_priority) and looked up on each use; with
+// pin_l0_filter_and_index_blocks_in_cache and TableReaderOptions::is_level0 the reader keeps
+// them referenced in the cache for its life. Block cache and filter tickers go to
+// TableReaderOptions::statistics.
 //
 // Thread safety: after Open every method may be called from many threads at once.
 // Iterators belong to one thread each and must not outlive the reader.
@@ -14,6 +26,8 @@
 #include <memory>
 #include <string>
 
+#include "shale/cache.h"
+#include "shale/cleanable.h"
 #include "shale/env.h"
 #include "shale/options.h"
 #include "shale/table.h"
@@ -26,6 +40,7 @@
 namespace shale {
 
 class FilterBitsReader;
+class Statistics;
 
 struct TableReaderOptions {
   const InternalKeyComparator* icmp = nullptr;  // must outlive the reader
@@ -34,6 +49,10 @@ struct TableReaderOptions {
   // Verify the checksums of the blocks read at Open (metaindex, properties, index,
   // filter). The footer is always checked.
   bool verify_checksums_on_open = true;
+  // The file lives in level 0 (pin_l0_filter_and_index_blocks_in_cache applies).
+  bool is_level0 = false;
+  // Where block cache and filter tickers are recorded; may be null; must outlive the reader.
+  Statistics* statistics = nullptr;
 };
 
 class TableReader {
@@ -60,35 +79,83 @@ class TableReader {
   using GetHandler = bool (*)(void* arg, const Slice& ikey, const Slice& value);
   Status Get(const ReadOptions& read_options, const Slice& ikey, void* arg, GetHandler handle);
 
+  // The same lookup, with a way to keep the value's bytes instead of copying them:
+  // value_pinner (never null here) holds a reference to the block the value lies in; a
+  // handler that wants the value to outlive the call moves that reference out with
+  // value_pinner->DelegateCleanupsTo(pinnable), e.g. PinnableSlice::PinSlice(value,
+  // value_pinner). The bytes then stay valid until pinnable is reset or destroyed, whatever
+  // happens to the cache's other entries, to this reader's iterators or to the reader itself;
+  // a pin on a cached block needs the block cache object to outlive it (the DB's options
+  // hold it), a pin on an uncached block owns the block outright. A handler that does not
+  // take the reference leaves it to be dropped when it returns.
+  using PinningGetHandler = bool (*)(void* arg, const Slice& ikey, const Slice& value,
+                                     Cleanable* value_pinner);
+  Status Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
+             PinningGetHandler handle);
+
   const TableProperties& GetTableProperties() const { return props_; }
 
   // Approximately where in the file the data for ikey begins: the offset of the data
   // block that would hold it, or the size of all data blocks if ikey is past the last key.
   uint64_t ApproximateOffsetOf(const Slice& ikey) const;
 
-  // Whether the filter says ikey's user key may be present (true without a filter).
+  // Whether the filter says ikey's user key may be present (true without a filter, or when
+  // the filter cannot be read). Records no tickers.
   bool KeyMayMatch(const Slice& ikey) const;
+
+  // The block cache this reader uses, or null.
+  Cache* block_cache() const { return cache_; }
 
  private:
   class BlockIterState;
+  struct FilterHolder;
+  struct BlockRef;
+  struct FilterRef;
+  enum class BlockKind { kData, kIndex, kFilter };
 
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile>&& file,
               uint64_t file_size);
   Status ReadMetaBlocks();
   Status ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents) const;
+  // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
+  // kept referenced when pinned).
+  Status LoadIndex(const BlockHandle& handle, bool verify);
+  Status LoadFilter(const BlockHandle& handle, bool verify);
+  // The block at handle, from the cache or the file (then inserted per fill_cache).
+  Status GetBlock(const ReadOptions& read_options, const BlockHandle& handle, BlockKind kind,
+                  BlockRef* out) const;
+  Status GetIndexBlock(const ReadOptions& read_options, BlockRef* out) const;
+  // The filter, or out->filter == nullptr when there is none or it cannot be read.
+  void GetFilter(const ReadOptions& read_options, FilterRef* out) const;
+  // The filter's answer for ikey's user key; *consulted says whether a filter answered.
+  bool FilterMayMatch(const ReadOptions& read_options, const Slice& ikey, bool* consulted) const;
+  std::string CacheKey(uint64_t offset) const;
+  Cache::Priority PriorityOf(BlockKind kind) const;
   // An iterator over the data block an index value names; its status says why if it
   // cannot be read.
   InternalIterator* NewDataBlockIterator(const ReadOptions& read_options,
                                          const Slice& index_value) const;
+  template <typename Visit>
+  Status GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
 
   const TableReaderOptions options_;
   const std::unique_ptr<RandomAccessFile> file_;
   const uint64_t file_size_;
   Footer footer_;
   TableProperties props_;
+  Cache* cache_ = nullptr;  // null: no block cache
+  uint64_t cache_id_ = 0;   // this reader's cache key prefix
+  // The index: index_fixed_ points at it when the reader keeps it (owned in index_block_,
+  // or referenced in the cache by index_pin_); null when it is looked up in the cache.
   std::unique_ptr<Block> index_block_;
-  BlockContents filter_contents_;             // the bytes filter_ reads
-  std::unique_ptr<FilterBitsReader> filter_;  // null: no usable filter
+  Cache::Handle* index_pin_ = nullptr;
+  const Block* index_fixed_ = nullptr;
+  // The filter, likewise; has_filter_ says whether there is one to use at all.
+  bool has_filter_ = false;
+  BlockHandle filter_handle_;
+  std::unique_ptr<FilterHolder> filter_owned_;
+  Cache::Handle* filter_pin_ = nullptr;
+  const FilterHolder* filter_fixed_ = nullptr;
 };
 
 }  // namespace shale

@@ -7,11 +7,16 @@
 // called concurrently.
 #pragma once
 
+#include <atomic>
+#include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "shale/info_log_level.h"
 #include "shale/status.h"
 
 namespace shale {
@@ -77,6 +82,55 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// Logger: where the info LOG's lines go (Options::info_log). A line below the logger's
+// level is dropped; others are written with a timestamp and the writing thread's id by the
+// built-in loggers. Thread safety: every method may be called from any thread; lines from
+// different threads are never interleaved within a line.
+class Logger {
+ public:
+  // What GetLogFileSize returns for a logger that does not know its size.
+  static constexpr size_t kDoNotSupportGetLogFileSize = static_cast<size_t>(-1);
+
+  explicit Logger(InfoLogLevel log_level = INFO_LEVEL) : log_level_(log_level) {}
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+  // Subclasses that hold a file should Close() it in their own destructor.
+  virtual ~Logger() = default;
+
+  // Writes one line, whatever the level (a trailing newline is added if missing).
+  virtual void Logv(const char* format, va_list ap) = 0;
+  // Writes one line if log_level >= GetInfoLogLevel(): INFO lines as they are, HEADER
+  // lines through LogHeader, others prefixed with "[WARN] ", "[ERROR] "... ERROR and
+  // FATAL lines are flushed at once.
+  virtual void Logv(const InfoLogLevel log_level, const char* format, va_list ap);
+  // A line that starts the log (options, versions); written at every level.
+  virtual void LogHeader(const char* format, va_list ap) { Logv(format, ap); }
+
+  // Bytes written so far, or kDoNotSupportGetLogFileSize.
+  virtual size_t GetLogFileSize() const { return kDoNotSupportGetLogFileSize; }
+  // Pushes buffered lines to the file (to the OS, not to the disk).
+  virtual void Flush() {}
+  // Flushes and closes the file; later lines are dropped. Idempotent: the first call's
+  // status is returned again.
+  Status Close();
+
+  virtual InfoLogLevel GetInfoLogLevel() const {
+    return log_level_.load(std::memory_order_relaxed);
+  }
+  virtual void SetInfoLogLevel(const InfoLogLevel log_level) {
+    log_level_.store(log_level, std::memory_order_relaxed);
+  }
+
+ protected:
+  // Does the work of Close(); called at most once.
+  virtual Status CloseImpl() { return Status::OK(); }
+
+ private:
+  std::atomic<InfoLogLevel> log_level_;
+  std::once_flag close_once_;
+  Status close_status_;  // written once under close_once_
+};
+
 class Env {
  public:
   Env() = default;
@@ -118,6 +172,11 @@ class Env {
 
   // A directory for tests' scratch files: $TEST_TMPDIR if set, else one under /tmp.
   virtual Status GetTestDirectory(std::string* path) = 0;
+
+  // Creates (truncating) fname as an info log. The default writes through
+  // NewWritableFile; the POSIX Env has its own. *result is shared: the DB and the user
+  // may both hold it.
+  virtual Status NewLogger(const std::string& fname, std::shared_ptr<Logger>* result);
 
   virtual uint64_t NowMicros() = 0;
   virtual uint64_t NowNanos() { return NowMicros() * 1000; }
@@ -167,6 +226,9 @@ class EnvWrapper : public Env {
   Status LockFile(const std::string& f, FileLock** l) override { return target_->LockFile(f, l); }
   Status UnlockFile(FileLock* l) override { return target_->UnlockFile(l); }
   Status GetTestDirectory(std::string* p) override { return target_->GetTestDirectory(p); }
+  Status NewLogger(const std::string& f, std::shared_ptr<Logger>* r) override {
+    return target_->NewLogger(f, r);
+  }
   uint64_t NowMicros() override { return target_->NowMicros(); }
   uint64_t NowNanos() override { return target_->NowNanos(); }
   void SleepForMicroseconds(int m) override { target_->SleepForMicroseconds(m); }

@@ -136,9 +136,7 @@ class DBCorruptionTest : public ::testing::Test {
     return failures;
   }
 
-  void ExpectExactly(DB* db, const Model& model) {
-    EXPECT_EQ(0, CheckNoWrongAnswers(db, model));
-  }
+  void ExpectExactly(DB* db, const Model& model) { EXPECT_EQ(0, CheckNoWrongAnswers(db, model)); }
 
   TempDirectory dir_;
   const std::string dbname_;
@@ -193,14 +191,9 @@ TEST_F(DBCorruptionTest, BadCurrentFile) {
   ASSERT_FALSE(current.empty());
   ASSERT_EQ('\n', current.back());
   Random rnd(17);
-  const std::vector<std::string> bad = {
-      "",
-      current.substr(0, current.size() - 1),  // no newline
-      "garbage\n",
-      RandomBinaryString(&rnd, 40),
-      "MANIFEST-\n",
-      "000001.log\n",
-  };
+  std::vector<std::string> bad = {"", "garbage\n", "MANIFEST-\n", "000001.log\n"};
+  bad.push_back(current.substr(0, current.size() - 1));  // no newline
+  bad.push_back(RandomBinaryString(&rnd, 40));
   for (const std::string& contents : bad) {
     SCOPED_TRACE("CURRENT = " + Slice(contents).ToString(true));
     ASSERT_OK(WriteStringToFile(Env::Default(), contents, CurrentFileName(dbname_)));
@@ -269,8 +262,8 @@ class SstCorruptionTest : public DBCorruptionTest {
     EXPECT_OK(ReadFileToString(Env::Default(), sst, &data));
     Footer footer;
     EXPECT_GE(data.size(), Footer::kEncodedLength);
-    EXPECT_OK(footer.DecodeFrom(Slice(data).ToStringView().substr(data.size() -
-                                                                   Footer::kEncodedLength)));
+    EXPECT_OK(
+        footer.DecodeFrom(Slice(data).ToStringView().substr(data.size() - Footer::kEncodedLength)));
     return footer;
   }
 
@@ -712,9 +705,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FlushFault{"ManifestSync", FailOn::kSync, "MANIFEST"},
                       FlushFault{"DirSync", FailOn::kDirSync, ""},
                       FlushFault{"WalCreate", FailOn::kCreate, ".log"}),
-    [](const ::testing::TestParamInfo<FlushFault>& info) {
-      return std::string(info.param.name);
-    });
+    [](const ::testing::TestParamInfo<FlushFault>& info) { return std::string(info.param.name); });
 
 TEST_F(FaultTest, OpenFailsWhenCurrentCannotBeRenamed) {
   // A new DB and an existing one both install a MANIFEST through CURRENT at Open.

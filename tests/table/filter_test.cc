@@ -1,6 +1,8 @@
 // Tests for the cache-local Bloom filter: no false negatives, a false-positive rate close to
 // the theory of 512-bit lines, the advertised density, a frozen on-disk format, and a
-// reader that never denies a key when it is handed bytes it cannot understand.
+// reader that never denies a key when it is handed bytes it cannot understand. Then the
+// filter in SST files: which tables get one (skip_filters, whole_key_filtering) and that
+// Bloom and Ribbon filters are read under either built-in policy.
 
 #include "table/filter.h"
 
@@ -15,7 +17,12 @@
 #include <vector>
 
 #include "shale/filter_policy.h"
+#include "shale/options.h"
+#include "table/table_builder.h"
+#include "table/table_reader.h"
+#include "tests/testutil/test_util.h"
 #include "util/coding.h"
+#include "util/dbformat.h"
 #include "util/hash.h"
 #include "util/random.h"
 
@@ -277,6 +284,146 @@ TEST(FilterTest, FormatIsFrozen) {
   EXPECT_EQ(b.bytes.size(), 2 * 64u + 8u);
   EXPECT_EQ(b.bytes.substr(b.bytes.size() - 8), std::string("\x01\x06\x00\x00\x02\x00\x00\x00", 8));
   EXPECT_EQ(Hash64(b.bytes), 0xcbd9fee86c855e60ull) << std::hex << Hash64(b.bytes);
+}
+
+// Tables written to memory and read back, to see which get a filter and how it is used.
+class FilterTableTest : public testing::Test {
+ protected:
+  static constexpr int kKeys = 2000;
+
+  static std::string UserKey(int i) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "user%08d", i);
+    return buf;
+  }
+  static std::string IKey(int i) {
+    std::string k;
+    AppendInternalKey(&k, UserKey(i), 100, kTypeValue);
+    return k;
+  }
+
+  // Even-numbered keys only; odd ones are the absent keys probed later.
+  TableProperties Build(const TableBuilderOptions& options) {
+    StringSink sink;
+    TableBuilderOptions o = options;
+    o.icmp = &icmp_;
+    o.file_name = "test.sst";
+    TableBuilder builder(o, &sink);
+    for (int i = 0; i < kKeys; i++) builder.Add(IKey(2 * i), "value" + std::to_string(i));
+    EXPECT_OK(builder.Finish());
+    contents_ = sink.contents();
+    return builder.GetTableProperties();
+  }
+
+  std::unique_ptr<TableReader> Open(std::shared_ptr<const FilterPolicy> policy,
+                                    bool whole_key_filtering = true) {
+    TableReaderOptions o;
+    o.icmp = &icmp_;
+    o.file_name = "test.sst";
+    o.table_options.no_block_cache = true;
+    o.table_options.filter_policy = std::move(policy);
+    o.table_options.whole_key_filtering = whole_key_filtering;
+    std::unique_ptr<TableReader> reader;
+    EXPECT_OK(
+        TableReader::Open(o, std::make_unique<StringSource>(contents_), contents_.size(), &reader));
+    return reader;
+  }
+
+  // Share of absent keys the reader's filter lets through (1.0 when none is consulted).
+  static double AbsentPassRate(const TableReader& reader) {
+    for (int i = 0; i < kKeys; i++) EXPECT_TRUE(reader.KeyMayMatch(IKey(2 * i)));
+    int pass = 0;
+    for (int i = 0; i < kKeys; i++) pass += reader.KeyMayMatch(IKey(2 * i + 1));
+    return static_cast<double>(pass) / kKeys;
+  }
+
+  static TableBuilderOptions WithPolicy(const FilterPolicy* policy) {
+    TableBuilderOptions o;
+    o.table_options.filter_policy.reset(policy);
+    return o;
+  }
+
+  InternalKeyComparator icmp_{BytewiseComparator()};
+  std::string contents_;
+};
+
+TEST_F(FilterTableTest, BloomFilterWritten) {
+  const TableBuilderOptions o = WithPolicy(NewBloomFilterPolicy(10));
+  const TableProperties props = Build(o);
+  EXPECT_EQ(props.filter_size, 64u * 40 + 8);  // 20000 bits in whole lines, plus trailer
+  EXPECT_EQ(props.filter_policy_name, "shale.BuiltinBloomFilter");
+  EXPECT_LT(AbsentPassRate(*Open(o.table_options.filter_policy)), 0.05);
+}
+
+TEST_F(FilterTableTest, SkipFiltersWritesNone) {
+  for (const FilterPolicy* p : {NewBloomFilterPolicy(10), NewRibbonFilterPolicy(10)}) {
+    TableBuilderOptions o = WithPolicy(p);
+    o.skip_filters = true;
+    o.level_at_creation = 6;
+    const TableProperties props = Build(o);
+    EXPECT_EQ(props.filter_size, 0u);
+    EXPECT_EQ(props.filter_policy_name, "");
+    EXPECT_EQ(props.num_entries, static_cast<uint64_t>(kKeys));
+    auto reader = Open(o.table_options.filter_policy);
+    EXPECT_EQ(AbsentPassRate(*reader), 1.0);
+    // Every key is still found.
+    std::unique_ptr<InternalIterator> it(reader->NewIterator(ReadOptions()));
+    int n = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
+    EXPECT_EQ(n, kKeys);
+  }
+}
+
+TEST_F(FilterTableTest, NoWholeKeyFilteringWritesNone) {
+  for (const FilterPolicy* p : {NewBloomFilterPolicy(10), NewRibbonFilterPolicy(10)}) {
+    TableBuilderOptions o = WithPolicy(p);
+    o.table_options.whole_key_filtering = false;
+    const TableProperties props = Build(o);
+    EXPECT_EQ(props.filter_size, 0u);
+    EXPECT_EQ(props.filter_policy_name, "");
+    // Readers never consult a filter, whatever their own setting.
+    EXPECT_EQ(AbsentPassRate(*Open(o.table_options.filter_policy, true)), 1.0);
+    EXPECT_EQ(AbsentPassRate(*Open(o.table_options.filter_policy, false)), 1.0);
+  }
+}
+
+TEST_F(FilterTableTest, ReaderWithoutWholeKeyFilteringIgnoresTheFilter) {
+  const TableBuilderOptions o = WithPolicy(NewBloomFilterPolicy(10));
+  EXPECT_GT(Build(o).filter_size, 0u);
+  EXPECT_EQ(AbsentPassRate(*Open(o.table_options.filter_policy, false)), 1.0);
+}
+
+TEST_F(FilterTableTest, RibbonFilterWrittenAndReadAsBuiltin) {
+  TableBuilderOptions o = WithPolicy(NewRibbonFilterPolicy(10));
+  o.level_at_creation = 3;
+  const TableProperties props = Build(o);
+  EXPECT_EQ(props.filter_policy_name, "shale.RibbonFilter");
+  EXPECT_GT(props.filter_size, 0u);
+  EXPECT_LT(props.filter_size * 8.0 / kKeys, 8.0);  // well under the Bloom filter's 10
+  // The metaindex names the shared compatibility name, so a reader configured with the
+  // Bloom policy uses the Ribbon filter (its bytes say what they are).
+  std::shared_ptr<const FilterPolicy> bloom(NewBloomFilterPolicy(10));
+  EXPECT_LT(AbsentPassRate(*Open(bloom)), 0.05);
+}
+
+TEST_F(FilterTableTest, FlushUnderRibbonPolicyGetsBloom) {
+  TableBuilderOptions o = WithPolicy(NewRibbonFilterPolicy(10));  // bloom_before_level 0
+  o.is_flush = true;
+  o.level_at_creation = 0;
+  const TableProperties flushed = Build(o);
+  EXPECT_EQ(flushed.filter_size, 64u * 40 + 8);
+  o.is_flush = false;
+  const TableProperties compacted = Build(o);
+  EXPECT_LT(compacted.filter_size, flushed.filter_size * 0.8);
+  // A policy of someone else's: no filter, and no failure.
+  class Other : public FilterPolicy {
+   public:
+    const char* Name() const override { return "other"; }
+    double GetBitsPerKey() const override { return 10; }
+  };
+  TableBuilderOptions other;
+  other.table_options.filter_policy = std::make_shared<Other>();
+  EXPECT_EQ(Build(other).filter_size, 0u);
 }
 
 }  // namespace

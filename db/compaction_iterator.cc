@@ -1,0 +1,197 @@
+#include "db/compaction_iterator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "db/compaction.h"
+
+namespace shale {
+
+void CompactionIterationStats::Add(const CompactionIterationStats& o) {
+  num_input_records += o.num_input_records;
+  num_input_deletion_records += o.num_input_deletion_records;
+  num_output_records += o.num_output_records;
+  num_record_drop_hidden += o.num_record_drop_hidden;
+  num_record_drop_obsolete += o.num_record_drop_obsolete;
+  num_optimized_del_drop_obsolete += o.num_optimized_del_drop_obsolete;
+  num_single_del_fallthru += o.num_single_del_fallthru;
+  num_single_del_mismatch += o.num_single_del_mismatch;
+  total_input_raw_key_bytes += o.total_input_raw_key_bytes;
+  total_input_raw_value_bytes += o.total_input_raw_value_bytes;
+}
+
+namespace {
+
+std::vector<SequenceNumber> Sorted(std::vector<SequenceNumber> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator* ucmp,
+                                       std::vector<SequenceNumber> snapshots,
+                                       const Compaction* compaction, const Slice* end_user_key)
+    : input_(input),
+      ucmp_(ucmp),
+      snapshots_(Sorted(std::move(snapshots))),
+      earliest_snapshot_(snapshots_.empty() ? kMaxSequenceNumber : snapshots_.front()),
+      compaction_(compaction),
+      end_user_key_(end_user_key) {}
+
+SequenceNumber CompactionIterator::StripeOf(SequenceNumber seq, bool* has_prev,
+                                            SequenceNumber* prev) const {
+  auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), seq);
+  *has_prev = it != snapshots_.begin();
+  *prev = *has_prev ? *(it - 1) : 0;
+  return it == snapshots_.end() ? kMaxSequenceNumber : *it;
+}
+
+void CompactionIterator::SeekToFirst() {
+  input_unprocessed_ = true;
+  has_current_user_key_ = false;
+  has_stripe_ = false;
+  stripe_covered_ = false;
+  status_ = Status::OK();
+  NextFromInput();
+}
+
+void CompactionIterator::Next() { NextFromInput(); }
+
+void CompactionIterator::CountInput(const ParsedInternalKey& ik, const Slice& value) {
+  stats_.num_input_records++;
+  if (ik.type == kTypeDeletion || ik.type == kTypeSingleDeletion) {
+    stats_.num_input_deletion_records++;
+  }
+  stats_.total_input_raw_key_bytes += ik.user_key.size() + 8;
+  stats_.total_input_raw_value_bytes += value.size();
+}
+
+void CompactionIterator::EmitFromInput(const ParsedInternalKey& ik) {
+  key_ = input_->key();
+  value_ = input_->value();
+  ikey_ = ik;
+  valid_ = true;
+  stats_.num_output_records++;
+}
+
+void CompactionIterator::EmitCopy(const Slice& key, const Slice& value) {
+  key_buf_.assign(key.data(), key.size());
+  value_buf_.assign(value.data(), value.size());
+  key_ = key_buf_;
+  value_ = value_buf_;
+  ParseInternalKey(key_, &ikey_).PermitUncheckedError();  // parsed once already
+  valid_ = true;
+  stats_.num_output_records++;
+}
+
+void CompactionIterator::NextFromInput() {
+  valid_ = false;
+  // Set once a SingleDelete cancelled its Put and nothing of that key and stripe was
+  // emitted since: older Puts stay hidden, but an older Delete is judged on its own, as
+  // it may hide Puts below this compaction (Put, Delete, Put, SingleDelete is allowed).
+  bool after_cancel = false;
+  while (status_.ok()) {
+    if (!input_unprocessed_) input_->Next();
+    input_unprocessed_ = true;
+    if (!input_->Valid()) {
+      status_ = input_->status();
+      return;
+    }
+    ParsedInternalKey ik;
+    if (!ParseInternalKey(input_->key(), &ik).ok()) {
+      status_ = Status::Corruption("corrupted internal key in compaction input: " +
+                                   input_->key().ToString(/*hex=*/true));
+      return;
+    }
+    if (end_user_key_ != nullptr && ucmp_->Compare(ik.user_key, *end_user_key_) >= 0) return;
+    input_unprocessed_ = false;
+    CountInput(ik, input_->value());
+
+    if (!has_current_user_key_ || ucmp_->Compare(ik.user_key, current_user_key_) != 0) {
+      current_user_key_.assign(ik.user_key.data(), ik.user_key.size());
+      has_current_user_key_ = true;
+      has_stripe_ = false;
+      after_cancel = false;
+    }
+    bool has_prev_snapshot;
+    SequenceNumber prev_snapshot;
+    const SequenceNumber stripe = StripeOf(ik.sequence, &has_prev_snapshot, &prev_snapshot);
+    if (!has_stripe_ || stripe != stripe_) {
+      has_stripe_ = true;
+      stripe_ = stripe;
+      stripe_covered_ = false;
+      after_cancel = false;
+    } else if (after_cancel && ik.type == kTypeValue) {
+      stats_.num_record_drop_hidden++;
+      continue;
+    } else if (stripe_covered_) {
+      stats_.num_record_drop_hidden++;
+      continue;
+    }
+
+    if (ik.type == kTypeMerge) {
+      MergeSeam(ik);
+      return;
+    }
+    stripe_covered_ = true;
+
+    if (ik.type == kTypeSingleDeletion) {
+      // Peek at the next entry: the Put this SingleDelete cancels, if it is in this stripe.
+      const std::string sd_key = input_->key().ToString();
+      const std::string sd_value = input_->value().ToString();
+      const SequenceNumber sd_seq = ik.sequence;
+      input_->Next();
+      input_unprocessed_ = true;
+      ParsedInternalKey next;
+      const bool same_key = input_->Valid() && ParseInternalKey(input_->key(), &next).ok() &&
+                            ucmp_->Compare(next.user_key, current_user_key_) == 0;
+      if (same_key) {
+        const bool same_stripe = !has_prev_snapshot || next.sequence > prev_snapshot;
+        if (!same_stripe) {
+          EmitCopy(sd_key, sd_value);
+          return;
+        }
+        if (next.type == kTypeSingleDeletion || next.type == kTypeDeletion) {
+          // Two deletions in a row: the first goes; the second is judged on its own. A
+          // Delete must never be cancelled with the SingleDelete: it may hide Puts older
+          // than this compaction's inputs (the API allows SingleDelete after Delete).
+          stats_.num_record_drop_obsolete++;
+          stats_.num_single_del_mismatch++;
+          stripe_covered_ = false;
+          continue;
+        }
+        if (next.type != kTypeValue) stats_.num_single_del_mismatch++;
+        CountInput(next, input_->value());
+        input_unprocessed_ = false;  // consumed: the loop moves past it
+        stats_.num_record_drop_hidden++;
+        stats_.num_record_drop_obsolete++;
+        stripe_covered_ = false;
+        after_cancel = true;
+        continue;
+      }
+      // Another key, the end, or an error (seen by the next round).
+      if (compaction_ != nullptr && sd_seq <= earliest_snapshot_ &&
+          compaction_->KeyNotExistsBeyondOutputLevel(current_user_key_)) {
+        stats_.num_record_drop_obsolete++;
+        stats_.num_single_del_fallthru++;
+        if (!compaction_->bottommost_level()) stats_.num_optimized_del_drop_obsolete++;
+        continue;
+      }
+      EmitCopy(sd_key, sd_value);
+      return;
+    }
+
+    if (ik.type == kTypeDeletion && compaction_ != nullptr && ik.sequence <= earliest_snapshot_ &&
+        compaction_->KeyNotExistsBeyondOutputLevel(ik.user_key)) {
+      // No reader can see anything older, and nothing below needs hiding.
+      stats_.num_record_drop_obsolete++;
+      if (!compaction_->bottommost_level()) stats_.num_optimized_del_drop_obsolete++;
+      continue;
+    }
+    EmitFromInput(ik);
+    return;
+  }
+}
+
+}  // namespace shale

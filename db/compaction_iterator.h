@@ -1,0 +1,144 @@
+// CompactionIterator: the entries of a sorted internal-key stream (the merged inputs of a
+// compaction, or a memtable being flushed) that must survive into the output.
+//
+// Snapshot stripes: with live snapshots s1 < s2 < ... < sn, the sequence numbers of one
+// user key fall into stripes (.., s1], (s1, s2], ..., (sn, max]. A reader at any snapshot
+// (or at the latest state) sees at most the newest entry of each stripe, so within a
+// stripe only the newest entry is kept and the older ones are dropped ("hidden",
+// COMPACTION_KEY_DROP_NEWER_ENTRY). Further rules, as RocksDB applies them:
+//  - A Delete in the earliest stripe is dropped ("obsolete", COMPACTION_KEY_DROP_OBSOLETE)
+//    when the Compaction says no level below the output holds the key
+//    (KeyNotExistsBeyondOutputLevel); everything older in that stripe goes with it.
+//  - A SingleDelete that meets an older entry of the same stripe drops itself and that entry
+//    (the entry should be the Put it cancels; anything else counts as a mismatch). Two
+//    SingleDeletes in a row drop the first. A SingleDelete meeting nothing (a snapshot
+//    boundary, another key, the end) is kept, unless it is in the earliest stripe and the
+//    key exists nowhere below the output, where it is dropped like a Delete.
+//  - Merge operands are kept unchanged and do not hide what is below them: the entries
+//    under a Merge in the same stripe are treated as if the Merge were not there (the
+//    newest non-Merge entry of the stripe is kept, and hides the rest). Folding operands
+//    with a merge operator is a later step; MergeSeam() marks where it plugs in.
+// Without a Compaction (flush) no Delete or SingleDelete is dropped for being at the
+// bottom, since older data may exist in the SST files.
+//
+// Corrupt internal keys stop the iteration with Corruption; input errors stop it with the
+// input's status.
+//
+// Thread safety: one thread at a time. key()/value() stay valid until the next Next().
+// The input is not owned and must be positioned by the caller (e.g. SeekToFirst or Seek to
+// a subcompaction's start) before SeekToFirst() here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shale/comparator.h"
+#include "shale/slice.h"
+#include "shale/status.h"
+#include "util/dbformat.h"
+#include "util/internal_iterator.h"
+
+namespace shale {
+
+class Compaction;
+
+// Counters of what an iteration read, wrote and dropped, and why.
+struct CompactionIterationStats {
+  uint64_t num_input_records = 0;
+  uint64_t num_input_deletion_records = 0;  // Delete and SingleDelete entries read
+  uint64_t num_output_records = 0;
+  // Older entries of a stripe shadowed by a newer one (COMPACTION_KEY_DROP_NEWER_ENTRY).
+  uint64_t num_record_drop_hidden = 0;
+  // Deletions (and Puts cancelled by a SingleDelete) no reader needs any more
+  // (COMPACTION_KEY_DROP_OBSOLETE).
+  uint64_t num_record_drop_obsolete = 0;
+  // Obsolete deletions dropped above the bottommost level because no level below the
+  // output holds the key (COMPACTION_OPTIMIZED_DEL_DROP_OBSOLETE).
+  uint64_t num_optimized_del_drop_obsolete = 0;
+  // SingleDeletes dropped without meeting their Put.
+  uint64_t num_single_del_fallthru = 0;
+  // SingleDeletes that met something other than one Put.
+  uint64_t num_single_del_mismatch = 0;
+  uint64_t total_input_raw_key_bytes = 0;
+  uint64_t total_input_raw_value_bytes = 0;
+
+  void Add(const CompactionIterationStats& o);
+};
+
+class CompactionIterator {
+ public:
+  // snapshots: the live snapshot sequence numbers, sorted ascending (duplicates allowed).
+  // The earliest snapshot is snapshots.front() (kMaxSequenceNumber when none).
+  // compaction may be null (flush). end_user_key, when not null, is an exclusive upper bound:
+  // the iteration ends at the first entry whose user key is >= it (the Slice must outlive
+  // the iterator). ucmp, input and compaction must outlive the iterator.
+  CompactionIterator(InternalIterator* input, const Comparator* ucmp,
+                     std::vector<SequenceNumber> snapshots, const Compaction* compaction,
+                     const Slice* end_user_key = nullptr);
+  CompactionIterator(const CompactionIterator&) = delete;
+  CompactionIterator& operator=(const CompactionIterator&) = delete;
+
+  // Starts at the input's current position.
+  void SeekToFirst();
+  // REQUIRES: Valid().
+  void Next();
+
+  bool Valid() const { return valid_; }
+  // The entry to write. REQUIRES: Valid().
+  Slice key() const { return key_; }
+  Slice value() const { return value_; }
+  Slice user_key() const { return ikey_.user_key; }
+  const ParsedInternalKey& ikey() const { return ikey_; }
+  // OK while Valid() or after a clean end; else why the iteration stopped.
+  Status status() const { return status_; }
+  const CompactionIterationStats& stats() const { return stats_; }
+
+  SequenceNumber earliest_snapshot() const { return earliest_snapshot_; }
+
+ private:
+  // Advances until an entry survives (valid_) or the input ends or fails.
+  void NextFromInput();
+  // The stripe of seq: the smallest snapshot >= seq (kMaxSequenceNumber if none);
+  // *has_prev/*prev say which snapshot bounds it from below.
+  SequenceNumber StripeOf(SequenceNumber seq, bool* has_prev, SequenceNumber* prev) const;
+  // Counts the entry at the input as read.
+  void CountInput(const ParsedInternalKey& ik, const Slice& value);
+  // Outputs the input's current entry in place.
+  void EmitFromInput(const ParsedInternalKey& ik);
+  // Outputs a copy of key/value (the input has moved past them).
+  void EmitCopy(const Slice& key, const Slice& value);
+  // Where a merge operator would fold the operands starting at the current Merge entry.
+  // Today: the operand passes through unchanged.
+  void MergeSeam(const ParsedInternalKey& ik) { EmitFromInput(ik); }
+
+  InternalIterator* const input_;
+  const Comparator* const ucmp_;
+  const std::vector<SequenceNumber> snapshots_;
+  const SequenceNumber earliest_snapshot_;
+  const Compaction* const compaction_;
+  const Slice* const end_user_key_;
+
+  bool valid_ = false;
+  Status status_;
+  Slice key_;
+  Slice value_;
+  ParsedInternalKey ikey_;
+  std::string key_buf_;
+  std::string value_buf_;
+  // True when the input sits on an entry not yet looked at (after a SingleDelete peeked
+  // ahead, or at the start); false when it sits on the entry last processed.
+  bool input_unprocessed_ = true;
+
+  // The user key being processed and its current stripe.
+  std::string current_user_key_;
+  bool has_current_user_key_ = false;
+  bool has_stripe_ = false;
+  SequenceNumber stripe_ = 0;
+  // A non-Merge entry of the current stripe was seen: everything older in it is hidden.
+  bool stripe_covered_ = false;
+
+  CompactionIterationStats stats_;
+};
+
+}  // namespace shale

@@ -1,0 +1,330 @@
+#include "db/compaction_job.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "db/filename.h"
+#include "db/level_iterator.h"
+#include "table/merging_iterator.h"
+#include "table/table_builder.h"
+#include "table/table_factory.h"
+
+namespace shale {
+
+struct CompactionJob::SubcompactionState {
+  // User-key range [start, end); empty flags mean unbounded.
+  bool has_start = false;
+  bool has_end = false;
+  std::string start;
+  std::string end;
+
+  Status status;
+  std::vector<FileMetaData> outputs;  // finished, in key order
+  std::vector<uint64_t> created;      // every file number created (for cleanup)
+  CompactionIterationStats iter_stats;
+
+  // The output being written.
+  std::unique_ptr<WritableFile> file;
+  std::unique_ptr<TableBuilder> builder;
+  FileMetaData current;
+
+  // Grandparent overlap of the current output.
+  size_t grandparent_index = 0;
+  uint64_t grandparent_overlap = 0;
+  bool seen_key = false;
+};
+
+CompactionJob::CompactionJob(const Options& options, const std::string& dbname,
+                             Compaction* compaction, TableCache* table_cache,
+                             const InternalKeyComparator* icmp,
+                             std::vector<SequenceNumber> snapshots,
+                             std::function<uint64_t()> new_file_number,
+                             std::function<void(uint64_t)> register_output, Directory* db_dir)
+    : options_(options),
+      dbname_(dbname),
+      compaction_(compaction),
+      table_cache_(table_cache),
+      icmp_(icmp),
+      snapshots_(std::move(snapshots)),
+      new_file_number_(std::move(new_file_number)),
+      register_output_(std::move(register_output)),
+      db_dir_(db_dir) {}
+
+CompactionJob::~CompactionJob() = default;
+
+std::vector<std::string> CompactionJob::SplitPoints() const {
+  const uint32_t max_subs = compaction_->max_subcompactions() > 0
+                                ? compaction_->max_subcompactions()
+                                : options_.max_subcompactions;
+  if (max_subs <= 1 || compaction_->num_input_files() < 2) return {};
+  const Comparator* ucmp = icmp_->user_comparator();
+
+  // Candidate boundaries: input file edges strictly inside the compaction's range.
+  std::vector<std::string> candidates;
+  for (const CompactionInputFiles& in : compaction_->inputs()) {
+    for (const FileMetaPtr& f : in.files) {
+      for (const Slice k : {f->smallest.user_key(), f->largest.user_key()}) {
+        if (ucmp->Compare(k, compaction_->smallest_user_key()) > 0)
+          candidates.push_back(k.ToString());
+      }
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [ucmp](const std::string& a, const std::string& b) { return ucmp->Compare(a, b) < 0; });
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [ucmp](const std::string& a, const std::string& b) {
+                                 return ucmp->Compare(a, b) == 0;
+                               }),
+                   candidates.end());
+  if (candidates.empty()) return {};
+
+  // Input bytes before each candidate (a file straddling it counts half), to cut the range
+  // into pieces of about equal work.
+  std::vector<double> before(candidates.size(), 0);
+  double total = 0;
+  for (const CompactionInputFiles& in : compaction_->inputs()) {
+    for (const FileMetaPtr& f : in.files) {
+      const double size = static_cast<double>(std::max<uint64_t>(f->file_size, 1));
+      total += size;
+      for (size_t i = 0; i < candidates.size(); i++) {
+        if (ucmp->Compare(f->largest.user_key(), candidates[i]) < 0) {
+          before[i] += size;
+        } else if (ucmp->Compare(f->smallest.user_key(), candidates[i]) < 0) {
+          before[i] += size / 2;
+        }
+      }
+    }
+  }
+  const size_t pieces = std::min<size_t>(max_subs, candidates.size() + 1);
+  std::vector<std::string> splits;
+  size_t next = 0;
+  for (size_t p = 1; p < pieces; p++) {
+    const double goal = total * static_cast<double>(p) / static_cast<double>(pieces);
+    while (next < candidates.size() && before[next] < goal) next++;
+    if (next >= candidates.size()) break;
+    if (splits.empty() || ucmp->Compare(splits.back(), candidates[next]) < 0) {
+      splits.push_back(candidates[next]);
+    }
+    next++;
+  }
+  return splits;
+}
+
+Status CompactionJob::Run() {
+  Env* env = options_.env;
+  const uint64_t start_micros = env->NowMicros();
+
+  stats_.num_input_files = compaction_->num_input_files();
+  stats_.num_input_files_at_output_level = compaction_->output_level_inputs().size();
+  stats_.total_input_bytes = compaction_->TotalInputBytes();
+
+  const std::vector<std::string> splits = SplitPoints();
+  std::vector<SubcompactionState> subs(splits.size() + 1);
+  for (size_t i = 0; i < subs.size(); i++) {
+    if (i > 0) {
+      subs[i].has_start = true;
+      subs[i].start = splits[i - 1];
+    }
+    if (i < splits.size()) {
+      subs[i].has_end = true;
+      subs[i].end = splits[i];
+    }
+  }
+  stats_.num_subcompactions = static_cast<uint32_t>(subs.size());
+
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < subs.size(); i++) {
+    threads.emplace_back([this, &subs, i] { RunSubcompaction(&subs[i]); });
+  }
+  RunSubcompaction(&subs[0]);
+  for (std::thread& t : threads) t.join();
+
+  Status s;
+  for (SubcompactionState& sub : subs) {
+    if (!sub.status.ok()) {
+      s = sub.status;
+      break;
+    }
+  }
+  // The new files' directory entries must be durable before the MANIFEST names them.
+  if (s.ok() && db_dir_ != nullptr) s = db_dir_->Fsync();
+
+  outputs_.clear();
+  for (SubcompactionState& sub : subs) {
+    stats_.iter.Add(sub.iter_stats);
+    if (s.ok()) {
+      for (FileMetaData& f : sub.outputs) outputs_.push_back(std::move(f));
+    } else {
+      DeleteOutputs(sub.created);
+    }
+  }
+  stats_.num_output_files = outputs_.size();
+  stats_.total_output_bytes = 0;
+  for (const FileMetaData& f : outputs_) stats_.total_output_bytes += f.file_size;
+  stats_.elapsed_micros = env->NowMicros() - start_micros;
+  return s;
+}
+
+void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
+  // Compaction reads must not push the working set out of the block cache.
+  ReadOptions read_options;
+  read_options.verify_checksums = true;
+  read_options.fill_cache = false;
+
+  std::vector<InternalIterator*> children;
+  for (size_t which = 0; which < compaction_->num_input_levels(); which++) {
+    const std::vector<FileMetaPtr>& files = compaction_->inputs(which);
+    if (files.empty()) continue;
+    if (compaction_->level(which) == 0) {
+      for (const FileMetaPtr& f : files)
+        children.push_back(table_cache_->NewIterator(read_options, *f));
+    } else {
+      children.push_back(NewLevelIterator(table_cache_, read_options, icmp_, &files));
+    }
+  }
+  std::unique_ptr<InternalIterator> input(
+      NewMergingIterator(icmp_, children.data(), static_cast<int>(children.size())));
+  if (sub->has_start) {
+    std::string target;
+    AppendInternalKey(&target, sub->start, kMaxSequenceNumber, kValueTypeForSeek);
+    input->Seek(target);
+  } else {
+    input->SeekToFirst();
+  }
+
+  const Comparator* ucmp = icmp_->user_comparator();
+  const Slice end(sub->end);
+  CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_,
+                          sub->has_end ? &end : nullptr);
+  std::string last_user_key;
+  bool has_last = false;
+  bool cut_pending = false;
+  Status s;
+  for (iter.SeekToFirst(); iter.Valid(); iter.Next()) {
+    if (shutting_down_ != nullptr && shutting_down_->load(std::memory_order_relaxed)) {
+      s = Status::ShutdownInProgress("compaction stopped: the DB is closing");
+      break;
+    }
+    const Slice key = iter.key();
+    const Slice user_key = iter.user_key();
+    const bool new_user_key = !has_last || ucmp->Compare(user_key, last_user_key) != 0;
+    if (ShouldStopBefore(sub, key)) cut_pending = true;
+    if (sub->builder != nullptr && new_user_key &&
+        (cut_pending || sub->builder->FileSize() >= compaction_->max_output_file_size())) {
+      s = FinishOutput(sub);
+      if (!s.ok()) break;
+    }
+    if (sub->builder == nullptr) {
+      s = OpenOutput(sub);
+      if (!s.ok()) break;
+      cut_pending = false;
+    }
+    sub->builder->Add(key, iter.value());
+    FileMetaData& meta = sub->current;
+    if (!meta.smallest.Valid()) meta.smallest.DecodeFrom(key);
+    meta.largest.DecodeFrom(key);
+    meta.smallest_seqno = std::min(meta.smallest_seqno, iter.ikey().sequence);
+    meta.largest_seqno = std::max(meta.largest_seqno, iter.ikey().sequence);
+    if (new_user_key) {
+      last_user_key.assign(user_key.data(), user_key.size());
+      has_last = true;
+    }
+  }
+  if (s.ok()) s = iter.status();
+  if (s.ok() && sub->builder != nullptr) s = FinishOutput(sub);
+  if (!s.ok() && sub->builder != nullptr) AbandonOutput(sub);
+  sub->iter_stats = iter.stats();
+  sub->status = s;
+}
+
+bool CompactionJob::ShouldStopBefore(SubcompactionState* sub, const Slice& key) const {
+  const std::vector<FileMetaPtr>& gp = compaction_->grandparents();
+  while (sub->grandparent_index < gp.size() &&
+         icmp_->Compare(key, gp[sub->grandparent_index]->largest.Encode()) > 0) {
+    if (sub->seen_key) sub->grandparent_overlap += gp[sub->grandparent_index]->file_size;
+    sub->grandparent_index++;
+  }
+  sub->seen_key = true;
+  if (sub->grandparent_overlap > compaction_->max_grandparent_overlap_bytes()) {
+    sub->grandparent_overlap = 0;
+    return true;
+  }
+  return false;
+}
+
+Status CompactionJob::OpenOutput(SubcompactionState* sub) {
+  uint64_t number;
+  {
+    MutexLock l(&file_number_mu_);
+    number = new_file_number_();
+    register_output_(number);
+  }
+  sub->created.push_back(number);
+  sub->current = FileMetaData();
+  sub->current.number = number;
+  const std::string fname = TableFileName(dbname_, number);
+  EnvOptions env_options;
+  env_options.use_direct_writes = options_.use_direct_io_for_flush_and_compaction;
+  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
+  Status s = options_.env->NewWritableFile(fname, &sub->file, env_options);
+  if (!s.ok()) return s;
+
+  TableBuilderOptions tbo;
+  tbo.icmp = icmp_;
+  if (options_.table_factory != nullptr &&
+      std::string(options_.table_factory->Name()) == BlockBasedTableFactory::kClassName) {
+    tbo.table_options =
+        static_cast<const BlockBasedTableFactory*>(options_.table_factory.get())->table_options();
+  }
+  tbo.compression = options_.compression;
+  tbo.file_name = fname;
+  // Reads that reach the bottom of the tree usually find their key: no filter there.
+  tbo.skip_filters = options_.optimize_filters_for_hits && compaction_->bottommost_level();
+  sub->builder = std::make_unique<TableBuilder>(tbo, sub->file.get());
+  sub->grandparent_overlap = 0;
+  return sub->builder->status();
+}
+
+Status CompactionJob::FinishOutput(SubcompactionState* sub) {
+  Status s = sub->builder->Finish();
+  FileMetaData& meta = sub->current;
+  if (s.ok()) {
+    meta.file_size = sub->builder->FileSize();
+    meta.num_entries = sub->builder->NumEntries();
+    meta.num_deletions = sub->builder->GetTableProperties().num_deletions;
+    s = options_.use_fsync ? sub->file->Fsync() : sub->file->Sync();
+  }
+  if (s.ok()) s = sub->file->Close();
+  sub->builder.reset();
+  sub->file.reset();
+  if (s.ok()) {
+    // Make sure the file reads back (this also opens it in the table cache for readers).
+    std::shared_ptr<TableReader> reader;
+    s = table_cache_->FindTable(meta, &reader);
+  }
+  if (s.ok()) sub->outputs.push_back(meta);
+  return s;
+}
+
+void CompactionJob::AbandonOutput(SubcompactionState* sub) {
+  sub->builder->Abandon();
+  sub->builder.reset();
+  if (sub->file != nullptr) sub->file->Close().PermitUncheckedError();
+  sub->file.reset();
+}
+
+void CompactionJob::DeleteOutputs(const std::vector<uint64_t>& numbers) {
+  for (uint64_t number : numbers) {
+    table_cache_->Evict(number);
+    options_.env->DeleteFile(TableFileName(dbname_, number)).PermitUncheckedError();
+  }
+}
+
+void CompactionJob::AddToEdit(VersionEdit* edit) const {
+  compaction_->AddInputDeletions(edit);
+  for (const FileMetaData& f : outputs_) edit->AddFile(compaction_->output_level(), f);
+}
+
+}  // namespace shale

@@ -1,0 +1,96 @@
+// CompactionPicker: chooses the next leveled compaction from a Version's scores, and the
+// chunks of a manual CompactRange; remembers the compactions it handed out until they are
+// released, so that no two running compactions share an input file or write overlapping
+// key ranges into the same level.
+//
+// Scores: every Version gets its level targets and scores computed when VersionSet makes
+// it current (LogAndApply, Recover). Picking marks files being_compacted and recomputes
+// the scores of the Version picked from (so a second pick looks at what is left);
+// ComputeScores must be called again on the current Version after a failed compaction is
+// released (a successful one is followed by a LogAndApply, which computes them).
+//
+// Leveled policy (RocksDB's, simplified): the level with the highest score >= 1 compacts.
+// L0 -> base level: the oldest L0 file not being compacted plus every L0 file transitively
+// overlapping it, at most one L0 compaction at a time. Ln -> Ln+1: the file not being
+// compacted with the smallest ratio of overlapping bytes in Ln+1 to its own size
+// (kMinOverlappingRatio), widened to a clean cut so that no user key straddles the edge of
+// the inputs, then widened in Ln while that adds no Ln+1 file and stays under
+// max_compaction_bytes.
+//
+// Thread safety: none of its own; every method REQUIRES the DB mutex. Compactions it
+// returns point back to it: the picker must outlive them.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "db/compaction.h"
+#include "db/version_set.h"
+#include "shale/options.h"
+#include "util/dbformat.h"
+
+namespace shale {
+
+class CompactionPicker {
+ public:
+  // options is copied; icmp must outlive the picker.
+  CompactionPicker(const Options& options, const InternalKeyComparator* icmp);
+  ~CompactionPicker() = default;
+  CompactionPicker(const CompactionPicker&) = delete;
+  CompactionPicker& operator=(const CompactionPicker&) = delete;
+
+  // Recomputes v's level targets, scores and pending bytes (Version::ComputeCompactionScore).
+  void ComputeScores(Version* v) const;
+
+  // Whether some level of v scores >= 1 (disable_auto_compactions is the caller's check).
+  bool NeedsCompaction(const Version* v) const;
+
+  // The next automatic compaction, or null if no level needs one or every candidate
+  // conflicts with a running compaction. The result's files are marked being_compacted
+  // and the compaction is registered as running until ReleaseCompactionFiles (or its
+  // destruction). The result references v.
+  std::unique_ptr<Compaction> PickCompaction(Version* v);
+
+  // A manual compaction of the files of input_level overlapping [begin, end] (null:
+  // unbounded) into output_level (== input_level for a bottommost-level rewrite, else
+  // input_level + 1, or the base level for L0). At levels >= 1 the inputs are cut into
+  // chunks of about max_compaction_bytes: when the chunk stops short of `end`,
+  // **compaction_end is set to the largest key of the chunk (the caller points
+  // *compaction_end at storage before the call) and the caller continues after it;
+  // when it covers the rest of the range, *compaction_end is set to null.
+  // Returns null with *manual_conflict = true when a needed file is being compacted or
+  // the output range overlaps a running compaction's output (retry after it finishes),
+  // and null with *manual_conflict = false when nothing in input_level overlaps the range.
+  std::unique_ptr<Compaction> CompactRange(Version* v, int input_level, int output_level,
+                                           const InternalKey* begin, const InternalKey* end,
+                                           InternalKey** compaction_end, bool* manual_conflict);
+
+  // Compactions handed out and not yet released.
+  int NumRunningCompactions() const { return static_cast<int>(running_.size()); }
+  bool IsLevel0CompactionRunning() const;
+
+  const Options& options() const { return options_; }
+
+ private:
+  friend class Compaction;
+
+  // The compaction of `level` into the next level, or null.
+  std::unique_ptr<Compaction> PickLevel(Version* v, int level, double score);
+  // Given the start-level inputs, adds the output level's overlapping files and the
+  // grandparents and builds the Compaction; null if a needed file is being compacted or
+  // the output range collides with a running compaction.
+  std::unique_ptr<Compaction> SetupOtherInputs(Version* v, int level, int output_level,
+                                               std::vector<FileMetaPtr> start_inputs, double score,
+                                               bool is_manual, bool may_expand_start);
+  // Whether a running compaction writes into output_level within [smallest, largest].
+  bool OutputRangeBusy(int output_level, const Slice& smallest, const Slice& largest) const;
+  void Register(Compaction* c, Version* v);
+  void UnregisterCompaction(Compaction* c) { running_.erase(c); }
+
+  const Options options_;
+  const InternalKeyComparator* const icmp_;
+  std::set<Compaction*> running_;
+};
+
+}  // namespace shale
