@@ -1,0 +1,402 @@
+// db_basic_bench: whole-DB operations through the public API, one cost at a time.
+//
+// Reads run against DBs built once per process and shared by every run (auto compaction
+// off, block cache large enough for everything, warmed), so they measure CPU work on
+// cached data, not I/O. Writes run against a fresh DB per run; the timer stops every
+// kBytesBetweenFlushes of writes to flush and wait for compaction, so no run pays for a
+// memtable switch or competes with background work on the timed path.
+//
+// Keys are microbench::Key(2 * i) for i < kNumKeys; Key(2 * i + 1) are the misses, inside
+// every file's key range, so only a filter (or a block read) can answer them.
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "microbench/bench_util.h"
+#include "shale/cache.h"
+#include "shale/db.h"
+#include "shale/filter_policy.h"
+#include "shale/options.h"
+#include "shale/table.h"
+#include "shale/write_batch.h"
+
+namespace shale::microbench {
+namespace {
+
+constexpr uint32_t kNumKeys = 100000;
+constexpr size_t kValueSize = 100;
+constexpr size_t kBytesBetweenFlushes = 16 << 20;
+constexpr int kL0Files = 4;
+
+Options BaseOptions(bool filter) {
+  Options options;
+  options.create_if_missing = true;
+  BlockBasedTableOptions table;
+  table.block_cache = NewLRUCache(256 << 20);
+  if (filter) table.filter_policy.reset(NewBloomFilterPolicy(10));
+  options.table_factory.reset(NewBlockBasedTableFactory(table));
+  return options;
+}
+
+const std::string& Value() {
+  static const std::string value = [] {
+    Random rnd(17);
+    return CompressibleBytes(&rnd, kValueSize);
+  }();
+  return value;
+}
+
+bool GetCount(benchmark::State& state, DB* db, const std::string& property, uint64_t* n) {
+  if (db->GetIntProperty(property, n)) return true;
+  Fail(state, "property " + property + " missing");
+  return false;
+}
+
+// Puts Key(2 * i) for every i < num_keys with i % parts == part, without the WAL.
+bool FillPart(benchmark::State& state, DB* db, int part, int parts,
+              uint32_t num_keys = kNumKeys) {
+  WriteOptions wo;
+  wo.disableWAL = true;
+  for (uint32_t i = part; i < num_keys; i += parts) {
+    if (!CheckOk(state, db->Put(wo, Key(2 * uint64_t{i}), Value()), "fill Put")) return false;
+  }
+  return true;
+}
+
+// Where the keys of a read DB live.
+enum Where : int64_t { kMemtable = 0, kLevel0 = 1, kLastLevel = 2 };
+
+const char* WhereName(int64_t where) {
+  switch (where) {
+    case kMemtable: return "memtable";
+    case kLevel0: return "L0";
+    default: return "last_level";
+  }
+}
+
+bool BuildReadDB(benchmark::State& state, DB* db, int64_t where, int num_levels) {
+  if (where == kMemtable) return FillPart(state, db, 0, 1);
+  // kL0Files overlapping files, each holding every kL0Files-th key.
+  for (int f = 0; f < kL0Files; ++f) {
+    if (!FillPart(state, db, f, kL0Files)) return false;
+    if (!CheckOk(state, db->Flush(FlushOptions()), "Flush")) return false;
+  }
+  if (where == kLastLevel) {
+    CompactRangeOptions cro;
+    cro.change_level = true;
+    cro.target_level = num_levels - 1;
+    cro.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+    if (!CheckOk(state, db->CompactRange(cro, nullptr, nullptr), "CompactRange")) return false;
+  }
+  const int want_level = where == kLevel0 ? 0 : num_levels - 1;
+  for (int level = 0; level < num_levels; ++level) {
+    uint64_t files = 0;
+    if (!GetCount(state, db, DB::Properties::kNumFilesAtLevelPrefix + std::to_string(level),
+                  &files)) {
+      return false;
+    }
+    if ((level == want_level) != (files > 0)) {
+      Fail(state, std::string("unexpected shape: ") + std::to_string(files) + " files at L" +
+                      std::to_string(level) + " for a " + WhereName(where) + " DB");
+      return false;
+    }
+  }
+  // Warm the block cache: every data block is read once.
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  uint64_t seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++seen;
+  if (!CheckOk(state, it->status(), "warming scan")) return false;
+  if (seen != kNumKeys) {
+    Fail(state, "warming scan saw " + std::to_string(seen) + " keys");
+    return false;
+  }
+  return true;
+}
+
+// The shared read DB for (where, filter), built on first use and closed at exit; nullptr
+// after Fail.
+DB* ReadDB(benchmark::State& state, int64_t where, bool filter) {
+  static std::map<std::pair<int64_t, bool>, std::unique_ptr<DB>> dbs;
+  auto& slot = dbs[{where, filter}];
+  if (slot != nullptr) return slot.get();
+  if (dbs.size() == 1) Cleanups().push_back([] { dbs.clear(); });
+
+  Options options = BaseOptions(filter);
+  options.disable_auto_compactions = true;
+  const std::string dir =
+      BenchDir(std::string("read_") + WhereName(where) + (filter ? "_filter" : "_nofilter"));
+  std::unique_ptr<DB> db;
+  if (!CheckOk(state, DB::Open(options, dir, &db), "DB::Open")) return nullptr;
+  if (!BuildReadDB(state, db.get(), where, options.num_levels)) return nullptr;
+  slot = std::move(db);
+  return slot.get();
+}
+
+// ---- Reads
+
+// One Get of a random present (hit) or absent key per iteration. filter: the SST files
+// have a 10 bits/key Bloom filter.
+void BM_Get(benchmark::State& state, int64_t where, bool hit, bool filter) {
+  DB* db = ReadDB(state, where, filter);
+  if (db == nullptr) return;
+  const std::vector<uint32_t> targets = RandomIndexes(kNumKeys, 16, 42);
+  const ReadOptions ro;
+  PinnableSlice value;
+  char key[kKeySize];
+  size_t next = 0;
+  uint64_t found = 0;
+  for (auto _ : state) {
+    FormatKey(2 * uint64_t{targets[next++ & (targets.size() - 1)]} + (hit ? 0 : 1), key);
+    value.Reset();
+    Status s = db->Get(ro, db->DefaultColumnFamily(), Slice(key, kKeySize), &value);
+    if (s.ok()) {
+      ++found;
+    } else if (!s.IsNotFound()) {
+      CheckOk(state, s, "Get");
+      break;
+    }
+  }
+  if (found != (hit ? static_cast<uint64_t>(state.iterations()) : 0)) {
+    Fail(state, "Get found " + std::to_string(found) + " of " +
+                    std::to_string(state.iterations()) + (hit ? " present" : " absent") +
+                    " keys");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Arg: N. Each iteration: NewIterator, Seek to a random present key, Next N times.
+void BM_IteratorSeekNext(benchmark::State& state, int64_t where) {
+  const int64_t nexts = state.range(0);
+  DB* db = ReadDB(state, where, true);
+  if (db == nullptr) return;
+  const std::vector<uint32_t> targets = RandomIndexes(kNumKeys - nexts - 1, 16, 43);
+  const ReadOptions ro;
+  char key[kKeySize];
+  size_t next = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    FormatKey(2 * uint64_t{targets[next++ & (targets.size() - 1)]}, key);
+    std::unique_ptr<Iterator> it(db->NewIterator(ro));
+    it->Seek(Slice(key, kKeySize));
+    for (int64_t i = 0; i < nexts && it->Valid(); ++i) {
+      bytes += it->key().size() + it->value().size();
+      it->Next();
+    }
+    if (!it->Valid()) {
+      CheckOk(state, it->status(), "iterator");
+      if (it->status().ok()) Fail(state, "iterator ran out of keys");
+      break;
+    }
+    benchmark::DoNotOptimize(it->value().data());
+  }
+  state.SetItemsProcessed(state.iterations() * (nexts + 1));
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["seeks"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                               benchmark::Counter::kIsRate);
+}
+
+// ---- Writes
+
+// A fresh, empty DB for one run, destroyed when the run ends, and how to write to it.
+class WriteDB {
+ public:
+  WriteDB(benchmark::State& state, const char* name, const Options& options, bool wal)
+      : state_(state), options_(options) {
+    write_options_.disableWAL = !wal;
+    static int runs = 0;
+    dir_ = BenchDir(std::string(name) + "_" + std::to_string(runs++));
+    ok_ = CheckOk(state, DB::Open(options_, dir_, &db_), "DB::Open");
+  }
+  ~WriteDB() {
+    if (db_ != nullptr) {
+      Status s = db_->Close();
+      if (ok_) CheckOk(state_, s, "Close");
+      db_.reset();
+    }
+    (void)DestroyDB(dir_, options_);
+  }
+  bool ok() const { return ok_; }
+  DB* db() const { return db_.get(); }
+  const WriteOptions& wo() const { return write_options_; }
+
+  // Counts bytes written; past kBytesBetweenFlushes, flushes and waits for compaction with
+  // the timer stopped. False after Fail.
+  bool Wrote(size_t bytes) {
+    pending_ += bytes;
+    if (pending_ < kBytesBetweenFlushes) return true;
+    pending_ = 0;
+    state_.PauseTiming();
+    ok_ = CheckOk(state_, db_->Flush(FlushOptions()), "Flush") &&
+          CheckOk(state_, db_->WaitForCompact(WaitForCompactOptions()), "WaitForCompact");
+    state_.ResumeTiming();
+    return ok_;
+  }
+
+ private:
+  benchmark::State& state_;
+  Options options_;
+  WriteOptions write_options_;
+  std::string dir_;
+  std::unique_ptr<DB> db_;
+  bool ok_ = false;
+  size_t pending_ = 0;
+};
+
+// One Put of a random key per iteration.
+void BM_Put(benchmark::State& state, bool wal) {
+  WriteDB w(state, "put", BaseOptions(true), wal);
+  if (!w.ok()) return;
+  Random rnd(301);
+  char key[kKeySize];
+  for (auto _ : state) {
+    FormatKey(rnd.Next(), key);
+    if (!CheckOk(state, w.db()->Put(w.wo(), Slice(key, kKeySize), Value()), "Put")) break;
+    if (!w.Wrote(kKeySize + kValueSize)) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * (kKeySize + kValueSize));
+}
+
+// Arg: batch size. One DB::Write of a batch of random keys per iteration; the batch is
+// filled on the timed path, as an application would.
+void BM_WriteBatch(benchmark::State& state, bool wal) {
+  const int64_t batch_size = state.range(0);
+  WriteDB w(state, "write_batch", BaseOptions(true), wal);
+  if (!w.ok()) return;
+  Random rnd(302);
+  char key[kKeySize];
+  WriteBatch batch;
+  for (auto _ : state) {
+    batch.Clear();
+    bool ok = true;
+    for (int64_t i = 0; i < batch_size && ok; ++i) {
+      FormatKey(rnd.Next(), key);
+      ok = CheckOk(state, batch.Put(Slice(key, kKeySize), Value()), "WriteBatch::Put");
+    }
+    if (!ok || !CheckOk(state, w.db()->Write(w.wo(), &batch), "Write")) break;
+    if (!w.Wrote(batch_size * (kKeySize + kValueSize))) break;
+  }
+  state.SetItemsProcessed(state.iterations() * batch_size);
+  state.SetBytesProcessed(state.iterations() * batch_size * (kKeySize + kValueSize));
+}
+
+// Arg: L0 files in the DB. Each iteration opens the DB and closes it.
+void BM_Open(benchmark::State& state) {
+  const int64_t files = state.range(0);
+  Options options = BaseOptions(true);
+  options.disable_auto_compactions = true;
+  const std::string dir = BenchDir("open_" + std::to_string(files));
+  {
+    std::unique_ptr<DB> db;
+    if (!CheckOk(state, DB::Open(options, dir, &db), "DB::Open")) return;
+    for (int64_t f = 0; f < files; ++f) {
+      if (!FillPart(state, db.get(), static_cast<int>(f), static_cast<int>(files)) ||
+          !CheckOk(state, db->Flush(FlushOptions()), "Flush")) {
+        return;
+      }
+    }
+    if (!CheckOk(state, db->Close(), "Close")) return;
+  }
+  options.create_if_missing = false;
+  for (auto _ : state) {
+    std::unique_ptr<DB> db;
+    if (!CheckOk(state, DB::Open(options, dir, &db), "DB::Open")) break;
+    if (!CheckOk(state, db->Close(), "Close")) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  (void)DestroyDB(dir, options);
+}
+
+// Each iteration (timed part): Flush of a memtable holding kFlushKeys random keys.
+void BM_Flush(benchmark::State& state) {
+  constexpr uint32_t kFlushKeys = 20000;
+  WriteDB w(state, "flush", BaseOptions(true), false);
+  if (!w.ok()) return;
+  Random rnd(303);
+  char key[kKeySize];
+  for (auto _ : state) {
+    state.PauseTiming();
+    bool ok = CheckOk(state, w.db()->WaitForCompact(WaitForCompactOptions()), "WaitForCompact");
+    for (uint32_t i = 0; i < kFlushKeys && ok; ++i) {
+      FormatKey(rnd.Next(), key);
+      ok = CheckOk(state, w.db()->Put(w.wo(), Slice(key, kKeySize), Value()), "Put");
+    }
+    state.ResumeTiming();
+    if (!ok || !CheckOk(state, w.db()->Flush(FlushOptions()), "Flush")) break;
+  }
+  state.SetItemsProcessed(state.iterations() * kFlushKeys);
+  state.SetBytesProcessed(state.iterations() * kFlushKeys * (kKeySize + kValueSize));
+}
+
+// Each iteration (timed part): CompactRange over the whole DB, which holds kL0Files L0
+// files covering kCompactKeys keys and an L1 holding the previous version of each.
+void BM_CompactRange(benchmark::State& state) {
+  constexpr uint32_t kCompactKeys = 40000;
+  Options options = BaseOptions(true);
+  options.disable_auto_compactions = true;
+  WriteDB w(state, "compact", options, false);
+  if (!w.ok()) return;
+  uint64_t input_bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    bool ok = true;
+    for (int f = 0; f < kL0Files && ok; ++f) {
+      ok = FillPart(state, w.db(), f, kL0Files, kCompactKeys) &&
+           CheckOk(state, w.db()->Flush(FlushOptions()), "Flush");
+    }
+    uint64_t size = 0;
+    ok = ok && GetCount(state, w.db(), DB::Properties::kTotalSstFilesSize, &size);
+    input_bytes += size;
+    state.ResumeTiming();
+    if (!ok ||
+        !CheckOk(state, w.db()->CompactRange(CompactRangeOptions(), nullptr, nullptr),
+                 "CompactRange")) {
+      break;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(input_bytes));
+  state.SetItemsProcessed(state.iterations() * kCompactKeys);
+}
+
+void Register() {
+  using benchmark::RegisterBenchmark;
+  RegisterBenchmark("Get/memtable/hit", BM_Get, kMemtable, true, true);
+  for (int64_t where : {kLevel0, kLastLevel}) {
+    const std::string prefix = std::string("Get/") + WhereName(where);
+    RegisterBenchmark((prefix + "/hit").c_str(), BM_Get, where, true, true);
+    RegisterBenchmark((prefix + "/miss/bloom10").c_str(), BM_Get, where, false, true);
+    RegisterBenchmark((prefix + "/miss/no_filter").c_str(), BM_Get, where, false, false);
+  }
+  for (int64_t where : {kMemtable, kLevel0, kLastLevel}) {
+    RegisterBenchmark((std::string("IterSeekNext/") + WhereName(where)).c_str(),
+                      BM_IteratorSeekNext, where)
+        ->ArgName("next")
+        ->Arg(1)
+        ->Arg(10)
+        ->Arg(100);
+  }
+  RegisterBenchmark("Put/wal", BM_Put, true);
+  RegisterBenchmark("Put/no_wal", BM_Put, false);
+  for (bool wal : {true, false}) {
+    RegisterBenchmark(wal ? "WriteBatch/wal" : "WriteBatch/no_wal", BM_WriteBatch, wal)
+        ->ArgName("batch")
+        ->Arg(8)
+        ->Arg(64);
+  }
+  RegisterBenchmark("Open", BM_Open)
+      ->ArgName("files")
+      ->Arg(0)
+      ->Arg(8)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  RegisterBenchmark("Flush", BM_Flush)->Unit(benchmark::kMillisecond)->UseRealTime();
+  RegisterBenchmark("CompactRange", BM_CompactRange)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
+}  // namespace
+}  // namespace shale::microbench
+
+SHALE_MICROBENCH_MAIN_WITH(shale::microbench::Register)
