@@ -125,7 +125,7 @@ void CompactionIterator::NextFromInput() {
     } else if (after_cancel && ik.type == kTypeValue) {
       stats_.num_record_drop_hidden++;
       continue;
-    } else if (stripe_covered_) {
+    } else if (stripe_covered_ && ik.type != kTypeSingleDeletion) {
       stats_.num_record_drop_hidden++;
       continue;
     }

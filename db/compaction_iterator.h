@@ -14,6 +14,11 @@
 //    SingleDeletes in a row drop the first. A SingleDelete meeting nothing (a snapshot
 //    boundary, another key, the end) is kept, unless it is in the earliest stripe and the
 //    key exists nowhere below the output, where it is dropped like a Delete.
+//  - A SingleDelete under a newer Put of the same stripe is hidden from readers but is not
+//    dropped for that: it is judged as if nothing covered it. The Put above it may later be
+//    cancelled by a newer SingleDelete, and what this one deletes (a Put in an older
+//    stripe, or in a level below) must stay deleted then (history P S P S with a snapshot
+//    between the first P and S).
 //  - Merge operands are kept unchanged and do not hide what is below them: the entries
 //    under a Merge in the same stripe are treated as if the Merge were not there (the
 //    newest non-Merge entry of the stripe is kept, and hides the rest). Folding operands

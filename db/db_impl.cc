@@ -36,7 +36,18 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
                                               options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &default_cf_->internal_comparator());
-  flush_pool_ = std::make_unique<ThreadPool>(1);
+  // RocksDB's split of max_background_jobs: a quarter (at least one) for flushes, the rest
+  // for compactions, unless the deprecated per-kind limits are both given.
+  int flushes = std::max(1, options_.max_background_jobs / 4);
+  max_compactions_ = std::max(1, options_.max_background_jobs - flushes);
+  if (options_.max_background_flushes > 0 && options_.max_background_compactions > 0) {
+    flushes = options_.max_background_flushes;
+    max_compactions_ = options_.max_background_compactions;
+  }
+  flush_pool_ = std::make_unique<ThreadPool>(1);  // flushes run one at a time, oldest first
+  compaction_pool_ = std::make_unique<ThreadPool>(max_compactions_);
+  picker_ = std::make_unique<CompactionPicker>(options_, &default_cf_->internal_comparator());
+  internal_stats_ = std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros());
 }
 
 DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
@@ -60,10 +71,12 @@ Status DBImpl::CloseImpl() {
   {
     MutexLock l(&mutex_);
     shutting_down_ = true;
-    while (flush_scheduled_) bg_cv_.Wait();
+    shutting_down_flag_.store(true);
+    while (flush_scheduled_ || bg_compactions_scheduled_ > 0) bg_cv_.Wait();
     if (result.ok() && !bg_error_.ok()) result = bg_error_;
   }
   flush_pool_.reset();
+  compaction_pool_.reset();
   if (log_ != nullptr) {
     Status s = log_->Close();
     if (result.ok()) result = s;
@@ -190,6 +203,7 @@ int DBImpl::TEST_NumImmutableMemtables() {
 // ---- Bookkeeping.
 
 void DBImpl::InstallNewSuperVersion() {
+  tree_version_++;
   ColumnFamilyData* cfd = default_cf_.get();
   Version* current = versions_->current();
   current->Ref();
@@ -205,6 +219,21 @@ void DBImpl::InstallNewSuperVersion() {
   // thread-safe, so that may happen on any thread without the DB mutex.
   cfd->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
 }
+
+std::vector<double> DBImpl::LevelScores() {
+  Version* current = versions_->current();
+  std::vector<double> scores(current->NumLevels(), 0.0);
+  for (int level = 0; level < current->NumLevels(); level++) {
+    scores[level] = current->LevelScore(level);
+  }
+  return scores;
+}
+
+uint64_t DBImpl::EstimatePendingCompactionBytes() {
+  return versions_->current()->EstimatedCompactionNeededBytes();
+}
+
+bool DBImpl::BlockCacheUsage(uint64_t*) const { return false; }
 
 void DBImpl::RecordBackgroundError(const Status& s) {
   if (bg_error_.ok() && !s.ok()) {

@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "db/column_family.h"
+#include "db/compaction_picker.h"
+#include "db/internal_stats.h"
 #include "db/log_writer.h"
 #include "db/snapshot_impl.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
+#include "db/write_controller.h"
 #include "db/write_thread.h"
 #include "shale/db.h"
 #include "util/mutexlock.h"
@@ -49,6 +52,17 @@ class DBImpl final : public DB {
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
   Status Flush(const FlushOptions& o, ColumnFamilyHandle* cf) override;
+  using DB::CompactRange;
+  Status CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf, const Slice* begin,
+                      const Slice* end) override;
+  Status WaitForCompact(const WaitForCompactOptions& o) override;
+  SequenceNumber GetLatestSequenceNumber() const override {
+    return last_published_.load(std::memory_order_acquire);
+  }
+  using DB::GetProperty;
+  using DB::GetIntProperty;
+  bool GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) override;
+  bool GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint64_t* value) override;
   const std::string& GetName() const override { return dbname_; }
   Env* GetEnv() const override { return env_; }
   Options GetOptions(ColumnFamilyHandle* cf) const override;
@@ -63,6 +77,8 @@ class DBImpl final : public DB {
   SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
   int TEST_NumImmutableMemtables();
   VersionSet* TEST_versions() { return versions_.get(); }
+  // Every entry of user_key in the memtables and files, newest source first, as text.
+  std::string TEST_KeyVersions(const Slice& user_key);
 
  private:
   friend class DB;
@@ -72,7 +88,11 @@ class DBImpl final : public DB {
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
   // Makes room in the active memtable, switching it (and the WAL) when full and waiting
   // when too many immutable memtables are pending. Called by the write-group leader.
-  Status MakeRoomForWrite(bool force) REQUIRES(mutex_);
+  // write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall into
+  // Status::Incomplete instead of a wait.
+  Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(mutex_);
+  // Re-evaluates write stalls after the tree changed shape.
+  void RecalculateWriteStallConditions() REQUIRES(mutex_);
   // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
   Status SwitchMemtable() REQUIRES(mutex_);
 
@@ -83,6 +103,19 @@ class DBImpl final : public DB {
   // Writes mem into a new L0 file described by *meta (mutex released during the I/O).
   Status WriteLevel0Table(MemTable* mem, FileMetaData* meta) REQUIRES(mutex_);
 
+  // Compaction (db_compaction.cc).
+  void MaybeScheduleCompaction() REQUIRES(mutex_);
+  void BackgroundCompactionCall();
+  // Runs c (a trivial move or a CompactionJob, with the mutex released during the I/O),
+  // installs the result and releases c's files. max_subcompactions 0: the options' value.
+  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(mutex_);
+  Status RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
+                             const InternalKey* end, uint32_t max_subcompactions)
+      REQUIRES(mutex_);
+  // Moves every file of `level` (the only level with data) to target_level (-1: the
+  // smallest level that can hold them).
+  Status RefitLevel(int level, int target_level) REQUIRES(mutex_);
+
   // Open (db_open.cc).
   Status NewDB();
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
@@ -92,6 +125,10 @@ class DBImpl final : public DB {
   void DeleteObsoleteFiles() REQUIRES(mutex_);
   void InstallNewSuperVersion() REQUIRES(mutex_);
   void RecordBackgroundError(const Status& s) REQUIRES(mutex_);
+  // Compaction scores per level, as the picker sees them (for shale.stats).
+  std::vector<double> LevelScores() REQUIRES(mutex_);
+  uint64_t EstimatePendingCompactionBytes() REQUIRES(mutex_);
+  bool BlockCacheUsage(uint64_t* value) const;
   Status CloseImpl();
 
   const std::string dbname_;
@@ -109,6 +146,19 @@ class DBImpl final : public DB {
   SnapshotList snapshots_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
   bool flush_scheduled_ GUARDED_BY(mutex_) = false;
+  std::unique_ptr<CompactionPicker> picker_;  // its methods REQUIRE mutex_
+  int max_compactions_ = 1;                    // compaction threads
+  int bg_compactions_scheduled_ GUARDED_BY(mutex_) = 0;
+  int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;
+  // Bumped whenever the tree or memtables change; a failed pick remembers the value so the
+  // same state is not picked from again.
+  uint64_t tree_version_ GUARDED_BY(mutex_) = 0;
+  uint64_t nothing_to_pick_at_ GUARDED_BY(mutex_) = UINT64_MAX;
+  std::atomic<bool> shutting_down_flag_{false};  // shutting_down_ for lock-free readers
+  int running_flushes_ GUARDED_BY(mutex_) = 0;
+  int running_compactions_ GUARDED_BY(mutex_) = 0;
+  std::unique_ptr<InternalStats> internal_stats_;
+  WriteController write_controller_ GUARDED_BY(mutex_){options_};
   bool shutting_down_ GUARDED_BY(mutex_) = false;
   bool closed_ = false;
   Status bg_error_ GUARDED_BY(mutex_);
@@ -123,6 +173,7 @@ class DBImpl final : public DB {
   WriteThread write_thread_;
 
   std::unique_ptr<ThreadPool> flush_pool_;
+  std::unique_ptr<ThreadPool> compaction_pool_;
 };
 
 }  // namespace shale

@@ -1,5 +1,7 @@
 // The write path: group commit through the WriteThread, WAL append and sync, memtable
 // insert, sequence publication, and memtable switching when the active one fills.
+#include <algorithm>
+
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/write_batch_internal.h"
@@ -28,7 +30,8 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
   Status s;
   {
     MutexLock l(&mutex_);
-    s = MakeRoomForWrite(batch == nullptr);
+    s = MakeRoomForWrite(batch == nullptr, batch == nullptr ? 0 : batch->GetDataSize(),
+                         o.no_slowdown);
   }
 
   std::vector<WriteThread::Writer*> group;
@@ -48,11 +51,23 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
     const uint32_t count = WriteBatchInternal::Count(to_write);
     if (s.ok()) {
       WriteBatchInternal::SetSequence(to_write, first);
+      InternalStats& stats = *internal_stats_;
+      stats.writes.fetch_add(group.size(), std::memory_order_relaxed);
+      stats.keys_written.fetch_add(count, std::memory_order_relaxed);
+      stats.bytes_written.fetch_add(to_write->GetDataSize(), std::memory_order_relaxed);
+      stats.write_done_by_self.fetch_add(1, std::memory_order_relaxed);
+      stats.write_done_by_other.fetch_add(group.size() - 1, std::memory_order_relaxed);
       if (!o.disableWAL) {
-        s = log_->AddRecord(WriteBatchInternal::Contents(to_write));
+        const Slice record = WriteBatchInternal::Contents(to_write);
+        s = log_->AddRecord(record);
+        stats.write_with_wal.fetch_add(group.size(), std::memory_order_relaxed);
+        stats.wal_bytes.fetch_add(record.size(), std::memory_order_relaxed);
         bool sync = false;
         for (WriteThread::Writer* member : group) sync |= member->sync;
-        if (s.ok() && sync) s = log_->Sync(options_.use_fsync);
+        if (s.ok() && sync) {
+          s = log_->Sync(options_.use_fsync);
+          stats.wal_syncs.fetch_add(1, std::memory_order_relaxed);
+        }
         if (!s.ok()) {
           // A WAL write that failed may have left a partial record: no later write may be
           // acknowledged on top of it.
@@ -82,24 +97,61 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
   return s;
 }
 
-Status DBImpl::MakeRoomForWrite(bool force) {
+Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) {
+  bool delayed = false;  // a write is slowed at most once
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     if (shutting_down_ && !force) return Status::ShutdownInProgress();
     ColumnFamilyData* cfd = default_cf_.get();
+    const auto state = write_controller_.state();
+    if (!force && state == WriteController::State::kDelayed && !delayed) {
+      if (no_slowdown) return Status::Incomplete("Write stall");
+      delayed = true;
+      const uint64_t delay = write_controller_.GetDelay(env_->NowMicros(), write_bytes);
+      if (delay > 0) {
+        // The leader sleeps without the mutex; its group waits behind it, which is the
+        // point of a slowdown.
+        mutex_.Unlock();
+        env_->SleepForMicroseconds(static_cast<int>(std::min<uint64_t>(delay, 1000000)));
+        mutex_.Lock();
+        write_controller_.AddStallMicros(write_controller_.cause(), false, delay);
+      }
+      continue;
+    }
+    if (!force && state == WriteController::State::kStopped) {
+      if (no_slowdown) return Status::Incomplete("Write stall");
+      const uint64_t start = env_->NowMicros();
+      MaybeScheduleFlush();
+      MaybeScheduleCompaction();
+      bg_cv_.Wait();
+      write_controller_.AddStallMicros(write_controller_.cause(), true,
+                                       env_->NowMicros() - start);
+      continue;
+    }
     if (!force && !cfd->mem()->ShouldFlush()) return Status::OK();
     if (force && cfd->mem()->IsEmpty()) return Status::OK();
     if (static_cast<int>(cfd->imm().size()) >= options_.max_write_buffer_number - 1) {
       // Every memtable is full: wait for a flush (a write stop).
+      if (no_slowdown && !force) return Status::Incomplete("Write stall");
+      const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
       bg_cv_.Wait();
+      write_controller_.AddStallMicros(WriteController::kMemtableLimit, true,
+                                       env_->NowMicros() - start);
       continue;
     }
     Status s = SwitchMemtable();
     if (!s.ok()) return s;
-    force = false;
     MaybeScheduleFlush();
     return Status::OK();
+  }
+}
+
+void DBImpl::RecalculateWriteStallConditions() {
+  Version* current = versions_->current();
+  if (write_controller_.Update(current->NumFiles(0), current->EstimatedCompactionNeededBytes(),
+                               !options_.disable_auto_compactions)) {
+    bg_cv_.SignalAll();  // stopped writers re-check
   }
 }
 
@@ -119,7 +171,10 @@ Status DBImpl::SwitchMemtable() {
     return s;
   }
   if (log_ != nullptr) {
-    Status close = log_->Close();
+    // A later sync=true write syncs only the new WAL, yet promises every earlier write
+    // too: make the old WAL's records durable before leaving it.
+    Status close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
+    if (close.ok()) close = log_->Close();
     if (!close.ok()) {
       RecordBackgroundError(close);
       return close;

@@ -221,7 +221,9 @@ Status DBImpl::FinishOpen() {
   mem->SetLogNumber(logfile_number_);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();
+  RecalculateWriteStallConditions();
   DeleteObsoleteFiles();
+  MaybeScheduleCompaction();
   return Status::OK();
 }
 

@@ -15,7 +15,7 @@ Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
   if (write_thread_.JoinBatchGroup(&w)) {
     {
       MutexLock l(&mutex_);
-      s = MakeRoomForWrite(/*force=*/true);
+      s = MakeRoomForWrite(/*force=*/true, 0, /*no_slowdown=*/false);
     }
     std::vector<WriteThread::Writer*> group;
     write_thread_.BuildBatchGroup(&w, &group);
@@ -60,7 +60,10 @@ void DBImpl::BackgroundFlush() {
 Status DBImpl::FlushOldestImmutable() {
   MemTable* mem = default_cf_->imm().front();
   FileMetaData meta;
+  const uint64_t start = env_->NowMicros();
+  running_flushes_++;
   Status s = WriteLevel0Table(mem, &meta);
+  running_flushes_--;
   if (!s.ok()) {
     pending_outputs_.erase(meta.number);
     return s;
@@ -77,8 +80,17 @@ Status DBImpl::FlushOldestImmutable() {
   s = versions_->LogAndApply(&edit, &mutex_);
   pending_outputs_.erase(meta.number);
   if (!s.ok()) return s;
+  LevelCompactionStats stats;
+  stats.micros = env_->NowMicros() - start;
+  stats.bytes_written = meta.file_size;
+  stats.files_out = meta.file_size > 0 ? 1 : 0;
+  stats.count = 1;
+  stats.keys_in = mem->num_entries();
+  internal_stats_->AddCompactionStats(0, stats);
   default_cf_->RemoveOldestImmutable();
   InstallNewSuperVersion();
+  RecalculateWriteStallConditions();
+  MaybeScheduleCompaction();
   DeleteObsoleteFiles();
   return Status::OK();
 }

@@ -22,6 +22,7 @@ Writer::~Writer() = default;
 Status Writer::AddRecord(const Slice& record) {
   if (!error_.ok()) return error_;
   if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
+  unsynced_ = true;
 
   const char* ptr = record.data();
   size_t left = record.size();
@@ -80,7 +81,11 @@ Status Writer::Sync(bool use_fsync) {
   if (!error_.ok()) return error_;
   if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
   Status s = use_fsync ? dest_->Fsync() : dest_->Sync();
-  if (!s.ok()) error_ = s;
+  if (!s.ok()) {
+    error_ = s;
+  } else {
+    unsynced_ = false;
+  }
   return s;
 }
 

@@ -36,6 +36,8 @@ class Writer {
 
   WritableFile* file() { return dest_.get(); }
   uint64_t log_number() const { return log_number_; }
+  // Whether records were added since the last successful Sync.
+  bool has_unsynced_records() const { return unsynced_; }
 
  private:
   Status EmitPhysicalRecord(RecordType type, const char* data, size_t length);
@@ -44,6 +46,7 @@ class Writer {
   const uint64_t log_number_;
   size_t block_offset_;  // where the next header goes in the current block
   Status error_;         // sticky: first failed write
+  bool unsynced_ = false;
   // crc32c of each one-byte type, the start of every record's checksum.
   uint32_t type_crc_[kMaxRecordType + 1];
 };

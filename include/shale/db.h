@@ -110,6 +110,55 @@ class DB {
     return Flush(options, DefaultColumnFamily());
   }
 
+  // The sequence number of the newest write visible to reads.
+  virtual SequenceNumber GetLatestSequenceNumber() const = 0;
+
+  // Named properties (see Properties). The "rocksdb." spellings answer too.
+  struct Properties {
+    // Per-level table (files, size, score, read/write GB, write-amp, compaction seconds and
+    // count) and cumulative write stalls.
+    static const std::string kStats;            // "shale.stats"
+    static const std::string kLevelStats;       // "shale.levelstats"
+    static const std::string kNumFilesAtLevelPrefix;  // "shale.num-files-at-level<N>"
+    static const std::string kEstimateNumKeys;  // "shale.estimate-num-keys"
+    static const std::string kCurSizeAllMemTables;  // "shale.cur-size-all-mem-tables"
+    static const std::string kBlockCacheUsage;  // "shale.block-cache-usage"
+    static const std::string kEstimatePendingCompactionBytes;  // "shale.estimate-pending-..."
+    static const std::string kNumRunningCompactions;  // "shale.num-running-compactions"
+    static const std::string kNumRunningFlushes;      // "shale.num-running-flushes"
+    static const std::string kTotalSstFilesSize;      // "shale.total-sst-files-size"
+    static const std::string kNumImmutableMemTable;   // "shale.num-immutable-mem-table"
+    static const std::string kActualDelayedWriteRate;  // "shale.actual-delayed-write-rate"
+    static const std::string kIsWriteStopped;         // "shale.is-write-stopped"
+  };
+  // false if the property is unknown.
+  virtual bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                           std::string* value) = 0;
+  virtual bool GetProperty(const Slice& property, std::string* value) {
+    return GetProperty(DefaultColumnFamily(), property, value);
+  }
+  // Only for properties with a numeric value.
+  virtual bool GetIntProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                              uint64_t* value) = 0;
+  virtual bool GetIntProperty(const Slice& property, uint64_t* value) {
+    return GetIntProperty(DefaultColumnFamily(), property, value);
+  }
+
+  // Compacts the keys in [*begin, *end] (null: unbounded) down the tree: memtables are
+  // flushed, then each level holding data in the range is compacted into the next; the
+  // bottommost level per options.bottommost_level_compaction; with change_level the
+  // result moves to options.target_level.
+  virtual Status CompactRange(const CompactRangeOptions& options,
+                              ColumnFamilyHandle* column_family, const Slice* begin,
+                              const Slice* end) = 0;
+  virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
+                              const Slice* end) {
+    return CompactRange(options, DefaultColumnFamily(), begin, end);
+  }
+  // Returns when no flush or compaction is pending or running (or the DB is in error:
+  // that error).
+  virtual Status WaitForCompact(const WaitForCompactOptions& options) = 0;
+
   virtual const std::string& GetName() const = 0;
   virtual Env* GetEnv() const = 0;
   virtual Options GetOptions(ColumnFamilyHandle* column_family) const = 0;

@@ -138,8 +138,14 @@ const Case kCases[] = {
   {"2",     false, "a@5:S",                             "a@5:S",                    0, 0},
   // Two SingleDeletes in a row: the first goes, the second meets the Put.
   {"",      false, "m@6:S m@5:S m@3:P",                 "",                         1, 2},
-  // A newer Put hides a SingleDelete under it.
-  {"",      false, "m@6:P m@5:S m@3:P",                 "m@6:P",                    2, 0},
+  // A newer Put hides a SingleDelete from readers, but the SingleDelete is still judged
+  // on its own: it cancels its Put here...
+  {"",      false, "m@6:P m@5:S m@3:P",                 "m@6:P",                    1, 1},
+  // ... and stays when its Put is in an older stripe, since a later SingleDelete may
+  // cancel the Put above it (history P S P S, snapshots at 400, 424, then 634).
+  {"400 424 438", false, "a@582:P a@486:S a@361:P",     "a@582:P a@486:S a@361:P",  0, 0},
+  {"400 424 634", false, "a@812:P a@621:S a@582:P a@486:S a@361:P",
+                                                        "a@812:P a@486:S a@361:P",  1, 1},
   // Merge operands pass through and do not hide what is below them.
   {"",      false, "a@5:M:x a@4:M:y a@3:P:v a@2:P:w",   "a@5:M:x a@4:M:y a@3:P:v",  1, 0},
   {"",      true,  "m@5:M:x m@3:P:v",                   "m@5:M:x m@3:P:v",          0, 0},

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "db/db_impl.h"
 #include "shale/db.h"
 #include "shale/filter_policy.h"
 #include "tests/testutil/test_util.h"
@@ -123,6 +124,9 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
 
   void ReleaseAllSnapshots() {
     for (auto& [snap, model] : snapshots_) db_->ReleaseSnapshot(snap);
+    if (!snapshots_.empty() && db_ != nullptr) {
+      events_ += " release-all(at " + std::to_string(db_->GetLatestSequenceNumber()) + ")";
+    }
     snapshots_.clear();
   }
 
@@ -172,8 +176,10 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     return m;
   }
 
-  void ApplyToModel(const Mutation& m) {
+  // seq: the sequence number the DB gave the mutation.
+  void ApplyToModel(const Mutation& m, SequenceNumber seq) {
     history_[m.key].push_back("PDS"[m.kind]);
+    seq_history_[m.key] += " " + std::to_string(seq) + "PDS"[m.kind];
     if (m.kind == 0) {
       model_[m.key] = m.value;
     } else {
@@ -192,7 +198,7 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
       default: s = db_->SingleDelete(wo, m.key); break;
     }
     ASSERT_OK(s);
-    ApplyToModel(m);
+    ApplyToModel(m, db_->GetLatestSequenceNumber());
   }
 
   void DoBatch() {
@@ -210,7 +216,8 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     }
     ASSERT_EQ(static_cast<uint32_t>(n), batch.Count());
     ASSERT_OK(db_->Write(WriteOptions(), &batch));
-    for (const Mutation& m : muts) ApplyToModel(m);
+    SequenceNumber seq = db_->GetLatestSequenceNumber() - muts.size();
+    for (const Mutation& m : muts) ApplyToModel(m, ++seq);
   }
 
   // Get of one key through both Get flavours, compared with `model`.
@@ -233,7 +240,15 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
 
   std::string History(const Slice& key) {
     auto it = history_.find(key.ToString());
-    return "history of " + key.ToString(true) + ": " + (it == history_.end() ? "" : it->second);
+    std::string r = "history of " + key.ToString(true) + ": " +
+                    (it == history_.end() ? "" : it->second);
+    // Details for debugging: the writes with their sequence numbers, the live snapshots
+    // and what the DB holds for the key.
+    r += " (writes:" + seq_history_[key.ToString()] + "; snapshots:";
+    for (const auto& sm : snapshots_) r += " " + std::to_string(sm.first->GetSequenceNumber());
+    r += "; events:" + events_;
+    r += "; db: " + static_cast<DBImpl*>(db_.get())->TEST_KeyVersions(key) + ")";
+    return r;
   }
 
   void CheckScan(const ReadOptions& ro, const Model& model) {
@@ -375,6 +390,8 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
   // Per key, the kinds of its mutations in order (P put, D delete, S single delete), for
   // failure messages.
   std::map<std::string, std::string> history_;
+  std::map<std::string, std::string> seq_history_;
+  std::string events_;  // snapshots taken and released, for failure messages
   std::vector<std::pair<const Snapshot*, Model>> snapshots_;
 };
 
@@ -397,6 +414,7 @@ TEST_P(DBModelTest, RandomOps) {
     } else if (r < 950) {
       if (snapshots_.size() < 5) {
         snapshots_.emplace_back(db_->GetSnapshot(), model_);
+        events_ += " snap@" + std::to_string(snapshots_.back().first->GetSequenceNumber());
         ASSERT_NE(nullptr, snapshots_.back().first);
       }
     } else if (r < 965) {
@@ -404,6 +422,8 @@ TEST_P(DBModelTest, RandomOps) {
         const size_t i = rnd_->Uniform(static_cast<uint32_t>(snapshots_.size()));
         ASSERT_NO_FATAL_FAILURE(VerifySnapshot(i));
         if (rnd_->OneIn(2)) {
+          events_ += " release@" + std::to_string(snapshots_[i].first->GetSequenceNumber()) +
+                     "(at " + std::to_string(db_->GetLatestSequenceNumber()) + ")";
           db_->ReleaseSnapshot(snapshots_[i].first);
           snapshots_.erase(snapshots_.begin() + static_cast<ptrdiff_t>(i));
         }

@@ -1,0 +1,254 @@
+// Background compaction in the DB: scheduling picked compactions on the compaction pool,
+// running them (or trivially moving a file) and installing the result; manual
+// CompactRange; WaitForCompact.
+#include <algorithm>
+
+#include "db/compaction_job.h"
+#include "db/compaction_picker.h"
+#include "db/db_impl.h"
+
+namespace shale {
+
+void DBImpl::MaybeScheduleCompaction() {
+  if (shutting_down_ || !bg_error_.ok() || manual_compactions_waiting_ > 0) return;
+  if (options_.disable_auto_compactions) return;
+  Version* current = versions_->current();
+  if (tree_version_ == nothing_to_pick_at_) return;  // a pick already found nothing here
+  if (bg_compactions_scheduled_ < max_compactions_ && picker_->NeedsCompaction(current)) {
+    bg_compactions_scheduled_++;
+    compaction_pool_->Schedule([this] { BackgroundCompactionCall(); });
+  }
+}
+
+void DBImpl::BackgroundCompactionCall() {
+  MutexLock l(&mutex_);
+  bool picked = false;
+  if (!shutting_down_ && bg_error_.ok() && manual_compactions_waiting_ == 0) {
+    Version* current = versions_->current();
+    std::unique_ptr<Compaction> c = picker_->PickCompaction(current);
+    if (c == nullptr) {
+      nothing_to_pick_at_ = tree_version_;
+    } else {
+      picked = true;
+      Status s = RunCompaction(c.get(), /*max_subcompactions=*/0);
+      c.reset();  // releases the picker's hold under the mutex
+      if (!s.ok() && !s.IsShutdownInProgress()) RecordBackgroundError(s);
+    }
+  }
+  bg_compactions_scheduled_--;
+  // Another job may be possible now; when nothing could be picked, wait for the next
+  // flush or compaction to change the tree instead of spinning.
+  if (picked) MaybeScheduleCompaction();
+  bg_cv_.SignalAll();
+}
+
+Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
+  running_compactions_++;
+  const uint64_t start = env_->NowMicros();
+  LevelCompactionStats stats;
+  VersionEdit edit;
+  Status s;
+  if (c->IsTrivialMove()) {
+    c->AddTrivialMoveEdit(&edit);
+    s = versions_->LogAndApply(&edit, &mutex_);
+    stats.bytes_moved = c->TotalInputBytes();
+    stats.count = 1;
+  } else {
+    if (max_subcompactions > 0) c->set_max_subcompactions(max_subcompactions);
+    std::vector<uint64_t> outputs;
+    CompactionJob job(
+        options_, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
+        snapshots_.GetAll(), [this] { return versions_->NewFileNumber(); },
+        [this, &outputs](uint64_t number) {
+          MutexLock lock(&mutex_);
+          pending_outputs_.insert(number);
+          outputs.push_back(number);
+        },
+        db_dir_.get());
+    job.SetShuttingDown(&shutting_down_flag_);
+    mutex_.Unlock();  // the job reads and writes SST files without the DB mutex
+    s = job.Run();
+    mutex_.Lock();
+    if (s.ok()) {
+      job.AddToEdit(&edit);
+      s = versions_->LogAndApply(&edit, &mutex_);
+    }
+    // A failed LogAndApply puts the DB in error mode, which stops the obsolete-file sweep,
+    // so outputs the MANIFEST might name are never deleted.
+    for (uint64_t number : outputs) pending_outputs_.erase(number);
+    const CompactionJobStats& js = job.stats();
+    for (size_t i = 0; i < c->num_input_levels(); i++) {
+      for (const auto& f : c->inputs(i)) {
+        if (c->level(i) == c->output_level()) {
+          stats.bytes_read_output += f->file_size;
+        } else {
+          stats.bytes_read_non_output += f->file_size;
+        }
+      }
+    }
+    stats.bytes_written = js.total_output_bytes;
+    stats.files_in = js.num_input_files;
+    stats.files_out = js.num_output_files;
+    stats.keys_in = js.iter.num_input_records;
+    stats.keys_dropped = js.iter.num_input_records - js.iter.num_output_records;
+    stats.count = 1;
+  }
+  stats.micros = env_->NowMicros() - start;
+  c->ReleaseCompactionFiles();
+  internal_stats_->AddCompactionStats(c->output_level(), stats);
+  if (!s.ok()) picker_->ComputeScores(versions_->current());
+  InstallNewSuperVersion();
+  RecalculateWriteStallConditions();
+  DeleteObsoleteFiles();
+  running_compactions_--;
+  return s;
+}
+
+Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
+                            const Slice* begin, const Slice* end) {
+  if (o.target_level >= options_.num_levels) {
+    return Status::InvalidArgument("target_level beyond num_levels");
+  }
+  // Data still in memtables is part of the range: flush it first.
+  Status s = Flush(FlushOptions(), DefaultColumnFamily());
+  if (!s.ok()) return s;
+
+  MutexLock l(&mutex_);
+  // Automatic compactions step aside: wait for the running ones, start no new ones.
+  manual_compactions_waiting_++;
+  while (bg_compactions_scheduled_ > 0 && bg_error_.ok()) bg_cv_.Wait();
+  s = bg_error_;
+
+  const InternalKey begin_key =
+      begin != nullptr ? InternalKey(*begin, kMaxSequenceNumber, kValueTypeForSeek) : InternalKey();
+  const InternalKey end_key =
+      end != nullptr ? InternalKey(*end, 0, static_cast<ValueType>(0)) : InternalKey();
+  const InternalKey* b = begin != nullptr ? &begin_key : nullptr;
+  const InternalKey* e = end != nullptr ? &end_key : nullptr;
+
+  // The deepest level holding data in the range.
+  int last = -1;
+  {
+    Version* current = versions_->current();
+    for (int level = 0; level < current->NumLevels(); level++) {
+      if (current->OverlapInLevel(level, begin, end)) last = level;
+    }
+  }
+  int final_level = last;
+  for (int level = 0; s.ok() && level <= last; level++) {
+    int output;
+    if (level == last && level > 0) {
+      // The bottommost level: rewrite it in place only when asked to.
+      const auto mode = o.bottommost_level_compaction;
+      const bool rewrite = mode == BottommostLevelCompaction::kForce ||
+                           mode == BottommostLevelCompaction::kForceOptimized;
+      if (!rewrite) break;
+      output = level;
+    } else {
+      output = level == 0 ? versions_->current()->base_level() : level + 1;
+      if (output >= options_.num_levels) break;
+    }
+    s = RunManualCompaction(level, output, b, e, o.max_subcompactions);
+    final_level = output;
+  }
+  if (s.ok() && o.change_level && final_level > 0) s = RefitLevel(final_level, o.target_level);
+  manual_compactions_waiting_--;
+  MaybeScheduleCompaction();
+  bg_cv_.SignalAll();
+  return s;
+}
+
+Status DBImpl::RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
+                                   const InternalKey* end, uint32_t max_subcompactions) {
+  InternalKey next_begin;
+  const InternalKey* b = begin;
+  while (true) {
+    if (!bg_error_.ok()) return bg_error_;
+    if (shutting_down_) return Status::ShutdownInProgress();
+    InternalKey end_storage;
+    InternalKey* compaction_end = &end_storage;
+    bool conflict = false;
+    std::unique_ptr<Compaction> c = picker_->CompactRange(
+        versions_->current(), input_level, output_level, b, end, &compaction_end, &conflict);
+    if (c == nullptr) {
+      if (!conflict) return Status::OK();
+      bg_cv_.Wait();  // a running compaction holds a needed file
+      continue;
+    }
+    Status s = RunCompaction(c.get(), max_subcompactions);
+    c.reset();
+    if (!s.ok()) {
+      RecordBackgroundError(s);
+      return s;
+    }
+    if (compaction_end == nullptr) return Status::OK();
+    // Continue right after the chunk's largest key.
+    next_begin = InternalKey(compaction_end->user_key(), 0, static_cast<ValueType>(0));
+    if (compaction_end->Valid()) {
+      ParsedInternalKey parsed;
+      if (ParseInternalKey(compaction_end->Encode(), &parsed).ok()) {
+        // The key just after `largest` in internal order.
+        next_begin = parsed.sequence > 0
+                         ? InternalKey(parsed.user_key, parsed.sequence - 1, kValueTypeForSeek)
+                         : InternalKey(parsed.user_key, 0, static_cast<ValueType>(0));
+      }
+    }
+    b = &next_begin;
+  }
+}
+
+Status DBImpl::RefitLevel(int level, int target_level) {
+  Version* current = versions_->current();
+  for (int other = 0; other < current->NumLevels(); other++) {
+    if (other != level && current->NumFiles(other) > 0) {
+      return Status::NotSupported("change_level: other levels still hold data");
+    }
+  }
+  uint64_t bytes = current->NumLevelBytes(level);
+  int to = target_level;
+  if (to < 0) {
+    // The smallest level that can hold the data, as RocksDB picks it.
+    to = level;
+    for (int l = level - 1; l >= 1; l--) {
+      if (current->MaxBytesForLevel(l) < bytes) break;
+      to = l;
+    }
+  }
+  if (to == level) return Status::OK();
+  VersionEdit edit;
+  for (const auto& f : current->files(level)) {
+    edit.DeleteFile(level, f->number);
+    edit.AddFile(to, *f);
+  }
+  Status s = versions_->LogAndApply(&edit, &mutex_);
+  if (s.ok()) {
+    InstallNewSuperVersion();
+    RecalculateWriteStallConditions();
+  }
+  return s;
+}
+
+Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
+  if (o.flush) {
+    Status s = Flush(FlushOptions(), DefaultColumnFamily());
+    if (!s.ok()) return s;
+  }
+  MutexLock l(&mutex_);
+  while (bg_error_.ok() && !shutting_down_) {
+    MaybeScheduleFlush();
+    MaybeScheduleCompaction();
+    Version* current = versions_->current();
+    const bool more_compaction = !options_.disable_auto_compactions &&
+                                 tree_version_ != nothing_to_pick_at_ &&
+                                 picker_->NeedsCompaction(current);
+    if (!flush_scheduled_ && default_cf_->imm().empty() && bg_compactions_scheduled_ == 0 &&
+        !more_compaction) {
+      break;
+    }
+    bg_cv_.Wait();
+  }
+  if (shutting_down_) return Status::ShutdownInProgress();
+  return bg_error_;
+}
+
+}  // namespace shale

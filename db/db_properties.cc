@@ -1,0 +1,139 @@
+// DB::GetProperty / GetIntProperty: named views of the DB's state, under RocksDB's names
+// with our prefix ("shale.") and RocksDB's ("rocksdb.") both answering.
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/db_impl.h"
+
+namespace shale {
+
+const std::string DB::Properties::kStats = "shale.stats";
+const std::string DB::Properties::kLevelStats = "shale.levelstats";
+const std::string DB::Properties::kNumFilesAtLevelPrefix = "shale.num-files-at-level";
+const std::string DB::Properties::kEstimateNumKeys = "shale.estimate-num-keys";
+const std::string DB::Properties::kCurSizeAllMemTables = "shale.cur-size-all-mem-tables";
+const std::string DB::Properties::kBlockCacheUsage = "shale.block-cache-usage";
+const std::string DB::Properties::kEstimatePendingCompactionBytes =
+    "shale.estimate-pending-compaction-bytes";
+const std::string DB::Properties::kNumRunningCompactions = "shale.num-running-compactions";
+const std::string DB::Properties::kNumRunningFlushes = "shale.num-running-flushes";
+const std::string DB::Properties::kTotalSstFilesSize = "shale.total-sst-files-size";
+const std::string DB::Properties::kNumImmutableMemTable = "shale.num-immutable-mem-table";
+const std::string DB::Properties::kActualDelayedWriteRate = "shale.actual-delayed-write-rate";
+const std::string DB::Properties::kIsWriteStopped = "shale.is-write-stopped";
+
+namespace {
+
+// "rocksdb.x" -> "shale.x"; anything else unchanged.
+std::string Canonical(const Slice& property) {
+  static const Slice kRocks("rocksdb.");
+  if (property.starts_with(kRocks)) {
+    return "shale." + std::string(property.data() + kRocks.size(), property.size() - kRocks.size());
+  }
+  return property.ToString();
+}
+
+}  // namespace
+
+bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t* value) {
+  const std::string name = Canonical(property);
+  MutexLock l(&mutex_);
+  ColumnFamilyData* cfd = default_cf_.get();
+  Version* current = versions_->current();
+  if (name == Properties::kEstimateNumKeys) {
+    uint64_t entries = 0, deletes = 0;
+    entries += cfd->mem()->num_entries();
+    deletes += cfd->mem()->num_deletes();
+    for (MemTable* m : cfd->imm()) {
+      entries += m->num_entries();
+      deletes += m->num_deletes();
+    }
+    for (int level = 0; level < current->NumLevels(); level++) {
+      for (const auto& f : current->files(level)) {
+        entries += f->num_entries;
+        deletes += f->num_deletions;
+      }
+    }
+    // A deletion hides itself and (likely) one older entry, as RocksDB estimates.
+    *value = entries > 2 * deletes ? entries - 2 * deletes : 0;
+    return true;
+  }
+  if (name == Properties::kCurSizeAllMemTables) {
+    uint64_t size = cfd->mem()->ApproximateMemoryUsage();
+    for (MemTable* m : cfd->imm()) size += m->ApproximateMemoryUsage();
+    *value = size;
+    return true;
+  }
+  if (name == Properties::kNumImmutableMemTable) {
+    *value = cfd->imm().size();
+    return true;
+  }
+  if (name == Properties::kTotalSstFilesSize) {
+    uint64_t size = 0;
+    for (int level = 0; level < current->NumLevels(); level++) {
+      size += current->NumLevelBytes(level);
+    }
+    *value = size;
+    return true;
+  }
+  if (name == Properties::kNumRunningFlushes) {
+    *value = running_flushes_;
+    return true;
+  }
+  if (name == Properties::kNumRunningCompactions) {
+    *value = running_compactions_;
+    return true;
+  }
+  if (name == Properties::kEstimatePendingCompactionBytes) {
+    *value = EstimatePendingCompactionBytes();
+    return true;
+  }
+  if (name == Properties::kIsWriteStopped) {
+    *value = write_controller_.state() == WriteController::State::kStopped ? 1 : 0;
+    return true;
+  }
+  if (name == Properties::kActualDelayedWriteRate) {
+    *value = write_controller_.state() == WriteController::State::kDelayed
+                 ? (options_.delayed_write_rate > 0 ? options_.delayed_write_rate : 16u << 20)
+                 : 0;
+    return true;
+  }
+  if (name == Properties::kBlockCacheUsage) {
+    return BlockCacheUsage(value);
+  }
+  const Slice n(name);
+  if (n.starts_with(Properties::kNumFilesAtLevelPrefix)) {
+    const std::string digits = name.substr(Properties::kNumFilesAtLevelPrefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    const int level = std::atoi(digits.c_str());
+    if (level >= current->NumLevels()) return false;
+    *value = current->NumFiles(level);
+    return true;
+  }
+  return false;
+}
+
+bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) {
+  const std::string name = Canonical(property);
+  if (name == Properties::kStats) {
+    MutexLock l(&mutex_);
+    *value = internal_stats_->Dump(versions_->current(), LevelScores(), write_controller_,
+                                   env_->NowMicros());
+    return true;
+  }
+  if (name == Properties::kLevelStats) {
+    MutexLock l(&mutex_);
+    *value = InternalStats::DumpLevelSizes(versions_->current());
+    return true;
+  }
+  uint64_t n;
+  if (GetIntProperty(cf, property, &n)) {
+    *value = std::to_string(n);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace shale

@@ -1,0 +1,138 @@
+#include "db/internal_stats.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/version_set.h"
+#include "db/write_controller.h"
+
+namespace shale {
+
+void LevelCompactionStats::Add(const LevelCompactionStats& o) {
+  micros += o.micros;
+  bytes_read_non_output += o.bytes_read_non_output;
+  bytes_read_output += o.bytes_read_output;
+  bytes_written += o.bytes_written;
+  bytes_moved += o.bytes_moved;
+  files_in += o.files_in;
+  files_out += o.files_out;
+  count += o.count;
+  keys_in += o.keys_in;
+  keys_dropped += o.keys_dropped;
+}
+
+InternalStats::InternalStats(int num_levels, uint64_t start_micros)
+    : start_micros_(start_micros), levels_(num_levels) {}
+
+void InternalStats::AddCompactionStats(int level, const LevelCompactionStats& stats) {
+  levels_[level].Add(stats);
+}
+
+namespace {
+
+constexpr double kGB = 1024.0 * 1024 * 1024;
+constexpr double kMB = 1024.0 * 1024;
+
+void AppendRow(std::string* out, const char* name, int files, uint64_t bytes, double score,
+               const LevelCompactionStats& s) {
+  const double read_gb = (s.bytes_read_non_output + s.bytes_read_output) / kGB;
+  const double w_amp = s.bytes_read_non_output == 0
+                           ? (s.bytes_written > 0 ? 1.0 : 0.0)
+                           : static_cast<double>(s.bytes_written) / s.bytes_read_non_output;
+  const double secs = s.micros / 1e6;
+  char buf[400];
+  snprintf(buf, sizeof(buf),
+           "%5s %6d %8.2f MB %6.1f %8.1f %7.1f %8.1f %9.1f %9.1f %5.1f %8.1f %8.1f %9.2f "
+           "%9" PRIu64 " %8.3f %8" PRIu64 " %7" PRIu64 "\n",
+           name, files, bytes / kMB, score, read_gb, s.bytes_read_non_output / kGB,
+           s.bytes_read_output / kGB, s.bytes_written / kGB, s.bytes_moved / kGB, w_amp,
+           secs > 0 ? (s.bytes_read_non_output + s.bytes_read_output) / kMB / secs : 0.0,
+           secs > 0 ? s.bytes_written / kMB / secs : 0.0, secs, s.count,
+           s.count > 0 ? secs / s.count : 0.0, s.keys_in, s.keys_dropped);
+  out->append(buf);
+}
+
+std::string HMS(uint64_t micros) {
+  char buf[64];
+  const uint64_t secs = micros / 1000000;
+  snprintf(buf, sizeof(buf), "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
+           secs / 3600, (secs / 60) % 60, secs % 60, (micros / 1000) % 1000);
+  return buf;
+}
+
+}  // namespace
+
+std::string InternalStats::Dump(const Version* current, const std::vector<double>& scores,
+                                const WriteController& wc, uint64_t now_micros) const {
+  std::string out = "\n** Compaction Stats [default] **\n";
+  out.append(
+      "Level  Files     Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp "
+      "Rd(MB/s) Wr(MB/s) Comp(sec) Comp(cnt) Avg(sec)    KeyIn KeyDrop\n");
+  out.append(std::string(156, '-') + "\n");
+  LevelCompactionStats sum;
+  int total_files = 0;
+  uint64_t total_bytes = 0;
+  for (int level = 0; level < current->NumLevels(); level++) {
+    const int files = current->NumFiles(level);
+    const uint64_t bytes = current->NumLevelBytes(level);
+    const LevelCompactionStats& s = levels_[level];
+    if (files == 0 && s.count == 0) continue;
+    char name[16];
+    snprintf(name, sizeof(name), "L%d", level);
+    const double score = level < static_cast<int>(scores.size()) ? scores[level] : 0.0;
+    AppendRow(&out, name, files, bytes, score, s);
+    sum.Add(s);
+    total_files += files;
+    total_bytes += bytes;
+  }
+  // Sum's write amplification is against what was flushed (the user's data).
+  LevelCompactionStats sum_for_amp = sum;
+  sum_for_amp.bytes_read_non_output = levels_.empty() ? 0 : levels_[0].bytes_written;
+  sum_for_amp.bytes_read_output = 0;
+  std::string sum_row;
+  AppendRow(&sum_row, "Sum", total_files, total_bytes, 0.0, sum_for_amp);
+  // Read columns of the sum are the real reads, not the amplification base.
+  out.append(sum_row);
+
+  const double uptime = (now_micros - start_micros_) / 1e6;
+  char buf[512];
+  snprintf(buf, sizeof(buf),
+           "\nUptime(secs): %.1f total\n"
+           "Cumulative writes: %" PRIu64 " writes, %" PRIu64 " keys, %" PRIu64
+           " commit groups, %.1f writes per commit group, ingest: %.2f GB, %.2f MB/s\n"
+           "Cumulative WAL: %" PRIu64 " writes, %" PRIu64 " syncs, %.2f GB written\n",
+           uptime, writes.load(), keys_written.load(), write_done_by_self.load(),
+           write_done_by_self.load() > 0
+               ? static_cast<double>(writes.load()) / write_done_by_self.load()
+               : 0.0,
+           bytes_written.load() / kGB, uptime > 0 ? bytes_written.load() / kMB / uptime : 0.0,
+           write_with_wal.load(), wal_syncs.load(), wal_bytes.load() / kGB);
+  out.append(buf);
+  const uint64_t stall = wc.total_stall_micros();
+  snprintf(buf, sizeof(buf), "Cumulative stall: %s H:M:S, %.1f percent\n", HMS(stall).c_str(),
+           uptime > 0 ? stall / 1e4 / uptime : 0.0);
+  out.append(buf);
+  out.append("Stalls(count):");
+  for (int c = 0; c < WriteController::kNumCauses; c++) {
+    auto cause = static_cast<WriteController::Cause>(c);
+    snprintf(buf, sizeof(buf), " %" PRIu64 " %s-slowdown, %" PRIu64 " %s-stop,",
+             wc.stall_count(cause, false), wc.CauseName(cause), wc.stall_count(cause, true),
+             wc.CauseName(cause));
+    out.append(buf);
+  }
+  out.back() = '\n';
+  return out;
+}
+
+std::string InternalStats::DumpLevelSizes(const Version* current) {
+  std::string out = "Level Files Size(MB)\n--------------------\n";
+  char buf[64];
+  for (int level = 0; level < current->NumLevels(); level++) {
+    snprintf(buf, sizeof(buf), "%3d %8d %8.0f\n", level, current->NumFiles(level),
+             current->NumLevelBytes(level) / kMB);
+    out.append(buf);
+  }
+  return out;
+}
+
+}  // namespace shale

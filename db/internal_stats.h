@@ -1,0 +1,64 @@
+// InternalStats: the DB's own counters behind GetProperty("shale.stats"): per-level
+// compaction (and flush) work, cumulative writes and write stalls, rendered as the table
+// RocksDB users read (files, size, score, read/write GB, write amplification, seconds,
+// count).
+//
+// Thread safety: the per-level stats are guarded by the DB mutex (updated when a job
+// installs its result); the write counters are atomics the write leader bumps.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shale {
+
+class Version;
+class WriteController;
+
+struct LevelCompactionStats {
+  uint64_t micros = 0;
+  uint64_t bytes_read_non_output = 0;  // from the input level (Rn)
+  uint64_t bytes_read_output = 0;      // from the output level (Rnp1)
+  uint64_t bytes_written = 0;
+  uint64_t bytes_moved = 0;            // trivial moves
+  uint64_t files_in = 0;
+  uint64_t files_out = 0;
+  uint64_t count = 0;                  // jobs that wrote into this level
+  uint64_t keys_in = 0;
+  uint64_t keys_dropped = 0;
+
+  void Add(const LevelCompactionStats& o);
+};
+
+class InternalStats {
+ public:
+  explicit InternalStats(int num_levels, uint64_t start_micros);
+
+  // REQUIRES: DB mutex. `level` is the output level (0 for flushes).
+  void AddCompactionStats(int level, const LevelCompactionStats& stats);
+  const LevelCompactionStats& level_stats(int level) const { return levels_[level]; }
+
+  std::atomic<uint64_t> writes{0};          // write groups' batches
+  std::atomic<uint64_t> keys_written{0};
+  std::atomic<uint64_t> bytes_written{0};   // user batch bytes
+  std::atomic<uint64_t> wal_bytes{0};
+  std::atomic<uint64_t> wal_syncs{0};
+  std::atomic<uint64_t> write_with_wal{0};
+  std::atomic<uint64_t> write_done_by_self{0};
+  std::atomic<uint64_t> write_done_by_other{0};
+
+  // The "shale.stats" text. scores[level] as the compaction picker computes them.
+  // REQUIRES: DB mutex.
+  std::string Dump(const Version* current, const std::vector<double>& scores,
+                   const WriteController& wc, uint64_t now_micros) const;
+  // The "shale.levelstats" text.
+  static std::string DumpLevelSizes(const Version* current);
+
+ private:
+  const uint64_t start_micros_;
+  std::vector<LevelCompactionStats> levels_;
+};
+
+}  // namespace shale

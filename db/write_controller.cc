@@ -1,0 +1,67 @@
+#include "db/write_controller.h"
+
+#include <algorithm>
+
+namespace shale {
+
+WriteController::WriteController(const Options& options)
+    : slowdown_trigger_(options.level0_slowdown_writes_trigger),
+      stop_trigger_(options.level0_stop_writes_trigger),
+      soft_pending_limit_(options.soft_pending_compaction_bytes_limit),
+      hard_pending_limit_(options.hard_pending_compaction_bytes_limit),
+      rate_(options.delayed_write_rate > 0 ? options.delayed_write_rate : 16ull << 20) {}
+
+bool WriteController::Update(int num_l0_files, uint64_t pending_bytes, bool auto_compactions) {
+  State state = State::kNormal;
+  Cause cause = cause_;
+  // Without automatic compaction nothing would ever clear an L0 or pending-bytes stall,
+  // so, as in RocksDB, those conditions apply only when compactions run.
+  if (auto_compactions) {
+    if (num_l0_files >= stop_trigger_) {
+      state = State::kStopped;
+      cause = kL0FileCountLimit;
+    } else if (hard_pending_limit_ > 0 && pending_bytes >= hard_pending_limit_) {
+      state = State::kStopped;
+      cause = kPendingCompactionBytes;
+    } else if (num_l0_files >= slowdown_trigger_) {
+      state = State::kDelayed;
+      cause = kL0FileCountLimit;
+    } else if (soft_pending_limit_ > 0 && pending_bytes >= soft_pending_limit_) {
+      state = State::kDelayed;
+      cause = kPendingCompactionBytes;
+    }
+  }
+  bool changed = state != state_ || cause != cause_;
+  state_ = state;
+  cause_ = cause;
+  return changed;
+}
+
+const char* WriteController::CauseName(Cause c) const {
+  switch (c) {
+    case kMemtableLimit: return "memtable-limit";
+    case kL0FileCountLimit: return "level0-file-count-limit";
+    case kPendingCompactionBytes: return "pending-compaction-bytes";
+    default: return "unknown";
+  }
+}
+
+uint64_t WriteController::GetDelay(uint64_t now_micros, uint64_t bytes) {
+  if (state_ != State::kDelayed) return 0;
+  const uint64_t start = std::max(now_micros, next_write_micros_);
+  next_write_micros_ = start + bytes * 1000000 / rate_;
+  return start - now_micros;
+}
+
+void WriteController::AddStallMicros(Cause cause, bool stopped, uint64_t micros) {
+  stall_micros_[cause][stopped ? 1 : 0] += micros;
+  stall_count_[cause][stopped ? 1 : 0]++;
+}
+
+uint64_t WriteController::total_stall_micros() const {
+  uint64_t total = 0;
+  for (const auto& per_cause : stall_micros_) total += per_cause[0] + per_cause[1];
+  return total;
+}
+
+}  // namespace shale

@@ -1,0 +1,64 @@
+// WriteController: decides whether writes proceed, are slowed to a byte rate, or stop,
+// from the shape of the tree (L0 files, pending compaction bytes, full memtables), as
+// RocksDB's write stalls do. The DB recomputes the condition whenever a flush or
+// compaction installs a new Version, and the write-group leader asks it before each write.
+//
+// Thread safety: all calls REQUIRE the DB mutex, except GetDelay's arithmetic which the
+// leader does under it too; the leader sleeps without the mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shale/options.h"
+
+namespace shale {
+
+class WriteController {
+ public:
+  enum class State { kNormal, kDelayed, kStopped };
+  // Why writes are slowed or stopped; counted for shale.stats.
+  enum Cause {
+    kMemtableLimit = 0,   // all write buffers full
+    kL0FileCountLimit,    // level0_slowdown/stop_writes_trigger
+    kPendingCompactionBytes,  // soft/hard_pending_compaction_bytes_limit
+    kNumCauses
+  };
+
+  explicit WriteController(const Options& options);
+
+  // Recomputes the state from the tree's shape. Returns true if it changed.
+  bool Update(int num_l0_files, uint64_t pending_compaction_bytes, bool auto_compactions);
+
+  State state() const { return state_; }
+  Cause cause() const { return cause_; }
+  const char* CauseName(Cause c) const;
+
+  // Micros the leader should sleep before writing `bytes` while delayed (0 otherwise).
+  uint64_t GetDelay(uint64_t now_micros, uint64_t bytes);
+
+  // Bookkeeping of time spent stalled, per cause.
+  void AddStallMicros(Cause cause, bool stopped, uint64_t micros);
+  uint64_t stall_micros(Cause cause, bool stopped) const {
+    return stall_micros_[cause][stopped ? 1 : 0];
+  }
+  uint64_t stall_count(Cause cause, bool stopped) const {
+    return stall_count_[cause][stopped ? 1 : 0];
+  }
+  uint64_t total_stall_micros() const;
+
+ private:
+  const int slowdown_trigger_;
+  const int stop_trigger_;
+  const uint64_t soft_pending_limit_;
+  const uint64_t hard_pending_limit_;
+  const uint64_t rate_;  // bytes per second while delayed
+
+  State state_ = State::kNormal;
+  Cause cause_ = kMemtableLimit;
+  uint64_t next_write_micros_ = 0;  // when the next delayed write may start
+  uint64_t stall_micros_[kNumCauses][2] = {};
+  uint64_t stall_count_[kNumCauses][2] = {};
+};
+
+}  // namespace shale
