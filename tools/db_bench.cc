@@ -16,8 +16,6 @@
 #include <vector>
 
 #include "shale/compression_type.h"
-#include "shale/filter_policy.h"
-#include "shale/table.h"
 #include "tools/db_bench_flags.h"
 
 #ifndef SHALE_VERSION_STRING
@@ -33,34 +31,28 @@ struct Unsupported {
   const char* needs;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"compact", "compaction"},
-    {"compactall", "compaction"},
-    {"compact0", "compaction"},
-    {"compact1", "compaction"},
-    {"waitforcompaction", "compaction"},
-    {"openandcompact", "compaction"},
-    {"fillseqdeterministic", "compaction (it shapes the LSM tree by compacting)"},
-    {"filluniquerandomdeterministic", "compaction (it shapes the LSM tree by compacting)"},
-    {"mergerandom", "a merge operator"},
-    {"readrandommergerandom", "a merge operator"},
-    {"readwhilemerging", "a merge operator"},
-    {"seekrandomwhilemerging", "a merge operator"},
-    {"getmergeoperands", "a merge operator and GetMergeOperands"},
-    {"readrandomoperands", "a merge operator and GetMergeOperands"},
+    {"compact0", "CompactFiles and GetLiveFilesMetaData (it compacts L0 file by file)"},
+    {"compact1", "CompactFiles and GetLiveFilesMetaData (it compacts L1 file by file)"},
+    {"openandcompact", "OpenAndCompact (remote compaction)"},
+    {"fillseqdeterministic", "CompactFiles (it shapes the LSM tree file by file)"},
+    {"filluniquerandomdeterministic", "CompactFiles (it shapes the LSM tree file by file)"},
+    {"mergerandom", "a merge operator in this db_bench (--merge_operator)"},
+    {"readrandommergerandom", "a merge operator in this db_bench (--merge_operator)"},
+    {"readwhilemerging", "a merge operator in this db_bench (--merge_operator)"},
+    {"seekrandomwhilemerging", "a merge operator in this db_bench (--merge_operator)"},
+    {"getmergeoperands", "a merge operator in this db_bench (--merge_operator)"},
+    {"readrandomoperands", "a merge operator in this db_bench (--merge_operator)"},
     {"xorupdaterandom", "a merge operator (bytes XOR)"},
     {"appendrandom", "a merge operator (string append)"},
     {"randomtransaction", "transactions (TransactionDB)"},
     {"multireadrandom", "MultiGet"},
     {"readtorowcache", "a row cache"},
-    {"readtocache", "a block cache"},
+    {"readtocache", "its workload in this db_bench (not written yet)"},
     {"approximatesizerandom", "GetApproximateSizes"},
     {"backup", "a BackupEngine"},
     {"restore", "a BackupEngine"},
-    {"stats", "DB properties (GetProperty)"},
-    {"resetstats", "DB statistics"},
-    {"levelstats", "DB properties (GetProperty)"},
-    {"memstats", "DB properties (GetProperty)"},
-    {"sstables", "DB properties (GetProperty)"},
+    {"resetstats", "DB::ResetStats (the compaction stats cannot be zeroed)"},
+    {"sstables", "the rocksdb.sstables property, which DB::GetProperty does not have"},
     {"replay", "tracing"},
     {"mixgraph", "its workload model in this db_bench (not written yet)"},
     {"timeseries", "its workload in this db_bench (not written yet)"},
@@ -75,26 +67,7 @@ constexpr Unsupported kUnsupported[] = {
     {"xxhash", "an xxHash code path in this db_bench (not written yet)"},
     {"xxhash64", "an xxHash code path in this db_bench (not written yet)"},
     {"xxh3", "an xxHash code path in this db_bench (not written yet)"},
-    {"compress", "a public compression API"},
-    {"uncompress", "a public compression API"},
 };
-
-bool ParseCompression(const std::string& s, CompressionType* type) {
-  static const struct {
-    const char* name;
-    CompressionType type;
-  } kNames[] = {{"none", kNoCompression},   {"snappy", kSnappyCompression},
-                {"zlib", kZlibCompression}, {"bzip2", kBZip2Compression},
-                {"lz4", kLZ4Compression},   {"lz4hc", kLZ4HCCompression},
-                {"xpress", kXpressCompression}, {"zstd", kZSTD}};
-  for (const auto& n : kNames) {
-    if (strcasecmp(s.c_str(), n.name) == 0) {
-      *type = n.type;
-      return true;
-    }
-  }
-  return false;
-}
 
 // "name[X3-W1]" -> name, repeat 3, warm-up 1. False on a malformed argument list.
 bool SplitBenchmarkArgs(std::string* name, int* repeat, int* warmup) {
@@ -218,13 +191,30 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"updaterandom", &B::UpdateRandom, false},
       {"deleteseq", &B::DeleteSeq, false},
       {"deleterandom", &B::DeleteRandom, false},
+      {"readrandomfast", &B::ReadRandomFast, false},
       {"crc32c", &B::Crc32cBench, false},
+      {"compress", &B::CompressBench, false},
+      {"uncompress", &B::UncompressBench, false},
+      {"compact", &B::Compact, false},
+  };
+  static const struct {
+    const char* name;
+    MetaMethod meta;
+  } kMeta[] = {
+      {"flush", &B::FlushMemtable},
+      {"compactall", &B::CompactAll},
+      {"waitforcompaction", &B::WaitForCompaction},
+      {"stats", &B::PrintDBStats},
+      {"levelstats", &B::PrintLevelStats},
+      {"memstats", &B::PrintMemStats},
   };
   *spec = Spec();
   if (name.empty()) return true;  // ",," in the list: nothing to run, as in RocksDB
-  if (name == "flush") {
-    spec->meta = true;
-    return true;
+  for (const auto& m : kMeta) {
+    if (name == m.name) {
+      spec->meta = m.meta;
+      return true;
+    }
   }
   for (const auto& r : kRunnable) {
     if (name == r.name) {
@@ -241,46 +231,6 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
   }
   *why = "unknown benchmark '" + name + "'";
   return false;
-}
-
-bool Benchmark::BuildOptions(std::string* error) {
-  if (FLAGS_compression_ratio > 1) {
-    *error = "compression_ratio should be between 0 and 1";
-    return false;
-  }
-  if (FLAGS_key_size < 1 || FLAGS_value_size < 0 || FLAGS_threads < 1) {
-    *error = "--key_size and --threads must be positive, --value_size not negative";
-    return false;
-  }
-  CompressionType compression;
-  if (!ParseCompression(FLAGS_compression_type, &compression)) {
-    *error = "Cannot parse compression type '" + FLAGS_compression_type + "'";
-    return false;
-  }
-  if (!CompressionTypeSupported(compression)) {
-    *error = "--compression_type=" + FLAGS_compression_type +
-             " is not supported by this shale build (supported: none, and snappy, lz4, "
-             "zstd when built with them)";
-    return false;
-  }
-  options_ = Options();
-  options_.create_if_missing = true;
-  options_.compression = compression;
-  options_.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
-  options_.max_write_buffer_number = FLAGS_max_write_buffer_number;
-  options_.max_background_jobs = FLAGS_max_background_jobs;
-  options_.num_levels = FLAGS_num_levels;
-  options_.max_open_files = FLAGS_open_files;
-  options_.use_direct_reads = FLAGS_use_direct_reads;
-  options_.use_direct_io_for_flush_and_compaction = FLAGS_use_direct_io_for_flush_and_compaction;
-  options_.allow_concurrent_memtable_write = FLAGS_allow_concurrent_memtable_write;
-  options_.enable_pipelined_write = FLAGS_enable_pipelined_write;
-  BlockBasedTableOptions table;
-  if (FLAGS_block_size > 0) table.block_size = static_cast<size_t>(FLAGS_block_size);
-  // Negative: the table default (no filter); zero: no filter.
-  if (FLAGS_bloom_bits > 0) table.filter_policy.reset(NewBloomFilterPolicy(FLAGS_bloom_bits));
-  options_.table_factory.reset(NewBlockBasedTableFactory(table));
-  return true;
 }
 
 void Benchmark::PrintHeader() {
@@ -372,6 +322,7 @@ Stats Benchmark::RunBenchmark(int n, const std::string& name, Method method) {
     states.push_back(std::make_unique<ThreadState>(i, seed_base_ + total_thread_count_));
     states.back()->shared = &shared;
     states.back()->stats.SetReporterAgent(reporter.get());
+    states.back()->stats.SetDB(db_.get());
   }
   for (int i = 0; i < n; i++) {
     ThreadState* thread = states[i].get();
@@ -459,8 +410,8 @@ int Benchmark::Run() {
       ++key_size_;
     } else if (name == "readwhilewriting") {
       ++threads;  // one more: the writer
-    } else if (name == "flush") {
-      FlushMemtable();
+    } else if (spec.meta != nullptr) {
+      (this->*spec.meta)();
       continue;
     }
     if (spec.method == nullptr) continue;
@@ -482,6 +433,14 @@ int Benchmark::Run() {
     }
     if (repeat > 1) combined.ReportFinal(name);
   }
+  // The state the last interval report would have shown.
+  if (FLAGS_stats_per_interval > 0) {
+    std::string stats;
+    if (db_->GetProperty("rocksdb.stats", &stats)) fprintf(stderr, "%s\n", stats.c_str());
+  }
+  if (dbstats_ != nullptr) {
+    fprintf(stdout, "STATISTICS:\n%s\n", dbstats_->ToString().c_str());
+  }
   return 0;
 }
 
@@ -491,6 +450,8 @@ int main(int argc, char** argv) {
   GFLAGS_NAMESPACE::SetUsageMessage(std::string("\nUSAGE:\n") + argv[0] + " [OPTIONS]...");
   GFLAGS_NAMESPACE::SetVersionString(SHALE_VERSION_STRING);
   GFLAGS_NAMESPACE::ParseCommandLineFlags(&argc, &argv, true);
+  // With both, stats_interval is how often (in operations) the clock is looked at.
+  if (FLAGS_stats_interval_seconds > 0) FLAGS_stats_interval = 1000;
   if (!shale::tools::CheckFlagsShaleCannotHonor()) return 1;
   int rc;
   {

@@ -1,10 +1,12 @@
 // The db_bench driver: runs the benchmarks named by --benchmarks against one shale DB and
 // prints RocksDB db_bench's header and result lines.
 //
-// Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods); Run()
-// checks the whole list first, so a benchmark shale cannot run yet fails the run before
-// anything is measured. Each method runs on every one of --threads threads, each with its
-// own ThreadState; the threads' Stats are merged into one result line.
+// Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods) or to a
+// meta operation without a result line (flush, waitforcompaction, stats, ...;
+// db_bench_meta.cc); Run() checks the whole list first, so a benchmark shale cannot run
+// yet fails the run before anything is measured. Each method runs on every one of
+// --threads threads, each with its own ThreadState; the threads' Stats are merged into one
+// result line. BuildOptions (db_bench_options.cc) turns the flags into the DB's Options.
 //
 // Thread safety: Run() is called once from main; methods run concurrently on the
 // benchmark threads and share only db_ (thread-safe) and SharedState.
@@ -20,6 +22,7 @@
 
 #include "shale/db.h"
 #include "shale/options.h"
+#include "shale/statistics.h"
 #include "tools/db_bench_keys.h"
 #include "tools/db_bench_stats.h"
 
@@ -60,6 +63,7 @@ class Duration {
 class Benchmark {
  public:
   using Method = void (Benchmark::*)(ThreadState*);
+  using MetaMethod = void (Benchmark::*)();
 
   Benchmark();
   ~Benchmark();
@@ -70,7 +74,7 @@ class Benchmark {
   struct Spec {
     Method method = nullptr;
     bool fresh_db = false;
-    bool meta = false;  // flush: no result line
+    MetaMethod meta = nullptr;  // runs once, prints no result line
   };
   // Resolves a benchmark name (without [..] arguments). On false, *why says what shale
   // lacks.
@@ -103,9 +107,23 @@ class Benchmark {
   void DeleteSeq(ThreadState* thread) { DoDelete(thread, true); }
   void DeleteRandom(ThreadState* thread) { DoDelete(thread, false); }
   void Crc32cBench(ThreadState* thread);
+  void CompressBench(ThreadState* thread);
+  void UncompressBench(ThreadState* thread);
+  void ReadRandomFast(ThreadState* thread);
+
+  // Operations on the DB as a whole (db_bench_meta.cc). Compact is a benchmark with a
+  // result line, as in RocksDB; the others print only what they are about.
+  void Compact(ThreadState* thread);
+  void CompactAll();
   void FlushMemtable();
+  void WaitForCompaction();
+  void PrintStats(const char* property);
+  void PrintDBStats() { PrintStats("rocksdb.stats"); }
+  void PrintLevelStats() { PrintStats("rocksdb.levelstats"); }
+  void PrintMemStats();
 
   Options options_;
+  std::shared_ptr<Statistics> dbstats_;  // with --statistics
   std::unique_ptr<DB> db_;
   uint64_t seed_base_ = 0;
   int total_thread_count_ = 0;

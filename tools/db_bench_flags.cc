@@ -1,7 +1,6 @@
 #include "tools/db_bench_flags.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 // The default list is RocksDB 7.8.3's, including the benchmarks shale cannot run yet; the
@@ -21,9 +20,11 @@ DEFINE_string(benchmarks,
               "carry [X<n>] (repeat n times) and [W<n>] (n warm-up runs), e.g. "
               "readrandom[X3-W1]. Runs now:\n"
               "\tfillseq, fillbatch, fillrandom, filluniquerandom, fillsync, fill100K,\n"
-              "\toverwrite, readseq, readreverse, readrandom, readmissing, seekrandom,\n"
-              "\treadwhilewriting, readrandomwriterandom, deleteseq, deleterandom,\n"
-              "\tflush, crc32c\n"
+              "\toverwrite, readseq, readreverse, readrandom, readrandomfast, readmissing,\n"
+              "\tseekrandom (with seek_nexts), readwhilewriting, readrandomwriterandom,\n"
+              "\tupdaterandom, deleteseq, deleterandom, crc32c, compress, uncompress,\n"
+              "\tcompact; and without a result line: flush, compactall,\n"
+              "\twaitforcompaction, stats, levelstats, memstats\n"
               "Other RocksDB benchmarks are refused until shale has what they need.");
 
 DEFINE_int64(num, 1000000, "Number of key/values to place in database");
@@ -98,40 +99,61 @@ DEFINE_string(report_file, "report.csv",
               "--report_interval_seconds is bigger than 0)");
 DEFINE_int32(perf_level, 1, "Level of perf collection");
 
-// ---- Accepted for compatibility; shale has nothing to act on yet. ----
-DEFINE_bool(statistics, false, "Database statistics");
-DEFINE_int32(stats_level, 3, "stats level for statistics");
+// ---- Caches, filters, statistics and compaction: handed to the DB's options. ----
+DEFINE_bool(statistics, false, "Collect DB statistics and print them at the end of the run");
+DEFINE_int32(stats_level, 3,
+             "How much the statistics collect: 0 nothing, 1 tickers, 2 and size histograms, "
+             "3 and timings but the finest, 4 all but mutex waits, 5 everything");
 DEFINE_int32(stats_per_interval, 0,
-             "Reports additional stats per interval when this is greater than 0.");
-DEFINE_int64(cache_size, 8388608, "Number of bytes to use as a cache of uncompressed data");
+             "With stats_interval(_seconds), thread 0 also prints the DB's compaction stats "
+             "at each report, and once more when the run ends");
+DEFINE_int64(cache_size, 8388608, "Capacity in bytes of the LRU block cache; 0 or less: none");
 DEFINE_int32(cache_numshardbits, -1,
-             "Number of shards for the block cache is 2 ** cache_numshardbits. Negative "
-             "means use default settings.");
-DEFINE_bool(use_ribbon_filter, false, "Use Ribbon instead of Bloom filter");
-DEFINE_bool(cache_index_and_filter_blocks, false, "Cache index/filter blocks in block cache.");
+             "The block cache has 2^cache_numshardbits shards; negative picks by capacity");
+DEFINE_double(cache_high_pri_pool_ratio, 0.0,
+              "Share of the block cache kept for high-priority (index and filter) blocks");
+DEFINE_bool(use_ribbon_filter, false, "Ribbon filters (same false-positive rate) instead of Bloom");
+DEFINE_bool(cache_index_and_filter_blocks, false,
+            "Keep index and filter blocks in the block cache instead of in each table");
+DEFINE_bool(pin_l0_filter_and_index_blocks_in_cache, false,
+            "With cache_index_and_filter_blocks, L0 tables keep theirs pinned");
+DEFINE_bool(optimize_filters_for_hits, false,
+            "Build no filter for the last level (for workloads whose keys mostly exist)");
+DEFINE_bool(verify_checksum, true, "Check the checksum of every block read");
 DEFINE_int32(max_background_compactions, -1,
-             "The maximum number of concurrent background compactions that can occur in "
-             "parallel.");
+             "Compactions that may run at once; -1 derives it from max_background_jobs");
 DEFINE_int32(max_background_flushes, -1,
-             "The maximum number of concurrent background flushes that can occur in "
-             "parallel.");
-DEFINE_uint64(subcompactions, 1,
-              "Maximum number of subcompactions to divide L0-L1 compactions into.");
-DEFINE_int32(level0_file_num_compaction_trigger, 4,
-             "Number of files in level-0 when compactions start.");
-DEFINE_int32(level0_slowdown_writes_trigger, 20,
-             "Number of files in level-0 that will slow down writes.");
-DEFINE_int32(level0_stop_writes_trigger, 36,
-             "Number of files in level-0 that will trigger put stop.");
-DEFINE_uint64(max_bytes_for_level_base, 268435456, "Max bytes for level-1");
+             "Flushes that may run at once; -1 derives it from max_background_jobs");
+DEFINE_uint64(subcompactions, 1, "Threads one compaction may be split into (max_subcompactions)");
+DEFINE_int32(min_write_buffer_number_to_merge, 1,
+             "Immutable memtables merged into one flush at least");
+DEFINE_int32(level0_file_num_compaction_trigger, 4, "L0 files that start a compaction into L1");
+DEFINE_int32(level0_slowdown_writes_trigger, 20, "L0 files at which writes are slowed down");
+DEFINE_int32(level0_stop_writes_trigger, 36, "L0 files at which writes stop");
+DEFINE_uint64(max_bytes_for_level_base, 268435456, "Target size in bytes of L1");
 DEFINE_double(max_bytes_for_level_multiplier, 10,
-              "A multiplier to compute max bytes for level-N (N >= 2)");
-DEFINE_int64(target_file_size_base, 67108864, "Target file size at level-1");
-DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Whether level size base is dynamic");
-DEFINE_bool(disable_auto_compactions, false, "Do not auto trigger compactions");
-DEFINE_uint64(delayed_write_rate, 8388608,
-              "Limited bytes allowed to DB when soft_rate_limit or "
-              "level0_slowdown_writes_trigger triggers");
+              "Each level below L1 may hold this many times the level above");
+DEFINE_int64(target_file_size_base, 67108864, "Target size in bytes of a compaction output in L1");
+DEFINE_int32(target_file_size_multiplier, 1,
+             "Each level's target file size is this many times the one above");
+DEFINE_uint64(max_compaction_bytes, 0, "Largest compaction in bytes; 0: 25 target file sizes");
+DEFINE_bool(level_compaction_dynamic_level_bytes, false,
+            "Size the levels from the last one up instead of from L1 down");
+DEFINE_bool(disable_auto_compactions, false, "Run no compaction unless asked (compact)");
+DEFINE_uint64(delayed_write_rate, 8388608, "Bytes per second writes get while slowed down");
+DEFINE_uint64(soft_pending_compaction_bytes_limit, 64ull << 30,
+              "Writes slow down when compaction is this many bytes behind");
+DEFINE_uint64(hard_pending_compaction_bytes_limit, 128ull << 30,
+              "Writes stop when compaction is this many bytes behind");
+DEFINE_bool(use_fsync, false, "fsync instead of fdatasync");
+DEFINE_uint64(stats_dump_period_sec, 600, "Seconds between compaction stats in the info LOG");
+DEFINE_int32(compaction_style, 0, "0: leveled, the only style shale has (1 universal, 2 FIFO)");
+
+// ---- Accepted for compatibility; shale has nothing to act on yet. ----
+DEFINE_string(memtablerep, "skip_list", "Memtable kind; shale has skip_list only");
+DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every N bytes");
+DEFINE_uint64(wal_bytes_per_sync, 0, "Incremental background sync of WAL files every N bytes");
+DEFINE_int32(compression_max_dict_bytes, 0, "Size of a compression dictionary");
 DEFINE_bool(mmap_read, false, "Allow reads to occur via mmap-ing files");
 DEFINE_string(merge_operator, "",
               "The merge operator to use with the database. shale has no merge operators "
@@ -168,58 +190,39 @@ DEFINE_int32(min_level_to_compress, -1,
 namespace shale::tools {
 namespace {
 
-// How a compatibility flag relates to what shale does.
-enum class Rule {
-  kWarn,           // any non-default value is ignored: warn
-  kQuietIfHigher,  // an L0 trigger: no compaction and no L0 stalls yet, so raising it
-                   // changes nothing; lowering it asks for stalls we do not make
-  kQuietIfTrue,    // disable_auto_compactions=1 is what shale does today
-  kReject,         // ignoring it would measure something else than asked
-};
-
+// A flag shale accepts but cannot act on. Set to anything but its default, it either only
+// warns (the run measures the same thing, minus that feature) or fails the run (ignoring
+// it would report something else than was asked).
 struct CompatFlag {
   const char* name;
-  Rule rule;
-  const char* why;  // for kReject
+  const char* reject_why;  // nullptr: warn only
 };
 
 constexpr CompatFlag kCompatFlags[] = {
-    {"statistics", Rule::kWarn, nullptr},
-    {"stats_level", Rule::kWarn, nullptr},
-    {"stats_per_interval", Rule::kWarn, nullptr},
-    {"cache_size", Rule::kWarn, nullptr},
-    {"cache_numshardbits", Rule::kWarn, nullptr},
-    {"use_ribbon_filter", Rule::kWarn, nullptr},
-    {"cache_index_and_filter_blocks", Rule::kWarn, nullptr},
-    {"max_background_compactions", Rule::kWarn, nullptr},
-    {"max_background_flushes", Rule::kWarn, nullptr},
-    {"subcompactions", Rule::kWarn, nullptr},
-    {"level0_file_num_compaction_trigger", Rule::kQuietIfHigher, nullptr},
-    {"level0_slowdown_writes_trigger", Rule::kQuietIfHigher, nullptr},
-    {"level0_stop_writes_trigger", Rule::kQuietIfHigher, nullptr},
-    {"max_bytes_for_level_base", Rule::kWarn, nullptr},
-    {"max_bytes_for_level_multiplier", Rule::kWarn, nullptr},
-    {"target_file_size_base", Rule::kWarn, nullptr},
-    {"level_compaction_dynamic_level_bytes", Rule::kWarn, nullptr},
-    {"disable_auto_compactions", Rule::kQuietIfTrue, nullptr},
-    {"delayed_write_rate", Rule::kWarn, nullptr},
-    {"mmap_read", Rule::kWarn, nullptr},
-    {"merge_operator", Rule::kWarn, nullptr},
-    {"max_successive_merges", Rule::kWarn, nullptr},
-    {"mergereadpercent", Rule::kWarn, nullptr},
-    {"unordered_write", Rule::kWarn, nullptr},
-    {"two_write_queues", Rule::kWarn, nullptr},
-    {"transaction_db", Rule::kReject,
+    {"mmap_read", nullptr},
+    {"merge_operator", nullptr},
+    {"max_successive_merges", nullptr},
+    {"mergereadpercent", nullptr},
+    {"unordered_write", nullptr},
+    {"two_write_queues", nullptr},
+    {"transaction_db",
      "--transaction_db=1 needs a TransactionDB, which shale does not have yet; running "
      "without one would report plain writes as transactional"},
-    {"transaction_lock_timeout", Rule::kWarn, nullptr},
-    {"wal_dir", Rule::kWarn, nullptr},
-    {"benchmark_write_rate_limit", Rule::kWarn, nullptr},
-    {"perf_level", Rule::kWarn, nullptr},
-    {"disable_seek_compaction", Rule::kWarn, nullptr},
-    {"max_grandparent_overlap_factor", Rule::kWarn, nullptr},
-    {"delete_obsolete_files_period_micros", Rule::kWarn, nullptr},
-    {"min_level_to_compress", Rule::kWarn, nullptr},
+    {"compaction_style",
+     "--compaction_style: shale has leveled compaction (0) only; another style would "
+     "measure a different LSM shape"},
+    {"transaction_lock_timeout", nullptr},
+    {"wal_dir", nullptr},
+    {"benchmark_write_rate_limit", nullptr},
+    {"perf_level", nullptr},
+    {"memtablerep", nullptr},
+    {"bytes_per_sync", nullptr},
+    {"wal_bytes_per_sync", nullptr},
+    {"compression_max_dict_bytes", nullptr},
+    {"disable_seek_compaction", nullptr},
+    {"max_grandparent_overlap_factor", nullptr},
+    {"delete_obsolete_files_period_micros", nullptr},
+    {"min_level_to_compress", nullptr},
 };
 
 }  // namespace
@@ -230,23 +233,12 @@ bool CheckFlagsShaleCannotHonor() {
     GFLAGS_NAMESPACE::CommandLineFlagInfo info;
     if (!GFLAGS_NAMESPACE::GetCommandLineFlagInfo(f.name, &info)) continue;
     if (info.current_value == info.default_value) continue;
-    bool quiet = false;
-    switch (f.rule) {
-      case Rule::kWarn:
-        break;
-      case Rule::kQuietIfHigher:
-        quiet = std::strtoll(info.current_value.c_str(), nullptr, 10) >=
-                std::strtoll(info.default_value.c_str(), nullptr, 10);
-        break;
-      case Rule::kQuietIfTrue:
-        quiet = info.current_value == "true";
-        break;
-      case Rule::kReject:
-        fprintf(stderr, "%s\n", f.why);
-        ok = false;
-        continue;
+    if (f.reject_why != nullptr) {
+      fprintf(stderr, "%s\n", f.reject_why);
+      ok = false;
+      continue;
     }
-    if (!quiet) fprintf(stderr, "WARNING: --%s is accepted but not used by shale yet\n", f.name);
+    fprintf(stderr, "WARNING: --%s is accepted but not used by shale yet\n", f.name);
   }
   return ok;
 }

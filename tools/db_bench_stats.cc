@@ -28,6 +28,8 @@ const char* OpName(OpType t) {
     case OpType::kSeek: return "seek";
     case OpType::kUpdate: return "update";
     case OpType::kCrc: return "crc";
+    case OpType::kCompress: return "compress";
+    case OpType::kUncompress: return "uncompress";
     case OpType::kOthers: return "op";
   }
   return "op";
@@ -44,7 +46,8 @@ std::string WallClockString() {
   struct tm t;
   localtime_r(&now, &t);
   char buf[64];
-  snprintf(buf, sizeof(buf), "%04d/%02d/%02d-%02d:%02d:%02d", t.tm_year + 1900, t.tm_mon + 1,
+  // The trailing space is RocksDB's too.
+  snprintf(buf, sizeof(buf), "%04d/%02d/%02d-%02d:%02d:%02d ", t.tm_year + 1900, t.tm_mon + 1,
            t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
   return buf;
 }
@@ -153,6 +156,11 @@ void Stats::ReportProgress(uint64_t now) {
               (done_ - last_report_done_) / (since_last / 1000000.0),
               done_ / ((now - start_) / 1000000.0), since_last / 1000000.0,
               (now - start_) / 1000000.0);
+      std::string stats;
+      if (id_ == 0 && FLAGS_stats_per_interval > 0 && db_ != nullptr &&
+          db_->GetProperty("rocksdb.stats", &stats)) {
+        fprintf(stderr, "%s", stats.c_str());
+      }
       next_report_ += FLAGS_stats_interval;
       last_report_finish_ = now;
       last_report_done_ = done_;

@@ -19,13 +19,24 @@
 #include <thread>
 #include <vector>
 
+#include "shale/db.h"
 #include "tools/histogram.h"
 
 namespace shale::tools {
 
 uint64_t NowMicros();
 
-enum class OpType { kRead, kWrite, kDelete, kSeek, kUpdate, kCrc, kOthers };
+enum class OpType {
+  kRead,
+  kWrite,
+  kDelete,
+  kSeek,
+  kUpdate,
+  kCrc,
+  kCompress,
+  kUncompress,
+  kOthers
+};
 
 // Writes "secs_elapsed,interval_qps" lines to a CSV file every interval, from its own
 // thread, for the life of the object (--report_interval_seconds, --report_file).
@@ -55,6 +66,9 @@ class Stats {
   void Start(int id);
   void Stop();
   void SetReporterAgent(ReporterAgent* agent) { reporter_ = agent; }
+  // The DB whose compaction stats thread 0 prints with each interval report
+  // (--stats_per_interval).
+  void SetDB(DB* db) { db_ = db; }
   // This thread's numbers stay out of Merge (e.g. the background writer of
   // readwhilewriting).
   void SetExcludeFromMerge() { exclude_from_merge_ = true; }
@@ -89,6 +103,7 @@ class Stats {
   std::string message_;
   bool exclude_from_merge_ = false;
   ReporterAgent* reporter_ = nullptr;  // not owned
+  DB* db_ = nullptr;                   // not owned
 };
 
 // Throughput of the repeated runs of one benchmark (name[X<n>]): an average line after

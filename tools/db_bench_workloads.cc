@@ -9,6 +9,7 @@
 
 #include "shale/iterator.h"
 #include "shale/write_batch.h"
+#include "table/compression.h"
 #include "tools/db_bench.h"
 #include "tools/db_bench_flags.h"
 
@@ -278,15 +279,91 @@ void Benchmark::Crc32cBench(ThreadState* thread) {
   thread->stats.AddMessage(msg);
 }
 
-void Benchmark::FlushMemtable() {
-  FlushOptions options;
-  options.wait = true;
-  Status s = db_->Flush(options);
-  if (!s.ok()) {
-    fprintf(stderr, "Flush failed: %s\n", s.ToString().c_str());
-    exit(1);
+namespace {
+
+// compress and uncompress work through 1 GiB of input, one --block_size block at a time.
+constexpr uint64_t kCompressBenchBytes = 1024ull * 1048576;
+
+size_t BenchBlockSize() {
+  return FLAGS_block_size > 0 ? static_cast<size_t>(FLAGS_block_size) : 4096;
+}
+
+}  // namespace
+
+void Benchmark::CompressBench(ThreadState* thread) {
+  RandomGenerator gen(FLAGS_compression_ratio, BenchBlockSize());
+  const Slice input = gen.Generate(BenchBlockSize());
+  std::string compressed;
+  uint64_t bytes = 0;
+  uint64_t produced = 0;
+  bool ok = true;
+  while (ok && bytes < kCompressBenchBytes) {
+    ok = CompressBlock(options_.compression, input, &compressed);
+    produced += compressed.size();
+    bytes += input.size();
+    thread->stats.FinishedOps(1, OpType::kCompress);
   }
-  fprintf(stdout, "flush memtable\n");
+  if (!ok) {
+    thread->stats.AddMessage("(compression failure)");
+    return;
+  }
+  char msg[64];
+  snprintf(msg, sizeof(msg), "(output: %.1f%%)", produced * 100.0 / bytes);
+  thread->stats.AddMessage(msg);
+  thread->stats.AddBytes(static_cast<int64_t>(bytes));
+}
+
+void Benchmark::UncompressBench(ThreadState* thread) {
+  RandomGenerator gen(FLAGS_compression_ratio, BenchBlockSize());
+  const Slice input = gen.Generate(BenchBlockSize());
+  std::string compressed;
+  bool ok = CompressBlock(options_.compression, input, &compressed);
+  uint64_t bytes = 0;
+  std::unique_ptr<char[]> out;
+  size_t out_size = 0;
+  while (ok && bytes < kCompressBenchBytes) {
+    ok = DecompressBlock(options_.compression, compressed, &out, &out_size).ok();
+    bytes += input.size();
+    thread->stats.FinishedOps(1, OpType::kUncompress);
+  }
+  if (!ok) {
+    thread->stats.AddMessage("(compression failure)");
+    return;
+  }
+  thread->stats.AddBytes(static_cast<int64_t>(bytes));
+}
+
+void Benchmark::ReadRandomFast(ThreadState* thread) {
+  // Keys drawn from the next power of two at or above --num, so some are missing; the
+  // clock and the counters are looked at once per 100 reads.
+  uint64_t pot = 1;
+  while (pot < static_cast<uint64_t>(FLAGS_num)) pot <<= 1;
+  Duration duration(FLAGS_duration, reads_);
+  std::string key;
+  std::string value;
+  int64_t read = 0;
+  int64_t found = 0;
+  int64_t nonexist = 0;
+  do {
+    for (int i = 0; i < 100; i++) {
+      const uint64_t k = thread->rand() & (pot - 1);
+      MakeKey(k, &key);
+      read++;
+      Status s = db_->Get(read_options_, key, &value);
+      if (s.ok()) {
+        found++;
+      } else if (!s.IsNotFound()) {
+        Fail("get", s);
+      }
+      if (k >= static_cast<uint64_t>(FLAGS_num)) nonexist++;
+    }
+    thread->stats.FinishedOps(100, OpType::kRead);
+  } while (!duration.Done(100));
+  char msg[160];
+  snprintf(msg, sizeof(msg),
+           "(%" PRId64 " of %" PRId64 " found, issued %" PRId64 " non-exist keys)\n", found, read,
+           nonexist);
+  thread->stats.AddMessage(msg);
 }
 
 }  // namespace shale::tools
