@@ -146,17 +146,17 @@ inline std::vector<uint32_t> RandomIndexes(uint32_t bound, size_t count_log2, ui
 // Runs the benchmarks selected by the command line; exit status 1 on an unknown flag or
 // when any benchmark failed. register_fn (may be empty) adds benchmarks known only at run
 // time.
-#define SHALE_MICROBENCH_MAIN_WITH(register_fn)                              \
-  int main(int argc, char** argv) {                                          \
-    benchmark::Initialize(&argc, argv);                                      \
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;        \
-    shale::microbench::InitProcessDir(argv[0]);                              \
-    register_fn();                                                           \
-    benchmark::RunSpecifiedBenchmarks();                                     \
-    benchmark::Shutdown();                                                   \
-    shale::microbench::AtExit();                                             \
-    shale::microbench::RemoveProcessDir();                                   \
-    return shale::microbench::ErrorSeen().load() ? 1 : 0;                    \
+#define SHALE_MICROBENCH_MAIN_WITH(register_fn)                       \
+  int main(int argc, char** argv) {                                   \
+    benchmark::Initialize(&argc, argv);                               \
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1; \
+    shale::microbench::InitProcessDir(argv[0]);                       \
+    register_fn();                                                    \
+    benchmark::RunSpecifiedBenchmarks();                              \
+    benchmark::Shutdown();                                            \
+    shale::microbench::AtExit();                                      \
+    shale::microbench::RemoveProcessDir();                            \
+    return shale::microbench::ErrorSeen().load() ? 1 : 0;             \
   }
 
 #define SHALE_MICROBENCH_MAIN() SHALE_MICROBENCH_MAIN_WITH([] {})

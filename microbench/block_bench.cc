@@ -188,8 +188,11 @@ void Register() {
       ->ArgName("blocks")
       ->Arg(256)
       ->Arg(16384);
-  benchmark::RegisterBenchmark("Crc32c", BM_Crc32c)->ArgName("bytes")->Arg(64)->Arg(4096)->Arg(
-      65536);
+  benchmark::RegisterBenchmark("Crc32c", BM_Crc32c)
+      ->ArgName("bytes")
+      ->Arg(64)
+      ->Arg(4096)
+      ->Arg(65536);
   for (CompressionType type : {kSnappyCompression, kLZ4Compression, kZSTD}) {
     if (!CompressionTypeSupported(type)) continue;
     const std::string name = CompressionTypeToString(type);

@@ -54,8 +54,7 @@ bool GetCount(benchmark::State& state, DB* db, const std::string& property, uint
 }
 
 // Puts Key(2 * i) for every i < num_keys with i % parts == part, without the WAL.
-bool FillPart(benchmark::State& state, DB* db, int part, int parts,
-              uint32_t num_keys = kNumKeys) {
+bool FillPart(benchmark::State& state, DB* db, int part, int parts, uint32_t num_keys = kNumKeys) {
   WriteOptions wo;
   wo.disableWAL = true;
   for (uint32_t i = part; i < num_keys; i += parts) {
@@ -158,9 +157,8 @@ void BM_Get(benchmark::State& state, int64_t where, bool hit, bool filter) {
     }
   }
   if (found != (hit ? static_cast<uint64_t>(state.iterations()) : 0)) {
-    Fail(state, "Get found " + std::to_string(found) + " of " +
-                    std::to_string(state.iterations()) + (hit ? " present" : " absent") +
-                    " keys");
+    Fail(state, "Get found " + std::to_string(found) + " of " + std::to_string(state.iterations()) +
+                    (hit ? " present" : " absent") + " keys");
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -192,8 +190,8 @@ void BM_IteratorSeekNext(benchmark::State& state, int64_t where) {
   }
   state.SetItemsProcessed(state.iterations() * (nexts + 1));
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
-  state.counters["seeks"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                               benchmark::Counter::kIsRate);
+  state.counters["seeks"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // ---- Writes
@@ -349,9 +347,8 @@ void BM_CompactRange(benchmark::State& state) {
     ok = ok && GetCount(state, w.db(), DB::Properties::kTotalSstFilesSize, &size);
     input_bytes += size;
     state.ResumeTiming();
-    if (!ok ||
-        !CheckOk(state, w.db()->CompactRange(CompactRangeOptions(), nullptr, nullptr),
-                 "CompactRange")) {
+    if (!ok || !CheckOk(state, w.db()->CompactRange(CompactRangeOptions(), nullptr, nullptr),
+                        "CompactRange")) {
       break;
     }
   }
@@ -391,9 +388,7 @@ void Register() {
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   RegisterBenchmark("Flush", BM_Flush)->Unit(benchmark::kMillisecond)->UseRealTime();
-  RegisterBenchmark("CompactRange", BM_CompactRange)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  RegisterBenchmark("CompactRange", BM_CompactRange)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 }  // namespace

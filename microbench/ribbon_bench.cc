@@ -120,9 +120,8 @@ void BM_Build(benchmark::State& state, Kind kind, double bits_per_key) {
   }
   state.SetItemsProcessed(state.iterations() * kNumKeys);
   SetFilterCounters(state, *built, bits_per_key);
-  state.counters["time_per_key"] =
-      benchmark::Counter(kNumKeys, benchmark::Counter::kIsIterationInvariantRate |
-                                       benchmark::Counter::kInvert);
+  state.counters["time_per_key"] = benchmark::Counter(
+      kNumKeys, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 // One MayMatch per iteration, of a member (hit) or an absent key (miss).
