@@ -10,6 +10,7 @@
 // every file's key range, so only a filter (or a block read) can answer them.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -114,9 +115,11 @@ bool BuildReadDB(benchmark::State& state, DB* db, int64_t where, int num_levels)
 }
 
 // The shared read DB for (where, filter), built on first use and closed at exit; nullptr
-// after Fail.
+// after Fail. Benchmark threads may call it at once.
 DB* ReadDB(benchmark::State& state, int64_t where, bool filter) {
+  static std::mutex mu;
   static std::map<std::pair<int64_t, bool>, std::unique_ptr<DB>> dbs;
+  std::lock_guard<std::mutex> lock(mu);
   auto& slot = dbs[{where, filter}];
   if (slot != nullptr) return slot.get();
   if (dbs.size() == 1) Cleanups().push_back([] { dbs.clear(); });
@@ -135,11 +138,11 @@ DB* ReadDB(benchmark::State& state, int64_t where, bool filter) {
 // ---- Reads
 
 // One Get of a random present (hit) or absent key per iteration. filter: the SST files
-// have a 10 bits/key Bloom filter.
+// have a 10 bits/key Bloom filter. Threads share the DB and draw different keys.
 void BM_Get(benchmark::State& state, int64_t where, bool hit, bool filter) {
   DB* db = ReadDB(state, where, filter);
   if (db == nullptr) return;
-  const std::vector<uint32_t> targets = RandomIndexes(kNumKeys, 16, 42);
+  const std::vector<uint32_t> targets = RandomIndexes(kNumKeys, 16, 42 + state.thread_index());
   const ReadOptions ro;
   PinnableSlice value;
   char key[kKeySize];
@@ -365,6 +368,12 @@ void Register() {
     RegisterBenchmark((prefix + "/miss/bloom10").c_str(), BM_Get, where, false, true);
     RegisterBenchmark((prefix + "/miss/no_filter").c_str(), BM_Get, where, false, false);
   }
+  // Readers in parallel: what the SuperVersion pinning and the block cache cost when
+  // shared (wall time, total rate).
+  RegisterBenchmark("Get/memtable/hit", BM_Get, kMemtable, true, true)->Threads(2)->UseRealTime();
+  RegisterBenchmark("Get/last_level/hit", BM_Get, kLastLevel, true, true)
+      ->Threads(2)
+      ->UseRealTime();
   for (int64_t where : {kMemtable, kLevel0, kLastLevel}) {
     RegisterBenchmark((std::string("IterSeekNext/") + WhereName(where)).c_str(),
                       BM_IteratorSeekNext, where)
