@@ -1,6 +1,7 @@
 #include "db/compaction_job.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -10,6 +11,8 @@
 #include "table/merging_iterator.h"
 #include "table/table_builder.h"
 #include "table/table_factory.h"
+#include "util/logging.h"
+#include "util/statistics.h"
 
 namespace shale {
 
@@ -116,6 +119,18 @@ Status CompactionJob::Run() {
   Env* env = options_.env;
   const uint64_t start_micros = env->NowMicros();
 
+  Logger* log = options_.info_log.get();
+  std::string inputs_text;
+  for (size_t i = 0; i < compaction_->num_input_levels(); i++) {
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s%zu@%d", i > 0 ? " + " : "", compaction_->inputs(i).size(),
+             compaction_->level(i));
+    inputs_text += buf;
+  }
+  SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Compacting %s files to L%d, score %.2f, %" PRIu64
+                 " input bytes%s",
+                 job_id_, inputs_text.c_str(), compaction_->output_level(), compaction_->score(),
+                 compaction_->TotalInputBytes(), compaction_->is_manual() ? ", manual" : "");
   stats_.num_input_files = compaction_->num_input_files();
   stats_.num_input_files_at_output_level = compaction_->output_level_inputs().size();
   stats_.total_input_bytes = compaction_->TotalInputBytes();
@@ -164,6 +179,37 @@ Status CompactionJob::Run() {
   stats_.total_output_bytes = 0;
   for (const FileMetaData& f : outputs_) stats_.total_output_bytes += f.file_size;
   stats_.elapsed_micros = env->NowMicros() - start_micros;
+
+  Statistics* st = options_.statistics.get();
+  RecordTick(st, COMPACT_READ_BYTES, stats_.total_input_bytes);
+  RecordTick(st, COMPACT_WRITE_BYTES, stats_.total_output_bytes);
+  RecordTick(st, COMPACTION_KEY_DROP_NEWER_ENTRY, stats_.iter.num_record_drop_hidden);
+  RecordTick(st, COMPACTION_KEY_DROP_OBSOLETE, stats_.iter.num_record_drop_obsolete);
+  RecordTick(st, COMPACTION_OPTIMIZED_DEL_DROP_OBSOLETE,
+             stats_.iter.num_optimized_del_drop_obsolete);
+  RecordTimeToHistogram(st, COMPACTION_TIME, stats_.elapsed_micros);
+  RecordInHistogram(st, NUM_FILES_IN_SINGLE_COMPACTION, stats_.num_input_files);
+  RecordInHistogram(st, NUM_SUBCOMPACTIONS_SCHEDULED, stats_.num_subcompactions);
+  for (const FileMetaData& f : outputs_) {
+    SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Generated table #%" PRIu64 ": %" PRIu64
+                   " keys, %" PRIu64 " bytes",
+                   job_id_, f.number, f.num_entries, f.file_size);
+  }
+  const double secs = std::max<double>(static_cast<double>(stats_.elapsed_micros), 1) / 1e6;
+  SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Compacted %s files to L%d: %zu files, "
+                 "MB/sec: %.1f rd, %.1f wr, MB in %.1f out %.1f, write-amplify %.1f, "
+                 "records in %" PRIu64 " dropped %" PRIu64 ", %" PRIu64 " micros, "
+                 "%u subcompactions: %s",
+                 job_id_, inputs_text.c_str(), compaction_->output_level(), outputs_.size(),
+                 static_cast<double>(stats_.total_input_bytes) / 1048576.0 / secs,
+                 static_cast<double>(stats_.total_output_bytes) / 1048576.0 / secs,
+                 static_cast<double>(stats_.total_input_bytes) / 1048576.0,
+                 static_cast<double>(stats_.total_output_bytes) / 1048576.0,
+                 static_cast<double>(stats_.total_output_bytes) /
+                     static_cast<double>(std::max<uint64_t>(stats_.total_input_bytes, 1)),
+                 stats_.iter.num_input_records,
+                 stats_.iter.num_input_records - stats_.iter.num_output_records,
+                 stats_.elapsed_micros, stats_.num_subcompactions, s.ToString().c_str());
   return s;
 }
 
@@ -280,6 +326,7 @@ Status CompactionJob::OpenOutput(SubcompactionState* sub) {
   }
   tbo.compression = options_.compression;
   tbo.file_name = fname;
+  tbo.level_at_creation = compaction_->output_level();
   // Reads that reach the bottom of the tree usually find their key: no filter there.
   tbo.skip_filters = options_.optimize_filters_for_hits && compaction_->bottommost_level();
   sub->builder = std::make_unique<TableBuilder>(tbo, sub->file.get());

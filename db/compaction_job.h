@@ -69,6 +69,8 @@ class CompactionJob {
 
   // When *flag becomes true, Run() stops early with ShutdownInProgress. Optional.
   void SetShuttingDown(const std::atomic<bool>* flag) { shutting_down_ = flag; }
+  // The id its LOG lines carry ("[JOB n]"). Optional.
+  void SetJobId(uint64_t id) { job_id_ = id; }
 
   // Does the work; see the contract above.
   Status Run();
@@ -103,6 +105,7 @@ class CompactionJob {
   const std::function<uint64_t()> new_file_number_;
   const std::function<void(uint64_t)> register_output_;
   Directory* const db_dir_;
+  uint64_t job_id_ = 0;
   const std::atomic<bool>* shutting_down_ = nullptr;
 
   Mutex file_number_mu_;  // serializes new_file_number_ + register_output_

@@ -6,6 +6,8 @@
 #include "db/filename.h"
 #include "db/write_batch_internal.h"
 #include "table/merging_iterator.h"
+#include "table/table_factory.h"
+#include "util/logging.h"
 
 namespace shale {
 
@@ -15,9 +17,26 @@ DB::~DB() = default;
 
 namespace {
 
-Options SanitizeOptions(const Options& src) {
+// The info LOG in the DB directory, unless the caller gave one. An older LOG is moved
+// aside to LOG.old.<micros>. The directory is created only when the DB may be.
+std::shared_ptr<Logger> OpenInfoLog(Env* env, const std::string& dbname, const Options& o) {
+  if (!env->FileExists(dbname).ok()) {
+    if (!o.create_if_missing || !env->CreateDirIfMissing(dbname).ok()) return nullptr;
+  }
+  const std::string fname = InfoLogFileName(dbname);
+  if (env->FileExists(fname).ok()) {
+    env->RenameFile(fname, OldInfoLogFileName(dbname, env->NowMicros())).PermitUncheckedError();
+  }
+  std::shared_ptr<Logger> logger;
+  if (!env->NewLogger(fname, &logger).ok()) return nullptr;  // run without a LOG
+  logger->SetInfoLogLevel(o.info_log_level);
+  return logger;
+}
+
+Options SanitizeOptions(const std::string& dbname, const Options& src) {
   Options result = src;
   if (result.env == nullptr) result.env = Env::Default();
+  if (result.info_log == nullptr) result.info_log = OpenInfoLog(result.env, dbname, result);
   if (result.comparator == nullptr) result.comparator = BytewiseComparator();
   result.max_write_buffer_number = std::max(result.max_write_buffer_number, 2);
   result.write_buffer_size = std::clamp<size_t>(result.write_buffer_size, 4 << 10, 64ull << 30);
@@ -29,7 +48,9 @@ Options SanitizeOptions(const Options& src) {
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname)
-    : dbname_(dbname), options_(SanitizeOptions(options)), env_(options_.env) {
+    : dbname_(dbname), options_(SanitizeOptions(dbname, options)), env_(options_.env) {
+  stats_ = options_.statistics.get();
+  info_log_ = options_.info_log.get();
   default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
   default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
   table_cache_ = std::make_unique<TableCache>(dbname_, options_, &default_cf_->internal_comparator(),
@@ -72,9 +93,11 @@ Status DBImpl::CloseImpl() {
     MutexLock l(&mutex_);
     shutting_down_ = true;
     shutting_down_flag_.store(true);
+    stats_dump_cv_.SignalAll();
     while (flush_scheduled_ || bg_compactions_scheduled_ > 0) bg_cv_.Wait();
     if (result.ok() && !bg_error_.ok()) result = bg_error_;
   }
+  if (stats_dump_thread_.joinable()) stats_dump_thread_.join();
   flush_pool_.reset();
   compaction_pool_.reset();
   if (log_ != nullptr) {
@@ -91,6 +114,8 @@ Status DBImpl::CloseImpl() {
     env_->UnlockFile(db_lock_).PermitUncheckedError();
     db_lock_ = nullptr;
   }
+  SHALE_LOG_INFO(info_log_, "DB closed: %s", result.ToString().c_str());
+  if (info_log_ != nullptr) info_log_->Flush();
   return result;
 }
 
@@ -233,7 +258,17 @@ uint64_t DBImpl::EstimatePendingCompactionBytes() {
   return versions_->current()->EstimatedCompactionNeededBytes();
 }
 
-bool DBImpl::BlockCacheUsage(uint64_t*) const { return false; }
+bool DBImpl::BlockCacheUsage(uint64_t* value) const {
+  if (options_.table_factory == nullptr ||
+      std::string(options_.table_factory->Name()) != BlockBasedTableFactory::kClassName) {
+    return false;
+  }
+  const auto* factory = static_cast<const BlockBasedTableFactory*>(options_.table_factory.get());
+  const std::shared_ptr<Cache>& cache = factory->table_options().block_cache;
+  if (cache == nullptr) return false;  // no_block_cache
+  *value = cache->GetUsage();
+  return true;
+}
 
 void DBImpl::RecordBackgroundError(const Status& s) {
   if (bg_error_.ok() && !s.ok()) {
@@ -300,13 +335,19 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
     return Status::NotSupported("table factory", options.table_factory->Name());
   }
   auto impl = std::make_unique<DBImpl>(options, name);
+  impl->LogOptionsAtOpen();
   Status s;
   {
     MutexLock l(&impl->mutex_);
     s = impl->Recover();
     if (s.ok()) s = impl->FinishOpen();
   }
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    SHALE_LOG_ERROR(impl->info_log_, "DB::Open failed: %s", s.ToString().c_str());
+    return s;
+  }
+  SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", name.c_str());
+  impl->StartStatsDump();
   *dbptr = impl.release();
   return s;
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/column_family.h"
@@ -27,6 +28,7 @@
 #include "db/write_controller.h"
 #include "db/write_thread.h"
 #include "shale/db.h"
+#include "shale/statistics.h"
 #include "util/mutexlock.h"
 #include "util/thread_pool.h"
 
@@ -84,6 +86,7 @@ class DBImpl final : public DB {
   friend class DB;
   friend class FlushJob;
 
+
   // Write path (write_thread / db_impl_write.cc).
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
   // Makes room in the active memtable, switching it (and the WAL) when full and waiting
@@ -140,7 +143,8 @@ class DBImpl final : public DB {
 
   Mutex mutex_;
   CondVar bg_cv_{&mutex_};  // signalled when background work finishes
-  std::unique_ptr<VersionSet> versions_ GUARDED_BY(mutex_);
+  // Set once by the constructor; the VersionSet's own methods say which need mutex_.
+  std::unique_ptr<VersionSet> versions_;
   std::unique_ptr<ColumnFamilyData> default_cf_;
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
   SnapshotList snapshots_ GUARDED_BY(mutex_);
@@ -174,6 +178,25 @@ class DBImpl final : public DB {
 
   std::unique_ptr<ThreadPool> flush_pool_;
   std::unique_ptr<ThreadPool> compaction_pool_;
+
+  // options_.statistics and options_.info_log (the latter created at open when not given);
+  // either may be null.
+  Statistics* stats_ = nullptr;
+  Logger* info_log_ = nullptr;
+  // Background job ids for the LOG ("[JOB n]").
+  std::atomic<uint64_t> next_job_id_{1};
+  // Writes the stats table (and the Statistics dump) to the LOG every
+  // stats_dump_period_sec until Close.
+  void StatsDumpLoop();
+  void DumpStats();
+ public:
+  // Open's LOG lines: the options in effect (db_info_log.cc).
+  void LogOptionsAtOpen();
+  // Starts the periodic stats dump (after a successful open).
+  void StartStatsDump();
+ private:
+  std::thread stats_dump_thread_;
+  CondVar stats_dump_cv_{&mutex_};
 };
 
 }  // namespace shale

@@ -5,6 +5,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/write_batch_internal.h"
+#include "util/statistics.h"
 
 namespace shale {
 
@@ -19,6 +20,7 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
                : Status::Corruption("malformed WriteBatch (too small)");
   }
 
+  StopWatch write_timer(env_, stats_, DB_WRITE);
   WriteThread::Writer w;
   w.batch = batch;
   w.sync = o.sync;
@@ -57,16 +59,25 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
       stats.bytes_written.fetch_add(to_write->GetDataSize(), std::memory_order_relaxed);
       stats.write_done_by_self.fetch_add(1, std::memory_order_relaxed);
       stats.write_done_by_other.fetch_add(group.size() - 1, std::memory_order_relaxed);
+      RecordTick(stats_, NUMBER_KEYS_WRITTEN, count);
+      RecordTick(stats_, BYTES_WRITTEN, to_write->GetDataSize());
+      RecordTick(stats_, WRITE_DONE_BY_SELF);
+      RecordTick(stats_, WRITE_DONE_BY_OTHER, group.size() - 1);
+      RecordInHistogram(stats_, BYTES_PER_WRITE, to_write->GetDataSize());
       if (!o.disableWAL) {
         const Slice record = WriteBatchInternal::Contents(to_write);
         s = log_->AddRecord(record);
         stats.write_with_wal.fetch_add(group.size(), std::memory_order_relaxed);
         stats.wal_bytes.fetch_add(record.size(), std::memory_order_relaxed);
+        RecordTick(stats_, WRITE_WITH_WAL, group.size());
+        RecordTick(stats_, WAL_FILE_BYTES, record.size());
         bool sync = false;
         for (WriteThread::Writer* member : group) sync |= member->sync;
         if (s.ok() && sync) {
+          StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
           s = log_->Sync(options_.use_fsync);
           stats.wal_syncs.fetch_add(1, std::memory_order_relaxed);
+          RecordTick(stats_, WAL_FILE_SYNCED);
         }
         if (!s.ok()) {
           // A WAL write that failed may have left a partial record: no later write may be
@@ -115,6 +126,8 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
         env_->SleepForMicroseconds(static_cast<int>(std::min<uint64_t>(delay, 1000000)));
         mutex_.Lock();
         write_controller_.AddStallMicros(write_controller_.cause(), false, delay);
+        RecordTick(stats_, STALL_MICROS, delay);
+        RecordTimeToHistogram(stats_, WRITE_STALL, delay);
       }
       continue;
     }
@@ -124,8 +137,10 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       MaybeScheduleFlush();
       MaybeScheduleCompaction();
       bg_cv_.Wait();
-      write_controller_.AddStallMicros(write_controller_.cause(), true,
-                                       env_->NowMicros() - start);
+      const uint64_t stalled = env_->NowMicros() - start;
+      write_controller_.AddStallMicros(write_controller_.cause(), true, stalled);
+      RecordTick(stats_, STALL_MICROS, stalled);
+      RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
       continue;
     }
     if (!force && !cfd->mem()->ShouldFlush()) return Status::OK();
@@ -136,8 +151,11 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
       bg_cv_.Wait();
-      write_controller_.AddStallMicros(WriteController::kMemtableLimit, true,
-                                       env_->NowMicros() - start);
+      const uint64_t stalled = env_->NowMicros() - start;
+      write_controller_.AddStallMicros(WriteController::kMemtableLimit, true, stalled);
+      RecordTick(stats_, STALL_MICROS, stalled);
+      RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
+      RecordInHistogram(stats_, STALL_MEMTABLE_COMPACTION_COUNT, 1);
       continue;
     }
     Status s = SwitchMemtable();

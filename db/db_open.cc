@@ -128,6 +128,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   Status s;
   bool stop_replay = false;  // kPointInTimeRecovery: nothing after the first damage
   auto flush_mem = [&]() -> Status {
+    mutex_.AssertHeld();  // as in the enclosing function (the analysis does not enter lambdas)
     FileMetaData meta;
     Status fs = WriteLevel0Table(mem, &meta);
     pending_outputs_.erase(meta.number);

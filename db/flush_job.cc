@@ -1,9 +1,14 @@
 // Flush: background turning of immutable memtables into L0 SST files, recorded in the
 // MANIFEST, after which the WAL files that fed them are deleted.
+#include <cinttypes>
+
+#include "db/compaction_iterator.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "table/table_builder.h"
 #include "table/table_factory.h"
+#include "util/logging.h"
+#include "util/statistics.h"
 
 namespace shale {
 
@@ -61,10 +66,18 @@ Status DBImpl::FlushOldestImmutable() {
   MemTable* mem = default_cf_->imm().front();
   FileMetaData meta;
   const uint64_t start = env_->NowMicros();
+  const uint64_t job = next_job_id_.fetch_add(1);
+  SHALE_LOG_INFO(info_log_,
+                 "[default] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64
+                 ": %" PRIu64 " entries, %" PRIu64 " deletes, %zu bytes",
+                 job, mem->GetLogNumber(), mem->num_entries(), mem->num_deletes(),
+                 mem->ApproximateMemoryUsage());
   running_flushes_++;
   Status s = WriteLevel0Table(mem, &meta);
   running_flushes_--;
   if (!s.ok()) {
+    SHALE_LOG_ERROR(info_log_, "[default] [JOB %" PRIu64 "] Flush failed: %s", job,
+                    s.ToString().c_str());
     pending_outputs_.erase(meta.number);
     return s;
   }
@@ -87,6 +100,13 @@ Status DBImpl::FlushOldestImmutable() {
   stats.count = 1;
   stats.keys_in = mem->num_entries();
   internal_stats_->AddCompactionStats(0, stats);
+  RecordTick(stats_, FLUSH_WRITE_BYTES, meta.file_size);
+  RecordTimeToHistogram(stats_, FLUSH_TIME, stats.micros);
+  SHALE_LOG_INFO(info_log_,
+                 "[default] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
+                 " bytes, %" PRIu64 " entries, %" PRIu64 " micros OK; %s",
+                 job, meta.number, meta.file_size, meta.num_entries, stats.micros,
+                 versions_->current()->LevelSummary().c_str());
   default_cf_->RemoveOldestImmutable();
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
@@ -99,6 +119,9 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
   meta->number = versions_->NewFileNumber();
   pending_outputs_.insert(meta->number);
   mem->Ref();
+  // What the flush may drop: versions hidden from every live snapshot, and Puts cancelled
+  // by their SingleDelete.
+  const std::vector<SequenceNumber> snapshots = snapshots_.GetAll();
   const std::string fname = TableFileName(dbname_, meta->number);
   const auto* factory = static_cast<const BlockBasedTableFactory*>(options_.table_factory.get());
 
@@ -118,19 +141,33 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
         tbo.table_options = factory->table_options();
         tbo.compression = options_.compression;
         tbo.file_name = fname;
+        tbo.level_at_creation = 0;
+        tbo.is_flush = true;
         TableBuilder builder(tbo, file.get());
-        meta->smallest.DecodeFrom(iter->key());
         meta->smallest_seqno = kMaxSequenceNumber;
         meta->largest_seqno = 0;
-        for (; iter->Valid(); iter->Next()) {
-          const Slice key = iter->key();
-          const SequenceNumber seq = ExtractSequence(key);
+        CompactionIterator c_iter(iter.get(), default_cf_->user_comparator(), snapshots,
+                                  /*compaction=*/nullptr);
+        for (c_iter.SeekToFirst(); c_iter.Valid(); c_iter.Next()) {
+          const Slice key = c_iter.key();
+          const SequenceNumber seq = c_iter.ikey().sequence;
+          if (!meta->smallest.Valid()) meta->smallest.DecodeFrom(key);
           meta->smallest_seqno = std::min(meta->smallest_seqno, seq);
           meta->largest_seqno = std::max(meta->largest_seqno, seq);
           meta->largest.DecodeFrom(key);
-          builder.Add(key, iter->value());
+          builder.Add(key, c_iter.value());
         }
-        s = iter->status();
+        s = c_iter.status();
+        if (s.ok() && builder.NumEntries() == 0) {
+          // Everything cancelled out: no file at all.
+          builder.Abandon();
+          file->Close().PermitUncheckedError();
+          env_->DeleteFile(fname).PermitUncheckedError();
+          meta->file_size = 0;
+          mutex_.Lock();
+          mem->Unref();
+          return Status::OK();
+        }
         if (s.ok()) {
           s = builder.Finish();
         } else {

@@ -13,6 +13,16 @@ void ReleaseReader(void* arg, void* /*unused*/) {
   delete static_cast<std::shared_ptr<TableReader>*>(arg);
 }
 
+// TableReader::Get on f's reader, with either kind of handler.
+template <typename Handler>
+Status GetFromTable(TableCache* cache, const ReadOptions& read_options, const FileMetaData& f,
+                    const Slice& ikey, void* arg, Handler handle) {
+  std::shared_ptr<TableReader> reader;
+  Status s = cache->FindTable(f, &reader);
+  if (!s.ok()) return s;
+  return reader->Get(read_options, ikey, arg, handle);
+}
+
 }  // namespace
 
 TableCache::TableCache(const std::string& dbname, const Options& options,
@@ -28,6 +38,7 @@ TableCache::TableCache(const std::string& dbname, const Options& options,
     table_options_ = factory->table_options();
   }
   env_options_.use_direct_reads = options.use_direct_reads;
+  statistics_ = options.statistics.get();
 }
 
 TableCache::~TableCache() = default;
@@ -42,6 +53,7 @@ Status TableCache::OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>
   options.table_options = table_options_;
   options.file_name = fname;
   options.verify_checksums_on_open = paranoid_checks_;
+  options.statistics = statistics_;
   std::unique_ptr<TableReader> opened;
   s = TableReader::Open(options, std::move(file), f.file_size, &opened);
   if (s.ok()) *reader = std::shared_ptr<TableReader>(std::move(opened));
@@ -96,10 +108,12 @@ InternalIterator* TableCache::NewIterator(const ReadOptions& read_options, const
 
 Status TableCache::Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey,
                        void* arg, TableReader::GetHandler handle) {
-  std::shared_ptr<TableReader> reader;
-  Status s = FindTable(f, &reader);
-  if (!s.ok()) return s;
-  return reader->Get(read_options, ikey, arg, handle);
+  return GetFromTable(this, read_options, f, ikey, arg, handle);
+}
+
+Status TableCache::Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey,
+                       void* arg, TableReader::PinningGetHandler handle) {
+  return GetFromTable(this, read_options, f, ikey, arg, handle);
 }
 
 void TableCache::Evict(uint64_t file_number) {

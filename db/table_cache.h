@@ -45,6 +45,10 @@ class TableCache {
   Status Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey, void* arg,
              TableReader::GetHandler handle);
 
+  // The same with a handler that may keep the bytes it is shown (see table_reader.h).
+  Status Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey, void* arg,
+             TableReader::PinningGetHandler handle);
+
   // The reader of file f, opening it if needed.
   Status FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader);
 
@@ -68,6 +72,7 @@ class TableCache {
   BlockBasedTableOptions table_options_;
   EnvOptions env_options_;
   const bool paranoid_checks_;
+  Statistics* statistics_ = nullptr;  // options.statistics: block cache and filter tickers
   const size_t capacity_;  // 0: unbounded
 
   Mutex mu_;
