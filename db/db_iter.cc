@@ -3,24 +3,34 @@
 #include <algorithm>
 #include <cassert>
 #include <memory>
+#include <deque>
 #include <string>
+#include <vector>
+
+#include "db/merge_helper.h"
+#include "memtable/merge_context.h"
 
 namespace shale {
 namespace {
 
 // Positioning invariants, which every public method restores before it returns:
 //  - kForward and valid_: iter_ is at the newest visible entry of saved_key_, and value()
-//    reads straight from iter_.
+//    reads straight from iter_; or, when that entry is a merge operand (merged_), iter_ is
+//    past the entries the merge used (at an older entry of saved_key_, a later key, or the
+//    end) and the merged value is in value_.
 //  - kReverse and valid_: iter_ is at the last entry whose user key is before saved_key_
 //    (or past the beginning), and the value was captured in value_.
 // saved_key_ always holds a whole user key, so key() never points into iter_.
 class DBIter final : public Iterator {
  public:
   DBIter(const ReadOptions& read_options, const Comparator* user_cmp, InternalIterator* iter,
-         SequenceNumber sequence, ReadCallback* callback, uint64_t max_skip)
+         SequenceNumber sequence, ReadCallback* callback, uint64_t max_skip,
+         const MergeOperator* merge_operator, Logger* logger)
       : iter_(iter),
         cmp_(user_cmp),
         callback_(callback),
+        merge_operator_(merge_operator),
+        logger_(logger),
         lower_(read_options.iterate_lower_bound),
         upper_(read_options.iterate_upper_bound),
         sequence_(sequence),
@@ -33,7 +43,7 @@ class DBIter final : public Iterator {
   }
   Slice value() const override {
     assert(valid_);
-    return direction_ == kForward ? iter_->value() : value_;
+    return direction_ == kForward && !merged_ ? iter_->value() : value_;
   }
   Status status() const override { return status_.ok() ? iter_->status() : status_; }
 
@@ -53,10 +63,16 @@ class DBIter final : public Iterator {
   // Parses iter_->key(); on failure records Corruption and invalidates the DBIter.
   bool ParseKey(ParsedInternalKey* ikey);
   void SetCorruptType(const ParsedInternalKey& ikey);
-  // The seam where merge folding will go: with a merge operator this would combine the
-  // operands of saved_key_ down to its newest Put or tombstone. Today an operand as the
-  // newest visible entry ends the scan with NotSupported. Always returns false.
+  // Without a merge operator an operand as the newest visible entry ends the scan with
+  // NotSupported. Always returns false.
   bool ResolveMerge();
+  // iter_ is at the newest visible entry of saved_key_, an operand. Gathers the operands
+  // below it down to a Put (the base), a tombstone or the next key, and merges them into
+  // value_, leaving iter_ just past what it used. False, with status_ set, on an error.
+  bool MergeForward();
+  // Merges ops (oldest first) onto *base (null: none) into value_; false with status_ set
+  // when the operator fails.
+  bool FinishMerge(const Slice* base, const std::vector<Slice>& ops);
 
   // iter_->Seek / SeekForPrev to the internal key (user_key, seq, type).
   void InternalSeek(const Slice& user_key, SequenceNumber seq, ValueType type);
@@ -79,6 +95,8 @@ class DBIter final : public Iterator {
   std::unique_ptr<InternalIterator> iter_;
   const Comparator* const cmp_;
   ReadCallback* const callback_;
+  const MergeOperator* const merge_operator_;  // null: operands give NotSupported
+  Logger* const logger_;
   const Slice* const lower_;
   const Slice* const upper_;
   const SequenceNumber sequence_;
@@ -88,6 +106,12 @@ class DBIter final : public Iterator {
   std::string saved_value_;  // backing store of value_ when iter_'s value is not pinned
   Slice value_;              // kReverse only
   std::string seek_key_;     // scratch for internal seek targets
+  std::string merged_value_;  // backing store of value_ after a merge
+  MergeContext merge_context_;  // operands gathered forward, newest first
+  // Operands gathered backward (oldest first) and copies of the unpinned ones.
+  std::vector<Slice> reverse_ops_;
+  std::deque<std::string> reverse_copies_;
+  bool merged_ = false;  // kForward: value_ holds a merged value
   Status status_;
   Direction direction_ = kForward;
   bool valid_ = false;
@@ -115,6 +139,57 @@ bool DBIter::ResolveMerge() {
       Status::NotSupported("Merge operator not configured, key", Slice(saved_key_).ToString(true));
   valid_ = false;
   return false;
+}
+
+bool DBIter::FinishMerge(const Slice* base, const std::vector<Slice>& ops) {
+  std::string merged;
+  Status s = FullMergeOperands(merge_operator_, saved_key_, base, ops, &merged, logger_);
+  if (!s.ok()) {
+    status_ = std::move(s);
+    valid_ = false;
+    return false;
+  }
+  merged_value_.swap(merged);
+  value_ = merged_value_;
+  return true;
+}
+
+bool DBIter::MergeForward() {
+  if (merge_operator_ == nullptr) return ResolveMerge();
+  merge_context_.Clear();
+  // Memtable values stay put while the iterator lives; others move with iter_.
+  auto push = [this] {
+    if (iter_->IsValuePinned()) {
+      merge_context_.PushOperand(iter_->value());
+    } else {
+      merge_context_.PushOperandCopy(iter_->value());
+    }
+  };
+  push();
+  iter_->Next();
+  while (iter_->Valid()) {
+    ParsedInternalKey ikey;
+    if (!ParseKey(&ikey)) return false;
+    if (cmp_->Compare(ikey.user_key, saved_key_) != 0) break;
+    if (IsVisible(ikey.sequence)) {
+      if (ikey.type == kTypeValue) {
+        const Slice base = iter_->value();
+        return FinishMerge(&base, merge_context_.GetOperands());
+      }
+      if (ikey.type == kTypeDeletion || ikey.type == kTypeSingleDeletion) break;
+      if (ikey.type != kTypeMerge) {
+        SetCorruptType(ikey);
+        return false;
+      }
+      push();
+    }
+    iter_->Next();
+  }
+  if (!iter_->status().ok()) {
+    valid_ = false;
+    return false;
+  }
+  return FinishMerge(nullptr, merge_context_.GetOperands());
 }
 
 void DBIter::InternalSeek(const Slice& user_key, SequenceNumber seq, ValueType type) {
@@ -160,7 +235,12 @@ void DBIter::FindNextUserEntry(bool skipping) {
         case kTypeValue: valid_ = true; return;
         case kTypeDeletion:
         case kTypeSingleDeletion: skipping = true; break;
-        case kTypeMerge: ResolveMerge(); return;
+        case kTypeMerge:
+          if (MergeForward()) {
+            merged_ = true;
+            valid_ = true;
+          }
+          return;
         default: SetCorruptType(ikey); return;
       }
     }
@@ -208,6 +288,11 @@ bool DBIter::FindValueForCurrentKey() {
   bool have_visible = false;
   ParsedInternalKey newest;  // of the visible entries seen so far; user_key unused
   uint64_t scanned = 0;
+  // The operands above the newest base seen so far, oldest first, and whether that base is
+  // a Put (in value_).
+  bool base_is_value = false;
+  reverse_ops_.clear();
+  reverse_copies_.clear();
   while (iter_->Valid()) {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return false;
@@ -217,7 +302,20 @@ bool DBIter::FindValueForCurrentKey() {
       have_visible = true;
       newest.sequence = ikey.sequence;
       newest.type = ikey.type;
-      if (ikey.type == kTypeValue) CaptureValue();
+      if (ikey.type == kTypeMerge) {
+        if (iter_->IsValuePinned()) {
+          reverse_ops_.push_back(iter_->value());
+        } else {
+          const Slice v = iter_->value();
+          reverse_copies_.emplace_back(v.data(), v.size());
+          reverse_ops_.push_back(reverse_copies_.back());
+        }
+      } else {
+        reverse_ops_.clear();
+        reverse_copies_.clear();
+        base_is_value = ikey.type == kTypeValue;
+        if (base_is_value) CaptureValue();
+      }
     }
     iter_->Prev();
   }
@@ -226,7 +324,9 @@ bool DBIter::FindValueForCurrentKey() {
     case kTypeValue: return true;
     case kTypeDeletion:
     case kTypeSingleDeletion: return false;
-    case kTypeMerge: return ResolveMerge();
+    case kTypeMerge:
+      if (merge_operator_ == nullptr) return ResolveMerge();
+      return FinishMerge(base_is_value ? &value_ : nullptr, reverse_ops_);
     default:
       newest.user_key = saved_key_;
       SetCorruptType(newest);
@@ -249,7 +349,11 @@ bool DBIter::FindValueForCurrentKeyUsingSeek() {
         break;
       }
       if (ikey.type == kTypeDeletion || ikey.type == kTypeSingleDeletion) break;
-      if (ikey.type == kTypeMerge) return ResolveMerge();
+      if (ikey.type == kTypeMerge) {
+        if (!MergeForward()) return false;
+        live = true;
+        break;
+      }
       SetCorruptType(ikey);
       return false;
     }
@@ -264,6 +368,7 @@ bool DBIter::FindValueForCurrentKeyUsingSeek() {
 void DBIter::Seek(const Slice& target) {
   status_ = Status::OK();
   valid_ = false;
+  merged_ = false;
   direction_ = kForward;
   const Slice* t = &target;
   if (lower_ != nullptr && cmp_->Compare(target, *lower_) < 0) t = lower_;
@@ -274,6 +379,7 @@ void DBIter::Seek(const Slice& target) {
 void DBIter::SeekForPrev(const Slice& target) {
   status_ = Status::OK();
   valid_ = false;
+  merged_ = false;
   direction_ = kReverse;
   if (upper_ != nullptr && cmp_->Compare(target, *upper_) >= 0) {
     InternalSeekForPrev(*upper_, kMaxSequenceNumber, kValueTypeForSeek);
@@ -290,6 +396,7 @@ void DBIter::SeekToFirst() {
   }
   status_ = Status::OK();
   valid_ = false;
+  merged_ = false;
   direction_ = kForward;
   iter_->SeekToFirst();
   FindNextUserEntry(false);
@@ -298,6 +405,7 @@ void DBIter::SeekToFirst() {
 void DBIter::SeekToLast() {
   status_ = Status::OK();
   valid_ = false;
+  merged_ = false;
   direction_ = kReverse;
   if (upper_ != nullptr) {
     InternalSeekForPrev(*upper_, kMaxSequenceNumber, kValueTypeForSeek);
@@ -314,16 +422,22 @@ void DBIter::Next() {
     // iter_ sits before saved_key_; jump to its last possible entry and skip from there.
     direction_ = kForward;
     InternalSeek(saved_key_, 0, kTypeDeletion);
-  } else {
+  } else if (!merged_) {
     iter_->Next();
-  }
+  }  // else the merge left iter_ past the entries it used
+  merged_ = false;
   FindNextUserEntry(true);
 }
 
 void DBIter::Prev() {
   assert(valid_);
   if (!valid_) return;
-  if (direction_ == kForward) {
+  if (direction_ == kForward && merged_) {
+    // iter_ may be anywhere past saved_key_'s first entries, even at the end.
+    direction_ = kReverse;
+    merged_ = false;
+    InternalSeekForPrev(saved_key_, kMaxSequenceNumber, kValueTypeForSeek);
+  } else if (direction_ == kForward) {
     // iter_ is at saved_key_'s newest visible entry; newer hidden ones may precede it.
     direction_ = kReverse;
     iter_->Prev();
@@ -346,8 +460,10 @@ void DBIter::Prev() {
 
 Iterator* NewDBIterator(const ReadOptions& read_options, const Comparator* user_cmp,
                         InternalIterator* internal_iter, SequenceNumber sequence,
-                        ReadCallback* callback, uint64_t max_sequential_skip) {
-  return new DBIter(read_options, user_cmp, internal_iter, sequence, callback, max_sequential_skip);
+                        ReadCallback* callback, uint64_t max_sequential_skip,
+                        const MergeOperator* merge_operator, Logger* logger) {
+  return new DBIter(read_options, user_cmp, internal_iter, sequence, callback, max_sequential_skip,
+                    merge_operator, logger);
 }
 
 }  // namespace shale

@@ -4,8 +4,10 @@
 //
 // Visibility: an entry is visible when its sequence is <= `sequence` and the ReadCallback
 // (may be null) accepts it. The newest visible entry of a user key decides: a Put shows the
-// key, a Delete or SingleDelete hides it, a Merge operand stops the iterator with
-// NotSupported (merge folding will replace ResolveMerge in db_iter.cc). Keys outside
+// key, a Delete or SingleDelete hides it, a Merge operand shows the key with the operands
+// down to the next visible Put or tombstone folded by the merge operator, in either
+// direction (without an operator it stops the iterator with NotSupported; an operator that
+// fails stops it with Corruption). ShouldMerge is not consulted here. Keys outside
 // [iterate_lower_bound, iterate_upper_bound) are never returned, whichever way the
 // iterator moves or seeks.
 //
@@ -22,6 +24,7 @@
 
 #include "shale/comparator.h"
 #include "shale/iterator.h"
+#include "shale/merge_operator.h"
 #include "shale/options.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
@@ -33,10 +36,12 @@ namespace shale {
 // past them instead (RocksDB's max_sequential_skip_in_iterations default).
 inline constexpr uint64_t kDefaultMaxSequentialSkip = 8;
 
-// Takes ownership of internal_iter. The result is owned by the caller.
+// Takes ownership of internal_iter. The result is owned by the caller. merge_operator and
+// logger (for the operator's messages) may be null and must outlive the iterator.
 Iterator* NewDBIterator(const ReadOptions& read_options, const Comparator* user_cmp,
                         InternalIterator* internal_iter, SequenceNumber sequence,
                         ReadCallback* callback,
-                        uint64_t max_sequential_skip = kDefaultMaxSequentialSkip);
+                        uint64_t max_sequential_skip = kDefaultMaxSequentialSkip,
+                        const MergeOperator* merge_operator = nullptr, Logger* logger = nullptr);
 
 }  // namespace shale

@@ -11,6 +11,7 @@
 #include "db/level_iterator.h"
 #include "db/log_reader.h"
 #include "db/table_cache.h"
+#include "memtable/merge_context.h"
 
 namespace shale {
 
@@ -121,18 +122,29 @@ namespace {
 
 // Collects the result of a point lookup in one file; see Version::Get.
 struct Saver {
-  enum State { kNotFound, kFound, kDeleted, kMerge, kCorrupt };
+  enum State { kNotFound, kFound, kDeleted, kMerge, kMergeStop, kCorrupt };
   const Comparator* ucmp;
   Slice user_key;
   SequenceNumber snapshot;
   ReadCallback* callback;
   std::string* value;
+  MergeContext* merge_context;  // null: an operand ends the search with kMerge
   State state = kNotFound;
   SequenceNumber seq = 0;
 };
 
-// TableReader::GetHandler: true to see the next entry, false when done.
-bool SaveValue(void* arg, const Slice& ikey, const Slice& v) {
+void PushFound(MergeContext* mc, const Slice& v, Cleanable* value_pinner) {
+  if (value_pinner != nullptr) {
+    mc->PushOperandPinned(v, value_pinner);
+  } else {
+    mc->PushOperandCopy(v);
+  }
+}
+
+// Both TableReader handlers: true to see the next entry, false when done. Operands and a
+// base value wanted as an operand go into the merge context: pinned when value_pinner is
+// given, else copied.
+bool SaveValue(void* arg, const Slice& ikey, const Slice& v, Cleanable* value_pinner) {
   Saver* saver = static_cast<Saver*>(arg);
   ParsedInternalKey parsed;
   if (!ParseInternalKey(ikey, &parsed).ok()) {
@@ -142,18 +154,36 @@ bool SaveValue(void* arg, const Slice& ikey, const Slice& v) {
   if (saver->ucmp->Compare(parsed.user_key, saver->user_key) != 0) return false;
   if (parsed.sequence > saver->snapshot) return true;
   if (saver->callback != nullptr && !saver->callback->IsVisible(parsed.sequence)) return true;
+  MergeContext* const mc = saver->merge_context;
   switch (parsed.type) {
     case kTypeValue:
       saver->state = Saver::kFound;
-      saver->value->assign(v.data(), v.size());
+      if (mc != nullptr && mc->base_as_operand) {
+        PushFound(mc, v, value_pinner);
+      } else {
+        saver->value->assign(v.data(), v.size());
+      }
       break;
     case kTypeDeletion:
     case kTypeSingleDeletion: saver->state = Saver::kDeleted; break;
-    case kTypeMerge: saver->state = Saver::kMerge; break;
+    case kTypeMerge:
+      if (mc == nullptr) {
+        saver->state = Saver::kMerge;
+        break;
+      }
+      PushFound(mc, v, value_pinner);
+      saver->seq = parsed.sequence;
+      if (!mc->ShouldStop()) return true;  // older entries may follow, here or below
+      saver->state = Saver::kMergeStop;
+      break;
     default: return true;  // not a point entry (range deletions are kept apart)
   }
   saver->seq = parsed.sequence;
   return false;
+}
+
+bool SaveValueCopying(void* arg, const Slice& ikey, const Slice& v) {
+  return SaveValue(arg, ikey, v, nullptr);
 }
 
 void UnrefVersion(void* arg, void* /*unused*/) { static_cast<Version*>(arg)->Unref(); }
@@ -196,14 +226,20 @@ uint64_t Version::NumLevelBytes(int level) const {
 
 bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
                          const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq,
-                         ReadCallback* callback) {
+                         ReadCallback* callback, MergeContext* merge_context) {
   Saver saver;
   saver.ucmp = icmp_->user_comparator();
   saver.user_key = key.user_key();
   saver.snapshot = ExtractSequence(key.internal_key());
   saver.callback = callback;
   saver.value = value;
-  Status st = table_cache_->Get(read_options, f, key.internal_key(), &saver, &SaveValue);
+  saver.merge_context = merge_context;
+  // Pinning costs a block reference per entry seen; only GetMergeOperands asks for it.
+  Status st = merge_context != nullptr && merge_context->want_pins
+                  ? table_cache_->Get(read_options, f, key.internal_key(), &saver,
+                                      static_cast<TableReader::PinningGetHandler>(&SaveValue))
+                  : table_cache_->Get(read_options, f, key.internal_key(), &saver,
+                                      static_cast<TableReader::GetHandler>(&SaveValueCopying));
   if (!st.ok()) {
     *s = std::move(st);
     return true;
@@ -213,6 +249,7 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
     case Saver::kFound: *s = Status::OK(); break;
     case Saver::kDeleted: *s = Status::NotFound(); break;
     case Saver::kMerge: *s = Status::NotSupported("no merge operator configured"); break;
+    case Saver::kMergeStop: *s = Status::MergeInProgress(); break;
     case Saver::kCorrupt: {
       char buf[100];
       snprintf(buf, sizeof(buf), "corrupted internal key in table file %06" PRIu64, f.number);
@@ -225,7 +262,8 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
 }
 
 bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
-                  Status* s, SequenceNumber* seq, ReadCallback* callback) {
+                  Status* s, SequenceNumber* seq, ReadCallback* callback,
+                  MergeContext* merge_context) {
   const Slice ikey = key.internal_key();
   const Slice ukey = key.user_key();
   const SequenceNumber snapshot = ExtractSequence(ikey);
@@ -238,7 +276,7 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
         ucmp->Compare(ukey, f->largest.user_key()) > 0) {
       continue;
     }
-    if (SearchFile(read_options, *f, key, value, s, seq, callback)) return true;
+    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context)) return true;
   }
   // Deeper levels: at most one file each can hold the key.
   for (size_t level = 1; level < files_.size(); level++) {
@@ -248,7 +286,7 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
     const FileMetaData& f = *files[i];
     if (ucmp->Compare(ukey, f.smallest.user_key()) < 0) continue;
     if (f.smallest_seqno > snapshot) continue;
-    if (SearchFile(read_options, f, key, value, s, seq, callback)) return true;
+    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context)) return true;
   }
   return false;
 }

@@ -38,6 +38,7 @@
 
 namespace shale {
 
+class MergeContext;
 class TableCache;
 class VersionSet;
 
@@ -59,8 +60,14 @@ class Version {
   // a Merge (*s = NotSupported("no merge operator configured")); *seq is set in these
   // cases. Also returns true, with *s the error, if a file could not be read. Returns false
   // if no file has a visible entry for the key.
+  //
+  // With a merge_context, operands are gathered into it instead, copied or (with
+  // want_pins) pinned in their blocks, and the search goes on beneath them, across files
+  // and levels, to the first Put (*value, or an operand with base_as_operand) or
+  // tombstone; *s = MergeInProgress when ShouldMerge ends it early; false when the files
+  // hold nothing older than the operands.
   bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
-           SequenceNumber* seq, ReadCallback* callback);
+           SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr);
 
   // Appends iterators over this Version's data: one per L0 file and one concatenating
   // level iterator per non-empty deeper level. The caller owns them; each keeps this
@@ -137,7 +144,8 @@ class Version {
 
   // Searches one file; see Get. Returns true when the search is over.
   bool SearchFile(const ReadOptions& read_options, const FileMetaData& f, const LookupKey& key,
-                  std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback);
+                  std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback,
+                  MergeContext* merge_context);
 
   VersionSet* vset_;  // null once the VersionSet is gone
   TableCache* const table_cache_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "db/db_impl.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
 #include "shale/db.h"
@@ -143,8 +144,8 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
 
 class MemTableInserter : public WriteBatch::Handler {
  public:
-  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent)
-      : seq_(seq), mem_(mem), concurrent_(concurrent) {}
+  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, DBImpl* db)
+      : seq_(seq), mem_(mem), concurrent_(concurrent), db_(db) {}
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -153,6 +154,11 @@ class MemTableInserter : public WriteBatch::Handler {
     return Add(kTypeSingleDeletion, key, Slice());
   }
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
+    // The folded Put takes the operand's sequence number; snapshots older than it still
+    // see the operands beneath.
+    if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq_, value, &merged_)) {
+      return Add(kTypeValue, key, merged_);
+    }
     return Add(kTypeMerge, key, value);
   }
 
@@ -164,6 +170,8 @@ class MemTableInserter : public WriteBatch::Handler {
   SequenceNumber seq_;
   MemTable* const mem_;
   const bool concurrent_;
+  DBImpl* const db_;
+  std::string merged_;
 };
 
 }  // namespace
@@ -301,11 +309,12 @@ Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   return Status::OK();
 }
 
-Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent) {
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent,
+                                      DBImpl* db) {
   ColumnFamilyChecker checker;
   Status s = IterateRep(batch->rep_, &checker);
   if (!s.ok()) return s;
-  MemTableInserter inserter(Sequence(batch), mem, concurrent);
+  MemTableInserter inserter(Sequence(batch), mem, concurrent, db);
   return IterateRep(batch->rep_, &inserter);
 }
 

@@ -15,6 +15,7 @@
 
 namespace shale {
 
+class DBImpl;
 class MemTable;
 
 class WriteBatchInternal {
@@ -45,8 +46,10 @@ class WriteBatchInternal {
   // Applies the batch to mem, numbering its records from Sequence(batch) upward (PutLogData
   // blobs take no number). The whole batch is checked first, so nothing is applied if it is
   // malformed (Corruption) or names a column family other than 0 (InvalidArgument).
-  // concurrent: other threads may be adding to mem at the same time.
-  static Status InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent = false);
+  // concurrent: other threads may be adding to mem at the same time. db (may be null, as in
+  // recovery) folds a Merge into a Put when options.max_successive_merges asks for it.
+  static Status InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent = false,
+                           DBImpl* db = nullptr);
 };
 
 }  // namespace shale

@@ -60,8 +60,23 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   }
 }
 
+namespace {
+void UnrefMemTable(void* arg, void* /*unused*/) { static_cast<MemTable*>(arg)->Unref(); }
+}  // namespace
+
+void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {
+  if (!merge_context->want_pins) {
+    merge_context->PushOperand(operand);
+    return;
+  }
+  Ref();
+  Cleanable pin;
+  pin.RegisterCleanup(&UnrefMemTable, this, nullptr);
+  merge_context->PushOperandPinned(operand, &pin);
+}
+
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
-                   ReadCallback* callback) {
+                   ReadCallback* callback, MergeContext* merge_context) {
   const Slice user_key = key.user_key();
   const Comparator* ucmp = comparator_.icmp.user_comparator();
   Table::Iterator iter(&table_);
@@ -79,7 +94,11 @@ bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, Sequence
     switch (type) {
       case kTypeValue: {
         const Slice v = DecodeLengthPrefixed(ikey.data() + ikey.size());
-        value->assign(v.data(), v.size());
+        if (merge_context != nullptr && merge_context->base_as_operand) {
+          PushTo(merge_context, v);
+        } else {
+          value->assign(v.data(), v.size());
+        }
         *s = Status::OK();
         *seq_out = seq;
         return true;
@@ -90,15 +109,39 @@ bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, Sequence
         *seq_out = seq;
         return true;
       case kTypeMerge:
-        *s = Status::NotSupported("no merge operator configured");
-        *seq_out = seq;
-        return true;
+        if (merge_context == nullptr) {
+          *s = Status::NotSupported("no merge operator configured");
+          *seq_out = seq;
+          return true;
+        }
+        PushTo(merge_context, DecodeLengthPrefixed(ikey.data() + ikey.size()));
+        if (merge_context->ShouldStop()) {
+          *s = Status::MergeInProgress();
+          *seq_out = seq;
+          return true;
+        }
+        break;
       default:
         // Not a point entry (e.g. a range deletion): it says nothing about this version.
         break;
     }
   }
   return false;
+}
+
+size_t MemTable::CountSuccessiveMergeEntries(const Slice& user_key, size_t limit) {
+  const Comparator* ucmp = comparator_.icmp.user_comparator();
+  LookupKey lkey(user_key, kMaxSequenceNumber);
+  Table::Iterator iter(&table_);
+  iter.Seek(lkey.memtable_key().data());
+  size_t count = 0;
+  for (; iter.Valid() && count < limit; iter.Next()) {
+    const Slice ikey = DecodeLengthPrefixed(iter.key());
+    if (!ucmp->Equal(ExtractUserKey(ikey), user_key)) break;
+    if (ExtractValueType(ikey) != kTypeMerge) break;
+    count++;
+  }
+  return count;
 }
 
 // Walks the skip list; seek targets arrive as internal keys and are length-prefixed into

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "memtable/concurrent_arena.h"
+#include "memtable/merge_context.h"
 #include "memtable/skiplist.h"
 #include "shale/slice.h"
 #include "shale/status.h"
@@ -50,11 +51,22 @@ class MemTable {
 
   // Looks up the newest entry for key.user_key() with sequence <= the LookupKey's sequence
   // that `callback` (may be null) says is visible. Returns true if it found a Put (*s = OK,
-  // *value assigned), a Delete or SingleDelete (*s = NotFound) or a Merge
-  // (*s = NotSupported("no merge operator configured")); *seq_out is set in every found
-  // case. Returns false, touching nothing, if the key has no visible entry here.
+  // *value assigned), a Delete or SingleDelete (*s = NotFound) or, without a merge_context,
+  // a Merge (*s = NotSupported("no merge operator configured")); *seq_out is set in every
+  // found case. Returns false, touching nothing, if the key has no visible entry here.
+  //
+  // With a merge_context, Merge operands are pushed into it (referenced: the caller keeps
+  // this memtable alive while the context is used; pinned by a reference on this memtable
+  // with merge_context->want_pins) and the search goes on beneath them. It then returns
+  // true at the first Put (its value in *value, or pushed as an operand with
+  // base_as_operand) or tombstone, or with *s = MergeInProgress when the merge operator's
+  // ShouldMerge ends the search; false when the memtable holds nothing older for the key.
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
-           ReadCallback* callback = nullptr);
+           ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
+
+  // How many Merge operands (up to `limit`) sit on top of user_key's newest entry here,
+  // counting every sequence number.
+  size_t CountSuccessiveMergeEntries(const Slice& user_key, size_t limit);
 
   // Iterator over internal keys; key() and value() are pinned for the memtable's life.
   // The caller owns it and must keep the memtable referenced while it lives.
@@ -91,6 +103,9 @@ class MemTable {
   using Table = SkipList<KeyComparator, ConcurrentArena>;
 
   class Iter;
+
+  // Adds an operand (or a base value) living in this memtable to merge_context.
+  void PushTo(MergeContext* merge_context, const Slice& operand);
 
   KeyComparator comparator_;
   ConcurrentArena arena_;

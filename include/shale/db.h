@@ -30,6 +30,13 @@ class ColumnFamilyHandle {
   virtual const Comparator* GetComparator() const = 0;
 };
 
+// How GetMergeOperands is called.
+struct GetMergeOperandsOptions {
+  // The length of the caller's PinnableSlice array: the most operands that are returned.
+  // Default: 0.
+  int expected_max_number_of_operands = 0;
+};
+
 class DB {
  public:
   // Opens the DB in directory `name`. On success *dbptr is the DB, owned by the caller;
@@ -92,6 +99,23 @@ class DB {
   virtual Status Get(const ReadOptions& options, const Slice& key, std::string* value) {
     return Get(options, DefaultColumnFamily(), key, value);
   }
+
+  // The merge operands of `key` as of options.snapshot, in the order they were written,
+  // each in its own PinnableSlice of the caller's array merge_operands (room for
+  // expected_max_number_of_operands). The value they rest on, if the newest entry beneath
+  // them is a Put, comes first; a key holding just a Put gives that one value. Returns
+  // NotFound (*number_of_operands = 0) if the key has neither operands nor a value, and
+  // Incomplete, filling nothing, with *number_of_operands = the count, if there are more
+  // than expected_max_number_of_operands. Needs no merge operator.
+  //
+  // Large results (operands averaging at least 256 bytes and totalling at least 32 KiB) pin
+  // the memory the operands live in (memtable, cached block) instead of copying; either way
+  // each slice stays valid and unchanged, whatever later writes, flushes and compactions do,
+  // until it is Reset() or destroyed (which must happen before the DB is deleted).
+  virtual Status GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                                  const Slice& key, PinnableSlice* merge_operands,
+                                  GetMergeOperandsOptions* get_merge_operands_options,
+                                  int* number_of_operands) = 0;
 
   // The caller deletes the iterator, before the DB. It starts unpositioned.
   virtual Iterator* NewIterator(const ReadOptions& options,

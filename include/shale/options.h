@@ -93,6 +93,18 @@ struct ColumnFamilyOptions {
   // The SST format and its options. Default: NewBlockBasedTableFactory().
   std::shared_ptr<TableFactory> table_factory{NewBlockBasedTableFactory()};
 
+  // ---- Merge (see shale/merge_operator.h).
+  // How Merge operands are combined. Without one, DB::Merge returns NotSupported and so does
+  // a read that meets an operand already stored. A DB must be reopened with an operator of
+  // the same name and the same semantics as before: operands are stored as written and
+  // combined later. Default: nullptr.
+  std::shared_ptr<MergeOperator> merge_operator;
+  // The most operands one key may pile up in the memtable: a Merge that finds this many
+  // above the key's newest value in the active memtable computes the merged value and
+  // writes it as a Put instead, so reads never fold more than this many memtable operands.
+  // Costs a read on such writes. 0 turns it off. Default: 0.
+  size_t max_successive_merges = 0;
+
   ColumnFamilyOptions() = default;
 };
 

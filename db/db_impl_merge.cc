@@ -1,0 +1,102 @@
+// DBImpl's merge-aware reads: the point lookup shared by Get, GetMergeOperands and the
+// write path's max_successive_merges folding.
+#include <utility>
+
+#include "db/db_impl.h"
+#include "db/merge_helper.h"
+#include "memtable/merge_context.h"
+
+namespace shale {
+
+namespace {
+
+// GetMergeOperands pins instead of copying when the operands are this large: RocksDB's
+// thresholds (average and total bytes).
+constexpr size_t kPinAverageBytes = 256;
+constexpr size_t kPinTotalBytes = 32 << 10;
+
+}  // namespace
+
+Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key,
+                           SequenceNumber seq, std::string* value, MergeContext* mc) {
+  LookupKey lkey(key, seq);
+  Status s;
+  SequenceNumber found_seq;
+  bool found = sv->mem->Get(lkey, value, &s, &found_seq, nullptr, mc);
+  for (size_t i = 0; !found && i < sv->imm.size(); i++) {
+    found = sv->imm[i]->Get(lkey, value, &s, &found_seq, nullptr, mc);
+  }
+  if (!found) found = sv->current->Get(o, lkey, value, &s, &found_seq, nullptr, mc);
+  return found ? s : Status::NotFound();
+}
+
+Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                                PinnableSlice* merge_operands, GetMergeOperandsOptions* gmo,
+                                int* number_of_operands) {
+  if (gmo == nullptr || number_of_operands == nullptr ||
+      gmo->expected_max_number_of_operands < 0) {
+    return Status::InvalidArgument("GetMergeOperands: bad options");
+  }
+  *number_of_operands = 0;
+  ColumnFamilyData* cfd =
+      cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
+  const SequenceNumber seq = o.snapshot != nullptr
+                                 ? o.snapshot->GetSequenceNumber()
+                                 : last_published_.load(std::memory_order_acquire);
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) return Status::ShutdownInProgress();
+  // Every operand is pinned while gathered (a memtable or block reference: no copy yet);
+  // the sizes then decide whether the caller gets the pins or copies.
+  MergeContext mc;
+  mc.want_pins = true;
+  mc.base_as_operand = true;
+  std::string unused;
+  Status s = LookupKeyIn(o, sv.get(), key, seq, &unused, &mc);
+  if (!s.ok() && !s.IsNotFound()) return s;
+  const size_t n = mc.GetNumOperands();
+  *number_of_operands = static_cast<int>(n);
+  if (n == 0) return Status::NotFound();
+  if (n > static_cast<size_t>(gmo->expected_max_number_of_operands)) {
+    return Status::Incomplete("more merge operands than expected_max_number_of_operands");
+  }
+  const std::vector<Slice>& ops = mc.GetOperands();
+  size_t total = 0;
+  for (const Slice& op : ops) total += op.size();
+  const bool pin = total >= kPinTotalBytes && total >= kPinAverageBytes * n;
+  for (size_t i = 0; i < n; i++) {
+    PinnableSlice& out = merge_operands[i];
+    out.Reset();
+    Cleanable* pinner = mc.PinOf(i);
+    if (pin && pinner->HasCleanups()) {
+      out.PinSlice(ops[i], pinner);
+    } else {
+      out.PinSelf(ops[i]);
+    }
+  }
+  return Status::OK();
+}
+
+bool DBImpl::FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
+                                  const Slice& operand, std::string* merged) {
+  const Options& options = default_cf_->options();
+  const MergeOperator* op = options.merge_operator.get();
+  const size_t limit = options.max_successive_merges;
+  if (op == nullptr || limit == 0 || seq == 0) return false;
+  if (mem->CountSuccessiveMergeEntries(key, limit) < limit) return false;
+  std::shared_ptr<SuperVersion> sv = default_cf_->GetSuperVersion();
+  if (sv == nullptr || sv->mem != mem) return false;
+  // Everything written before this operand, including earlier records of its own batch
+  // and write group, already in mem but not yet published.
+  MergeContext mc;
+  mc.merge_operator = op;
+  std::string base;
+  Status s = LookupKeyIn(ReadOptions(), sv.get(), key, seq - 1, &base, &mc);
+  if (!s.ok() && !s.IsNotFound() && !s.IsMergeInProgress()) return false;
+  std::vector<Slice> ops = mc.GetOperands();
+  ops.push_back(operand);
+  // A failing operator is left for the reads to report: the operand is stacked as usual.
+  const Slice base_slice(base);
+  return FullMergeOperands(op, key, s.ok() ? &base_slice : nullptr, ops, merged, info_log_).ok();
+}
+
+}  // namespace shale

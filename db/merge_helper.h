@@ -1,0 +1,27 @@
+// Applying a MergeOperator where the engine resolves operands: point lookups, iterators and
+// the write path's max_successive_merges folding. (Flush and compaction keep their own
+// logic in the compaction iterator.)
+//
+// Thread safety: stateless functions; the operator must be callable from many threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shale/env.h"
+#include "shale/merge_operator.h"
+#include "shale/slice.h"
+#include "shale/status.h"
+
+namespace shale {
+
+// Folds operands (oldest first, not empty) onto *existing (null: no value) with op into
+// *result (replaced). Corruption naming the operator when it fails; the failure is also
+// logged to logger (may be null).
+Status FullMergeOperands(const MergeOperator* op, const Slice& key, const Slice* existing,
+                         const std::vector<Slice>& operands, std::string* result, Logger* logger);
+
+// The Status a read returns when it meets an operand and no operator is configured.
+Status MergeOperatorMissing();
+
+}  // namespace shale
