@@ -4,6 +4,7 @@
 
 #include "db/db_iter.h"
 #include "db/filename.h"
+#include "db/merge_helper.h"
 #include "db/write_batch_internal.h"
 #include "table/merging_iterator.h"
 #include "table/table_factory.h"
@@ -143,8 +144,15 @@ Status DBImpl::SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const
   return WriteImpl(o, &batch);
 }
 
-Status DBImpl::Merge(const WriteOptions&, ColumnFamilyHandle*, const Slice&, const Slice&) {
-  return Status::NotSupported("Provide a merge_operator when opening DB");
+Status DBImpl::Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                     const Slice& value) {
+  if (options_.merge_operator == nullptr) {
+    return Status::NotSupported("Provide a merge_operator when opening DB");
+  }
+  WriteBatch batch(key.size() + value.size() + 24);
+  Status s = batch.Merge(cf, key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
 }
 
 Status DBImpl::Write(const WriteOptions& o, WriteBatch* updates) {
@@ -170,17 +178,28 @@ Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& ke
                                              : last_published_.load(std::memory_order_acquire);
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
   if (sv == nullptr) return Status::ShutdownInProgress();
-  LookupKey lkey(key, seq);
-  Status s;
-  SequenceNumber found_seq;
   std::string* dst = value->GetSelf();
-  bool found = sv->mem->Get(lkey, dst, &s, &found_seq, nullptr);
-  for (size_t i = 0; !found && i < sv->imm.size(); i++) {
-    found = sv->imm[i]->Get(lkey, dst, &s, &found_seq, nullptr);
+  const MergeOperator* merge_op = cfd->options().merge_operator.get();
+  if (merge_op == nullptr) {
+    // The first operand met ends the lookup with NotSupported.
+    Status s = LookupKeyIn(o, sv.get(), key, seq, dst, nullptr);
+    if (s.ok()) value->PinSelf();
+    return s;
   }
-  if (!found) found = sv->current->Get(o, lkey, dst, &s, &found_seq, nullptr);
-  if (!found) return Status::NotFound();
-  if (s.ok()) value->PinSelf();
+  MergeContext mc;  // memtable operands are referenced: sv keeps the memtables alive
+  mc.merge_operator = merge_op;
+  Status s = LookupKeyIn(o, sv.get(), key, seq, dst, &mc);
+  if (mc.empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
+    if (s.ok()) value->PinSelf();
+    return s;
+  }
+  std::string merged;
+  const Slice base(*dst);
+  s = FullMergeOperands(merge_op, key, s.ok() ? &base : nullptr, mc.GetOperands(), &merged,
+                        info_log_);
+  if (!s.ok()) return s;
+  dst->swap(merged);
+  value->PinSelf();
   return s;
 }
 
@@ -196,7 +215,9 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   sv->current->AddIterators(o, &children);
   InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
                                                 static_cast<int>(children.size()));
-  Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr);
+  Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr,
+                                 kDefaultMaxSequentialSkip,
+                                 cfd->options().merge_operator.get(), info_log_);
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
   auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(

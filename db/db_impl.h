@@ -50,6 +50,15 @@ class DBImpl final : public DB {
   using DB::Get;
   Status Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
              PinnableSlice* value) override;
+  Status GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                          PinnableSlice* merge_operands, GetMergeOperandsOptions* gmo,
+                          int* number_of_operands) override;
+  // max_successive_merges (db_impl_merge.cc): called by the memtable inserter before it adds
+  // operand for key at sequence seq to mem. When mem already holds that many operands on top
+  // of key, computes the value key would have with operand applied (reading everything
+  // below seq) into *merged and returns true: the caller writes that as a Put instead.
+  bool FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
+                            const Slice& operand, std::string* merged);
   Iterator* NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -86,6 +95,12 @@ class DBImpl final : public DB {
   friend class DB;
   friend class FlushJob;
 
+  // Point lookup of key as of seq in sv (db_impl_merge.cc): memtable, immutables, files.
+  // With mc, operands are gathered into it down to the first Put or tombstone. Returns OK
+  // with the Put in *value (unless mc->base_as_operand), NotFound (a tombstone, or nothing),
+  // MergeInProgress (ShouldMerge stopped the search) or an error.
+  Status LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key, SequenceNumber seq,
+                     std::string* value, MergeContext* mc);
 
   // Write path (write_thread / db_impl_write.cc).
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch);

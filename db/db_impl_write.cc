@@ -90,7 +90,7 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
     if (s.ok()) {
       last_allocated_ += count;
       MemTable* mem = default_cf_->mem();  // stable: only the leader switches it
-      s = WriteBatchInternal::InsertInto(to_write, mem);
+      s = WriteBatchInternal::InsertInto(to_write, mem, /*concurrent=*/false, this);
       if (!s.ok()) {
         MutexLock l(&mutex_);
         RecordBackgroundError(s);
