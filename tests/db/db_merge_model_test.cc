@@ -60,7 +60,9 @@ class DBMergeModelTest : public testing::TestWithParam<MergeModelParam> {
   }
   void TearDown() override {
     ReleaseSnapshots();
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
+    if (db_ != nullptr) {
+      EXPECT_OK(db_->Close());
+    }
     db_.reset();
   }
 

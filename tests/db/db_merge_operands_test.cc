@@ -35,7 +35,9 @@ class DBMergeOperandsTest : public testing::TestWithParam<bool> {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   void TearDown() override {
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
+    if (db_ != nullptr) {
+      EXPECT_OK(db_->Close());
+    }
     db_.reset();
   }
 
@@ -113,7 +115,9 @@ TEST_P(DBMergeOperandsTest, LargeOperandsStayPinnedUntilReset) {
     v.replace(0, std::to_string(i).size(), std::to_string(i));
     expect.push_back(v);
     ASSERT_OK(db_->Merge(wo, "big", v));
-    if (i == 74) ASSERT_OK(db_->Flush(FlushOptions()));
+    if (i == 74) {
+      ASSERT_OK(db_->Flush(FlushOptions()));
+    }
   }
   std::vector<PinnableSlice> ops;
   int n = 0;

@@ -79,7 +79,9 @@ class DBMergeTest : public testing::Test {
     options_.merge_operator = MergeOperators::CreateUInt64AddOperator();
   }
   void TearDown() override {
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
+    if (db_ != nullptr) {
+      EXPECT_OK(db_->Close());
+    }
     db_.reset();
   }
 
@@ -193,7 +195,7 @@ TEST_F(DBMergeTest, PartialMergeOperatorReadsAndCompaction) {
     if (i % 10 == 9) Flush();
   }
   std::string expect = "base";
-  for (int i = 0; i < 30; i++) expect += "." + std::to_string(i);
+  for (int i = 0; i < 30; i++) expect.append(".").append(std::to_string(i));
   EXPECT_EQ(Get("p"), expect);
   EXPECT_TRUE(op->last_had_base);
   Compact();
