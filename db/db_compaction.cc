@@ -31,7 +31,10 @@ void DBImpl::BackgroundCompactionCall() {
     } else {
       picked = true;
       Status s = RunCompaction(c.get(), /*max_subcompactions=*/0);
-      c.reset();  // releases the picker's hold under the mutex
+      // Releases the picker's hold and the input Version, under the mutex; only then are
+      // the input files unreferenced and the sweep can delete them.
+      c.reset();
+      DeleteObsoleteFiles();
       if (!s.ok() && !s.IsShutdownInProgress()) RecordBackgroundError(s);
     }
   }
@@ -100,7 +103,6 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   if (!s.ok()) picker_->ComputeScores(versions_->current());
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
-  DeleteObsoleteFiles();
   running_compactions_--;
   return s;
 }
@@ -110,11 +112,23 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
   if (o.target_level >= options_.num_levels) {
     return Status::InvalidArgument("target_level beyond num_levels");
   }
-  // Data still in memtables is part of the range: flush it first.
-  Status s = Flush(FlushOptions(), DefaultColumnFamily());
+  // Data still in memtables is part of the range: flush it first. Switching the memtable
+  // means entering the write thread, whose leader may be a writer stopped by a write stall
+  // that only this compaction can clear: with an empty active memtable, only wait for the
+  // immutable ones instead.
+  bool active_empty;
+  {
+    MutexLock l(&mutex_);
+    active_empty = default_cf_->mem()->IsEmpty();
+  }
+  Status s = active_empty ? Status::OK() : Flush(FlushOptions(), DefaultColumnFamily());
   if (!s.ok()) return s;
 
   MutexLock l(&mutex_);
+  while (!default_cf_->imm().empty() && bg_error_.ok()) {
+    MaybeScheduleFlush();
+    bg_cv_.Wait();
+  }
   // Automatic compactions step aside: wait for the running ones, start no new ones.
   manual_compactions_waiting_++;
   while (bg_compactions_scheduled_ > 0 && bg_error_.ok()) bg_cv_.Wait();
@@ -177,7 +191,8 @@ Status DBImpl::RunManualCompaction(int input_level, int output_level, const Inte
       continue;
     }
     Status s = RunCompaction(c.get(), max_subcompactions);
-    c.reset();
+    c.reset();  // unrefs the input Version: its files may go now
+    DeleteObsoleteFiles();
     if (!s.ok()) {
       RecordBackgroundError(s);
       return s;
@@ -230,7 +245,13 @@ Status DBImpl::RefitLevel(int level, int target_level) {
 }
 
 Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
-  if (o.flush) {
+  bool active_empty;
+  {
+    MutexLock l(&mutex_);
+    active_empty = default_cf_->mem()->IsEmpty();
+  }
+  if (o.flush && !active_empty) {
+    // As in CompactRange; the loop below waits for the immutable memtables either way.
     Status s = Flush(FlushOptions(), DefaultColumnFamily());
     if (!s.ok()) return s;
   }

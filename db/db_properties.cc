@@ -89,7 +89,12 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     return true;
   }
   if (name == Properties::kIsWriteStopped) {
-    *value = write_controller_.state() == WriteController::State::kStopped ? 1 : 0;
+    // Stopped by the tree's shape, or (as MakeRoomForWrite decides it at each write) every
+    // memtable is full and the next write waits for a flush.
+    const bool memtables_full =
+        static_cast<int>(cfd->imm().size()) >= options_.max_write_buffer_number - 1 &&
+        cfd->mem()->ShouldFlush();
+    *value = write_controller_.state() == WriteController::State::kStopped || memtables_full;
     return true;
   }
   if (name == Properties::kActualDelayedWriteRate) {

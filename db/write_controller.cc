@@ -48,9 +48,12 @@ const char* WriteController::CauseName(Cause c) const {
 
 uint64_t WriteController::GetDelay(uint64_t now_micros, uint64_t bytes) {
   if (state_ != State::kDelayed) return 0;
+  // A write pays for its own bytes before it goes in, so the first write of a slowdown
+  // (or the first after a pause) waits too; otherwise a writer whose writes are spaced
+  // out would never be slowed at all.
   const uint64_t start = std::max(now_micros, next_write_micros_);
-  next_write_micros_ = start + bytes * 1000000 / rate_;
-  return start - now_micros;
+  next_write_micros_ = start + std::max<uint64_t>(bytes * 1000000 / rate_, 1);
+  return next_write_micros_ - now_micros;
 }
 
 void WriteController::AddStallMicros(Cause cause, bool stopped, uint64_t micros) {

@@ -34,7 +34,8 @@ class WriteController {
   Cause cause() const { return cause_; }
   const char* CauseName(Cause c) const;
 
-  // Micros the leader should sleep before writing `bytes` while delayed (0 otherwise).
+  // Micros the leader should sleep before writing `bytes` while delayed (0 otherwise): the
+  // time until the writes before it and this one's own bytes fit the delayed rate.
   uint64_t GetDelay(uint64_t now_micros, uint64_t bytes);
 
   // Bookkeeping of time spent stalled, per cause.
