@@ -35,10 +35,14 @@ class GatedSstEnv : public EnvWrapper {
                          const EnvOptions& options) override {
     if (fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".sst") == 0) {
       std::unique_lock<std::mutex> l(mu_);
-      waiting_++;
-      cv_.notify_all();
-      cv_.wait(l, [this] { return open_; });
-      waiting_--;
+      if (!open_ && passes_ > 0) {
+        passes_--;
+      } else {
+        waiting_++;
+        cv_.notify_all();
+        cv_.wait(l, [this] { return open_; });
+        waiting_--;
+      }
     }
     return EnvWrapper::NewWritableFile(fname, result, options);
   }
@@ -47,6 +51,11 @@ class GatedSstEnv : public EnvWrapper {
     std::lock_guard<std::mutex> l(mu_);
     open_ = open;
     cv_.notify_all();
+  }
+  // While closed, lets the next n files through.
+  void AllowFiles(int n) {
+    std::lock_guard<std::mutex> l(mu_);
+    passes_ = n;
   }
   // Waits until a background job is held at the gate.
   void WaitForBlockedJob() {
@@ -58,6 +67,7 @@ class GatedSstEnv : public EnvWrapper {
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = true;
+  int passes_ = 0;
   int waiting_ = 0;
 };
 
@@ -67,7 +77,12 @@ uint64_t StallCount(DB* db, const std::string& name) {
   EXPECT_TRUE(db->GetProperty("shale.stats", &stats));
   const size_t line = stats.find("Stalls(count):");
   EXPECT_NE(std::string::npos, line) << stats;
-  const size_t at = stats.find(" " + name + ",", line);
+  // Entries are "<count> <name>", separated by commas; the last one ends the line.
+  size_t at = stats.find(" " + name, line);
+  while (at != std::string::npos && stats[at + 1 + name.size()] != ',' &&
+         stats[at + 1 + name.size()] != '\n') {
+    at = stats.find(" " + name, at + 1);
+  }
   EXPECT_NE(std::string::npos, at) << name << " missing in:\n" << stats;
   if (line == std::string::npos || at == std::string::npos) return 0;
   size_t start = at;
@@ -118,8 +133,10 @@ class DBWriteStallTest : public ::testing::Test {
     if (db_ != nullptr) EXPECT_OK(db_->Close());
   }
   void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
+  // One more L0 file; all of them overlap (on "~shared"), so none is moved trivially.
   void PutAndFlush(const std::string& key) {
     ASSERT_OK(db_->Put(WriteOptions(), key, std::string(100, 'v')));
+    ASSERT_OK(db_->Put(WriteOptions(), "~shared", key));
     ASSERT_OK(db_->Flush(FlushOptions()));
   }
 
@@ -228,6 +245,66 @@ TEST_F(DBWriteStallTest, FullMemtablesStopWritesUntilAFlush) {
     std::string v;
     ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
   }
+}
+
+TEST_F(DBWriteStallTest, PendingCompactionBytesSlowAndStop) {
+  GatedSstEnv& env = gated_env_;
+  options_.env = &env;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.soft_pending_compaction_bytes_limit = 1;
+  options_.hard_pending_compaction_bytes_limit = 1;
+  Open();
+  PutAndFlush("a");
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  // The second flush goes through; the compaction it triggers hangs at the gate.
+  env.SetOpen(false);
+  env.AllowFiles(1);
+  PutAndFlush("b");
+  env.WaitForBlockedJob();
+  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-running-compactions"));
+  EXPECT_GT(IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"), 0u);
+  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  WriteOptions no_slowdown;
+  no_slowdown.no_slowdown = true;
+  EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
+
+  BackgroundPut blocked(db_.get(), "blocked", "value");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(blocked.done()) << "a write went through a pending-bytes stop";
+  env.SetOpen(true);
+  ASSERT_OK(blocked.Join());
+  ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.num-running-compactions"));
+  EXPECT_GE(StallCount(db_.get(), "pending-compaction-bytes-stop"), 1u);
+  EXPECT_OK(db_->Put(no_slowdown, "x", "1"));
+}
+
+TEST_F(DBWriteStallTest, PendingCompactionBytesSlowdown) {
+  GatedSstEnv& env = gated_env_;
+  options_.env = &env;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.soft_pending_compaction_bytes_limit = 1;
+  options_.delayed_write_rate = 64 << 10;
+  Open();
+  PutAndFlush("a");
+  env.SetOpen(false);
+  env.AllowFiles(1);
+  PutAndFlush("b");
+  env.WaitForBlockedJob();
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(64u << 10, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  WriteOptions no_slowdown;
+  no_slowdown.no_slowdown = true;
+  EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
+  ASSERT_OK(db_->Put(WriteOptions(), "slow", std::string(1000, 's')));
+  EXPECT_GE(StallCount(db_.get(), "pending-compaction-bytes-slowdown"), 1u);
+  env.SetOpen(true);
+  ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_OK(db_->Put(no_slowdown, "x", "1"));
 }
 
 TEST_F(DBWriteStallTest, FasterWritersNeverDeadlockAndL0StaysBounded) {
