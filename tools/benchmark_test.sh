@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks tools/benchmark.sh on a tiny run: every job gives a row with the summary columns
-# filled from db_bench's output, a job db_bench refuses (mergerandom until merge lands in
-# db_bench) gives an empty row and a non-zero exit, and --compare (here against the same
+# filled from db_bench's output, a job db_bench refuses (here a stand-in db_bench that
+# refuses everything, as ours refuses a benchmark it lacks) gives an empty row and a
+# non-zero exit, and --compare (here against the same
 # binary, so no RocksDB is needed) adds a ratio row per job. Charts are checked only when
 # gnuplot is already installed. Never asserts a speed.
 #   usage: tools/benchmark_test.sh [PATH_TO_DB_BENCH]   (default: build/tools/db_bench)
@@ -14,7 +15,7 @@ col() {
     '$1 == job && index($2, bin) == 1 { print $n; exit }' "$4"
 }
 
-jobs=(bulkload fillseq overwrite readwhilewriting readrandom updaterandom)
+jobs=(bulkload fillseq overwrite readwhilewriting readrandom updaterandom mergerandom)
 DB_DIR=$DIR/db OUTPUT_DIR=$DIR/out "$ROOT/tools/benchmark.sh" "${jobs[@]}" >"$DIR/table" 2>"$DIR/err" \
   || fail "benchmark.sh exited non-zero: $(tail -3 "$DIR/err")"
 report=$DIR/out/report.tsv
@@ -30,7 +31,7 @@ for job in "${jobs[@]}"; do
 done
 # Jobs that write have MB/s; write-amp and write MB/s need a flush before the stats were
 # taken, which a tiny run leaves to timing: at least one job must have them.
-for job in fillseq overwrite updaterandom; do
+for job in fillseq overwrite updaterandom mergerandom; do
   v=$(col "$job" shale 4 "$report")
   [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "$job: MB/s is '$v'"
 done
@@ -39,11 +40,16 @@ awk -F'\t' 'NR > 1 && $8 ~ /^[0-9.]+$/ && $9 ~ /^[0-9.]+$/ { ok = 1 } END { exit
 grep -q '^readrandom ' "$DIR/table" || fail "no readable table on stdout"
 
 # A refused job: an empty row, a message, exit non-zero.
-if DB_DIR=$DIR/db OUTPUT_DIR=$DIR/out2 "$ROOT/tools/benchmark.sh" mergerandom >/dev/null 2>"$DIR/err2"; then
+refuser=$DIR/refusing_db_bench
+printf '#!/bin/sh\necho "benchmark is not supported by shale yet: it needs X" >&2\nexit 1\n' >"$refuser"
+chmod +x "$refuser"
+if DB_BENCH=$refuser DB_DIR=$DIR/db OUTPUT_DIR=$DIR/out2 "$ROOT/tools/benchmark.sh" mergerandom \
+     >/dev/null 2>"$DIR/err2"; then
   fail "mergerandom: exit 0 although db_bench refused it"
 fi
 grep -q "not supported by shale yet" "$DIR/err2" || fail "mergerandom: db_bench's reason not shown"
-[ -z "$(col mergerandom db_bench 3 "$DIR/out2/report.tsv")" ] || fail "mergerandom: ops/sec filled in"
+grep -q '^mergerandom' "$DIR/out2/report.tsv" || fail "refused mergerandom: no row"
+[ -z "$(col mergerandom refusing 3 "$DIR/out2/report.tsv")" ] || fail "mergerandom: ops/sec filled in"
 
 # Comparison mode: both rows and a ratio row per job.
 OTHER_DB_BENCH=$BIN DB_DIR=$DIR/db3 OUTPUT_DIR=$DIR/out3 REPORT_INTERVAL_SECONDS=1 \

@@ -1,7 +1,8 @@
 // The db_bench driver: runs the benchmarks named by --benchmarks against one shale DB and
 // prints RocksDB db_bench's header and result lines.
 //
-// Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods) or to a
+// Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods, and
+// db_bench_merge.cc those that write or read merge operands) or to a
 // meta operation without a result line (flush, waitforcompaction, stats, ...;
 // db_bench_meta.cc); Run() checks the whole list first, so a benchmark shale cannot run
 // yet fails the run before anything is measured. Each method runs on every one of
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "shale/db.h"
 #include "shale/options.h"
@@ -27,6 +29,10 @@
 #include "tools/db_bench_stats.h"
 
 namespace shale::tools {
+
+// Prints "<what> error: <status>" on stderr and ends the process, as RocksDB's db_bench
+// does when an operation of a benchmark fails.
+[[noreturn]] void Fail(const char* what, const Status& s);
 
 // What the threads of one benchmark run share.
 struct SharedState {
@@ -74,7 +80,8 @@ class Benchmark {
   struct Spec {
     Method method = nullptr;
     bool fresh_db = false;
-    MetaMethod meta = nullptr;  // runs once, prints no result line
+    bool needs_merge_operator = false;  // refused without --merge_operator
+    MetaMethod meta = nullptr;          // runs once, prints no result line
   };
   // Resolves a benchmark name (without [..] arguments). On false, *why says what shale
   // lacks.
@@ -100,7 +107,8 @@ class Benchmark {
   void ReadRandom(ThreadState* thread);
   void SeekRandom(ThreadState* thread);
   void ReadWhileWriting(ThreadState* thread);
-  void BGWriter(ThreadState* thread);
+  // Puts (or Merges) random keys until every other thread of the benchmark is done.
+  void BGWriter(ThreadState* thread, bool merge);
   void ReadRandomWriteRandom(ThreadState* thread);
   void UpdateRandom(ThreadState* thread);
   void DoDelete(ThreadState* thread, bool seq);
@@ -110,6 +118,19 @@ class Benchmark {
   void CompressBench(ThreadState* thread);
   void UncompressBench(ThreadState* thread);
   void ReadRandomFast(ThreadState* thread);
+
+  // Merge workloads (db_bench_merge.cc).
+  void MergeRandom(ThreadState* thread);
+  void ReadRandomMergeRandom(ThreadState* thread);
+  void ReadWhileMerging(ThreadState* thread);
+  void SeekRandomWhileMerging(ThreadState* thread);
+  void GetMergeOperandLists(ThreadState* thread);
+  // GetMergeOperands of key into *slots, which grows (and the read is retried) when the
+  // key has more operands than slots; *count is the number of operands.
+  Status GetAllOperands(const Slice& key, std::vector<PinnableSlice>* slots, int* count);
+  // readrandomoperands' read of one key: GetAllOperands, their sizes added to *bytes, the
+  // slots Reset() on return.
+  Status ReadOperands(const Slice& key, std::vector<PinnableSlice>* slots, int64_t* bytes);
 
   // Operations on the DB as a whole (db_bench_meta.cc). Compact is a benchmark with a
   // result line, as in RocksDB; the others print only what they are about.
@@ -135,6 +156,8 @@ class Benchmark {
   int64_t deletes_ = 0;
   int64_t readwrites_ = 0;
   int64_t entries_per_batch_ = 1;
+  int64_t merge_keys_ = 0;      // key space of mergerandom and readrandommergerandom
+  bool read_operands_ = false;  // readrandom reads through GetMergeOperands
   int key_size_ = 16;
   int value_size_ = 100;
   WriteOptions write_options_;

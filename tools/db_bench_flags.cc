@@ -23,8 +23,12 @@ DEFINE_string(benchmarks,
               "\toverwrite, readseq, readreverse, readrandom, readrandomfast, readmissing,\n"
               "\tseekrandom (with seek_nexts), readwhilewriting, readrandomwriterandom,\n"
               "\tupdaterandom, deleteseq, deleterandom, crc32c, compress, uncompress,\n"
-              "\tcompact; and without a result line: flush, compactall,\n"
-              "\twaitforcompaction, stats, levelstats, memstats\n"
+              "\tcompact; with --merge_operator: mergerandom, readrandommergerandom,\n"
+              "\treadwhilemerging, seekrandomwhilemerging, getmergeoperands (one key, 999\n"
+              "\tcomma-separated lists of 100 numbers, read back whole with Get and as\n"
+              "\toperands); readrandomoperands (readrandom through GetMergeOperands);\n"
+              "\tand without a result line: flush, compactall, waitforcompaction, stats,\n"
+              "\tlevelstats, memstats\n"
               "Other RocksDB benchmarks are refused until shale has what they need.");
 
 DEFINE_int64(num, 1000000, "Number of key/values to place in database");
@@ -55,6 +59,12 @@ DEFINE_int32(readwritepercent, 90,
              "ReadRandomWriteRandom workload. The default value 90 means 90% operations out "
              "of all reads and writes operations are reads. In other words, 9 gets for "
              "every 1 put.");
+DEFINE_int32(mergereadpercent, 70,
+             "readrandommergerandom: the percentage of its operations that are merges (the "
+             "rest are reads)");
+DEFINE_int64(merge_keys, -1,
+             "Number of distinct keys mergerandom and readrandommergerandom pick from; "
+             "negative: --num");
 DEFINE_int32(ops_between_duration_checks, 1000, "Check duration limit every x ops");
 DEFINE_bool(progress_reports, true,
             "If true, db_bench will report number of finished operations.");
@@ -84,6 +94,13 @@ DEFINE_bool(allow_concurrent_memtable_write, true,
 DEFINE_bool(enable_pipelined_write, true, "Allow WAL and memtable writes to be pipelined");
 DEFINE_bool(sync, false, "Sync all writes to disk");
 DEFINE_bool(disable_wal, false, "If true, do not write WAL for write.");
+DEFINE_string(merge_operator, "",
+              "Merge operator the DB is opened with, by name: put, uint64add, stringappend "
+              "or max (or the operator's Name()). Empty: none, and the merge benchmarks "
+              "are skipped. A DB written with one operator needs the same one to be read");
+DEFINE_int32(max_successive_merges, 0,
+             "Options::max_successive_merges: a key with this many operands in the "
+             "memtable has them folded on the next merge; 0 never folds");
 
 DEFINE_bool(histogram, false, "Print histogram of operation timings");
 DEFINE_int64(stats_interval, 0,
@@ -155,14 +172,6 @@ DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every
 DEFINE_uint64(wal_bytes_per_sync, 0, "Incremental background sync of WAL files every N bytes");
 DEFINE_int32(compression_max_dict_bytes, 0, "Size of a compression dictionary");
 DEFINE_bool(mmap_read, false, "Allow reads to occur via mmap-ing files");
-DEFINE_string(merge_operator, "",
-              "The merge operator to use with the database. shale has no merge operators "
-              "yet.");
-DEFINE_int32(max_successive_merges, 0,
-             "Maximum number of successive merge operations on a key in the memtable");
-DEFINE_int32(mergereadpercent, 70,
-             "Ratio of merges to merges&reads (expressed as percentage) for the "
-             "ReadRandomMergeRandom workload.");
 DEFINE_bool(unordered_write, false,
             "Enable the unordered write feature, which provides higher throughput but "
             "relaxes the guarantees around atomic reads and immutable snapshots");
@@ -200,9 +209,6 @@ struct CompatFlag {
 
 constexpr CompatFlag kCompatFlags[] = {
     {"mmap_read", nullptr},
-    {"merge_operator", nullptr},
-    {"max_successive_merges", nullptr},
-    {"mergereadpercent", nullptr},
     {"unordered_write", nullptr},
     {"two_write_queues", nullptr},
     {"transaction_db",

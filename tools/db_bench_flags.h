@@ -1,8 +1,8 @@
 // The command-line flags of db_bench: RocksDB 7.8's names, types and defaults, so one
 // command line runs either binary. Defined in db_bench_flags.cc.
 //
-// Some flags are accepted for compatibility but shale has nothing to act on yet (merge,
-// transactions, mmap, sync tuning, ...). CheckFlagsShaleCannotHonor() names each of those
+// Some flags are accepted for compatibility but shale has nothing to act on yet
+// (transactions, mmap, sync tuning, ...). CheckFlagsShaleCannotHonor() names each of those
 // set to a non-default value on stderr, once, and fails the run for the few whose absence
 // would change what is measured.
 #pragma once
@@ -29,6 +29,8 @@ DECLARE_int64(seed);
 DECLARE_int32(seek_nexts);
 DECLARE_bool(reverse_iterator);
 DECLARE_int32(readwritepercent);
+DECLARE_int32(mergereadpercent);
+DECLARE_int64(merge_keys);
 DECLARE_int32(ops_between_duration_checks);
 DECLARE_bool(progress_reports);
 
@@ -49,6 +51,8 @@ DECLARE_bool(allow_concurrent_memtable_write);
 DECLARE_bool(enable_pipelined_write);
 DECLARE_bool(sync);
 DECLARE_bool(disable_wal);
+DECLARE_string(merge_operator);
+DECLARE_int32(max_successive_merges);
 DECLARE_int64(cache_size);
 DECLARE_int32(cache_numshardbits);
 DECLARE_double(cache_high_pri_pool_ratio);

@@ -1,11 +1,16 @@
 // Benchmark::BuildOptions: the DB's Options from db_bench's flags, as RocksDB's db_bench
-// maps them (block cache, filter, statistics, leveled compaction, write stalls).
+// maps them (block cache, filter, statistics, leveled compaction, write stalls, merge
+// operator).
 #include <strings.h>
+
+#include <memory>
+#include <utility>
 
 #include "shale/cache.h"
 #include "shale/compression_type.h"
 #include "shale/filter_policy.h"
 #include "shale/table.h"
+#include "shale/utilities/merge_operators.h"
 #include "tools/db_bench.h"
 #include "tools/db_bench_flags.h"
 
@@ -80,7 +85,23 @@ bool Benchmark::BuildOptions(std::string* error) {
              "zstd when built with them)";
     return false;
   }
+  if (FLAGS_max_successive_merges < 0 || FLAGS_merge_keys == 0) {
+    *error = "--max_successive_merges must not be negative, --merge_keys not 0";
+    return false;
+  }
+  std::shared_ptr<MergeOperator> merge_operator;
+  if (!FLAGS_merge_operator.empty()) {
+    merge_operator = MergeOperators::CreateFromStringId(FLAGS_merge_operator);
+    if (merge_operator == nullptr) {
+      // The first words are RocksDB's, for scripts that look for them.
+      *error = "invalid merge operator[" + FLAGS_merge_operator +
+               "]: not one of shale's (put, uint64add, stringappend, max)";
+      return false;
+    }
+  }
   options_ = Options();
+  options_.merge_operator = std::move(merge_operator);
+  options_.max_successive_merges = static_cast<size_t>(FLAGS_max_successive_merges);
   options_.create_if_missing = true;
   options_.compression = compression;
   options_.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);

@@ -27,6 +27,7 @@ const char* OpName(OpType t) {
     case OpType::kDelete: return "delete";
     case OpType::kSeek: return "seek";
     case OpType::kUpdate: return "update";
+    case OpType::kMerge: return "merge";
     case OpType::kCrc: return "crc";
     case OpType::kCompress: return "compress";
     case OpType::kUncompress: return "uncompress";

@@ -32,6 +32,7 @@ enum class OpType {
   kDelete,
   kSeek,
   kUpdate,
+  kMerge,
   kCrc,
   kCompress,
   kUncompress,

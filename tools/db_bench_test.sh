@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks db_bench's contract: every supported benchmark prints a result line in RocksDB's
-# format and, with --histogram=1, a Percentiles line; the meta benchmarks print what
+# format and, with --histogram=1, a Percentiles line; the merge benchmarks count and
+# report as RocksDB's, and need a known --merge_operator; the meta benchmarks print what
 # RocksDB's print; --statistics, interval and report-file output parse; every flag of
 # issue 5 is accepted, unknown flags fail, accepted-but-unused (deprecated) flags warn;
 # unsupported benchmarks fail with a message. Never asserts a speed.
@@ -38,6 +39,88 @@ done
 grep -q '^compress .*(output: [0-9.]*%)' "$DIR/compress.out" || fail "compress: no output ratio"
 grep -q 'found, issued [0-9]* non-exist keys)' "$DIR/readrandomfast.out" \
   || fail "readrandomfast: no found/non-exist message"
+
+# Merge benchmarks (8-byte uint64add counters, as seed_workloads runs them): a result line
+# in the same format, merges in their own histogram, RocksDB's messages. The ones that
+# read run after mergerandom in the same invocation.
+MERGE=(--merge_operator=uint64add --value_size=8)
+for b in mergerandom readrandommergerandom readwhilemerging seekrandomwhilemerging \
+         readrandomoperands; do
+  out=$DIR/$b.out
+  case $b in mergerandom) list=$b ;; *) list=mergerandom,$b ;; esac
+  if ! "$BIN" --db="$DIR/db" --benchmarks="$list" --num=1000 --histogram=1 --threads=2 \
+       "${MERGE[@]}" >"$out" 2>"$out.err"; then
+    fail "$b exited non-zero: $(tail -1 "$out.err")"; continue
+  fi
+  grep -E "$RESULT_RE" "$out" | grep -q "^$b " || fail "$b: no result line in RocksDB's format"
+  [ -n "$(ops_of "$out")" ] || fail "$b: seed_workloads' awk finds no ops/sec"
+  [ -n "$(p99_of "$out")" ] || fail "$b: no Percentiles line with P99"
+done
+grep -Eq '^mergerandom +: .* 2000 operations; +[0-9.]+ MB/s \( updates:1000\)$' \
+  "$DIR/mergerandom.out" || fail "mergerandom: not 2 x 1000 merges with MB/s and '( updates:1000)'"
+grep -q '^Microseconds per merge:' "$DIR/mergerandom.out" || fail "mergerandom: no merge histogram"
+grep -q '^Microseconds per write:' "$DIR/mergerandom.out" && fail "mergerandom: merges counted as writes"
+# readrandommergerandom: each thread's reads and merges add up to its 1000 operations.
+msg=$(grep -o '(reads:[0-9]* merges:[0-9]* total:[0-9]* hits:[0-9]* maxlength:[0-9]*)' \
+      "$DIR/readrandommergerandom.out")
+if [[ "$msg" =~ reads:([0-9]+)\ merges:([0-9]+)\ total:1000\ hits:([0-9]+)\ maxlength:([0-9]+) ]]; then
+  r=${BASH_REMATCH[1]} m=${BASH_REMATCH[2]} h=${BASH_REMATCH[3]} len=${BASH_REMATCH[4]}
+  [ $((r + m)) = 1000 ] || fail "readrandommergerandom: reads $r + merges $m != 1000"
+  [ "$m" -gt "$r" ] || fail "readrandommergerandom: --mergereadpercent=70 gave $m merges, $r reads"
+  # Every key was merged into before (mergerandom), so reads find 8-byte sums.
+  { [ "$h" -gt 0 ] && [ "$len" = 8 ]; } || fail "readrandommergerandom: hits $h, maxlength $len"
+else
+  fail "readrandommergerandom: no (reads:.. merges:.. total:1000 hits:.. maxlength:..) message"
+fi
+for pct in 0 100; do
+  "$BIN" --db="$DIR/db" --benchmarks=readrandommergerandom --num=500 --mergereadpercent=$pct \
+    "${MERGE[@]}" >"$DIR/rmr$pct.out" 2>/dev/null || fail "readrandommergerandom $pct% failed"
+done
+grep -q '(reads:500 merges:0 ' "$DIR/rmr0.out" || fail "--mergereadpercent=0 merged"
+grep -q '(reads:0 merges:500 ' "$DIR/rmr100.out" || fail "--mergereadpercent=100 read"
+# readwhilemerging: the merger's operations stay out of the result (2 readers x 1000).
+grep -Eq '^readwhilemerging +: .* 2000 operations;' "$DIR/readwhilemerging.out" \
+  || fail "readwhilemerging: not 2 x 1000 reads"
+# readrandomoperands: 20 operands per key on average, more than the 8 slots it starts
+# with, so reads go through the Incomplete retry; every key was merged into, so every
+# read finds operands.
+"$BIN" --db="$DIR/db" --benchmarks=mergerandom,readrandomoperands --num=100 --writes=2000 \
+  "${MERGE[@]}" >"$DIR/rro.out" 2>"$DIR/rro.err" || fail "readrandomoperands failed: $(tail -1 "$DIR/rro.err")"
+grep -Eq '^readrandomoperands : .* 100 operations; +[0-9.]+ MB/s \(100 of 100 found\)' "$DIR/rro.out" \
+  || fail "readrandomoperands: not '(100 of 100 found)' with MB/s"
+# getmergeoperands (stringappend, so Get returns the lists joined): both ways find the
+# number, GetMergeOperands returns the 999 lists, one operation in the result line.
+"$BIN" --db="$DIR/db" --benchmarks=getmergeoperands --merge_operator=stringappend \
+  >"$DIR/gmo.out" 2>"$DIR/gmo.err" || fail "getmergeoperands failed: $(tail -1 "$DIR/gmo.err")"
+[ "$(grep -c '^Found key? 1$' "$DIR/gmo.out")" = 2 ] || fail "getmergeoperands: not found both ways"
+grep -Eq '^Get: [0-9.e+-]+ seconds$' "$DIR/gmo.out" || fail "getmergeoperands: no 'Get: X seconds'"
+grep -Eq '^Get Merge operands: [0-9.e+-]+ seconds $' "$DIR/gmo.out" \
+  || fail "getmergeoperands: no 'Get Merge operands: X seconds'"
+grep -q '^Sample data from Get API call: 1,2,3,4,5,$' "$DIR/gmo.out" || fail "getmergeoperands: Get's list"
+grep -q 'call: 999 operands: 1,2,3,4,5,' "$DIR/gmo.out" || fail "getmergeoperands: not 999 operands"
+grep -E "$RESULT_RE" "$DIR/gmo.out" | grep -q '^getmergeoperands .* 1 operations;' \
+  || fail "getmergeoperands: no result line of one operation"
+# Two threads write the key's lists twice over: 1998 operands, more than the 1001 slots
+# it asks for first, and all of them come back (to the thread that reads last).
+"$BIN" --db="$DIR/db" --benchmarks=getmergeoperands --merge_operator=stringappend --threads=2 \
+  >"$DIR/gmo2.out" 2>"$DIR/gmo2.err" || fail "getmergeoperands, 2 threads, failed"
+grep -q 'call: 1998 operands: 1,' "$DIR/gmo2.out" || fail "getmergeoperands, 2 threads: not 1998 operands"
+# An unknown merge operator is an error before anything runs, as in RocksDB.
+if "$BIN" --db="$DIR/db" --benchmarks=fillseq,mergerandom --num=10 --merge_operator=nosuch \
+     >"$DIR/nosuch.out" 2>"$DIR/nosuch.err"; then
+  fail "--merge_operator=nosuch accepted"
+fi
+grep -q '^invalid merge operator\[nosuch\]' "$DIR/nosuch.err" || fail "--merge_operator=nosuch: no message"
+grep -q ' micros/op ' "$DIR/nosuch.out" && fail "--merge_operator=nosuch: ran fillseq"
+# The benchmarks that merge are skipped, as RocksDB's, without a merge operator.
+for b in mergerandom readrandommergerandom readwhilemerging seekrandomwhilemerging getmergeoperands; do
+  if "$BIN" --db="$DIR/db" --benchmarks="fillseq,$b" --num=10 >"$DIR/nomo.out" 2>/dev/null; then
+    fail "$b without --merge_operator: exit 0"
+  fi
+  grep -q "^$b *: skipped (--merge_operator is unknown)$" "$DIR/nomo.out" \
+    || fail "$b without --merge_operator: no 'skipped' line"
+  grep -q ' micros/op ' "$DIR/nomo.out" && fail "$b without --merge_operator: ran fillseq"
+done
 
 # Meta benchmarks print what RocksDB's print and no result line.
 "$BIN" --db="$DIR/db" --num=2000 --write_buffer_size=65536 \
@@ -105,8 +188,8 @@ for f in benchmarks=fillseq num=10 reads=5 writes=5 duration=0 threads=1 key_siz
          max_bytes_for_level_multiplier=4 target_file_size_base=524288 num_levels=5 \
          level_compaction_dynamic_level_bytes=1 disable_auto_compactions=1 \
          delayed_write_rate=1048576 open_files=100 use_direct_reads=0 \
-         use_direct_io_for_flush_and_compaction=0 mmap_read=0 merge_operator= \
-         max_successive_merges=0 readwritepercent=80 mergereadpercent=60 \
+         use_direct_io_for_flush_and_compaction=0 mmap_read=0 merge_operator=uint64add \
+         max_successive_merges=3 readwritepercent=80 mergereadpercent=60 merge_keys=5 \
          enable_pipelined_write=0 allow_concurrent_memtable_write=0 unordered_write=0 \
          two_write_queues=0 transaction_db=0 transaction_lock_timeout=100 wal_dir= \
          benchmark_write_rate_limit=0 perf_level=1 seek_nexts=2; do
@@ -129,12 +212,12 @@ done
   --disable_auto_compactions=1 --level0_slowdown_writes_trigger=4 --use_ribbon_filter=1 \
   --bloom_bits=10 --cache_index_and_filter_blocks=1 --subcompactions=2 --stats_level=2 \
   --max_bytes_for_level_base=1048576 --level_compaction_dynamic_level_bytes=1 \
-  --delayed_write_rate=1048576 --max_background_compactions=2 >/dev/null 2>"$DIR/quiet.err"
+  --delayed_write_rate=1048576 --max_background_compactions=2 --merge_operator=max \
+  --max_successive_merges=4 --mergereadpercent=50 >/dev/null 2>"$DIR/quiet.err"
 grep -q 'WARNING: --' "$DIR/quiet.err" && fail "unexpected warning: $(grep 'WARNING: --' "$DIR/quiet.err")"
 
 # Benchmarks shale cannot run yet fail, with a message, before running anything.
-for b in mergerandom readrandommergerandom readwhilemerging readrandomoperands \
-         getmergeoperands randomtransaction multireadrandom sstables compact0; do
+for b in xorupdaterandom randomtransaction multireadrandom sstables compact0; do
   if "$BIN" --db="$DIR/db" --benchmarks="fillseq,$b" --num=10 >"$DIR/uns.out" 2>"$DIR/uns.err"; then
     fail "$b: accepted"
   fi

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "shale/iterator.h"
 #include "shale/write_batch.h"
@@ -15,12 +16,12 @@
 
 namespace shale::tools {
 
-namespace {
-
-[[noreturn]] void Fail(const char* what, const Status& s) {
+void Fail(const char* what, const Status& s) {
   fprintf(stderr, "%s error: %s\n", what, s.ToString().c_str());
   exit(1);
 }
+
+namespace {
 
 std::string FoundMessage(int64_t found, int64_t total) {
   char msg[100];
@@ -91,6 +92,8 @@ void Benchmark::ReadRandom(ThreadState* thread) {
   Duration duration(FLAGS_duration, reads_);
   std::string key;
   PinnableSlice value;
+  // readrandomoperands: a few operand slots to start with, grown when a key has more.
+  std::vector<PinnableSlice> operands(read_operands_ ? 8 : 0);
   int64_t read = 0;
   int64_t found = 0;
   int64_t bytes = 0;
@@ -98,12 +101,14 @@ void Benchmark::ReadRandom(ThreadState* thread) {
     MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
     read++;
     value.Reset();
-    Status s = db_->Get(read_options_, db_->DefaultColumnFamily(), key, &value);
+    int64_t operand_bytes = 0;
+    Status s = read_operands_ ? ReadOperands(key, &operands, &operand_bytes)
+                              : db_->Get(read_options_, db_->DefaultColumnFamily(), key, &value);
     if (s.ok()) {
       found++;
-      bytes += static_cast<int64_t>(key.size() + value.size());
+      bytes += static_cast<int64_t>(key.size() + value.size()) + operand_bytes;
     } else if (!s.IsNotFound()) {
-      Fail("get", s);
+      Fail(read_operands_ ? "GetMergeOperands" : "get", s);
     }
     thread->stats.FinishedOps(1, OpType::kRead);
   }
@@ -148,11 +153,11 @@ void Benchmark::ReadWhileWriting(ThreadState* thread) {
   if (thread->tid > 0) {
     ReadRandom(thread);
   } else {
-    BGWriter(thread);
+    BGWriter(thread, /*merge=*/false);
   }
 }
 
-void Benchmark::BGWriter(ThreadState* thread) {
+void Benchmark::BGWriter(ThreadState* thread, bool merge) {
   // Writes until every reader is done; its numbers stay out of the result.
   thread->stats.SetExcludeFromMerge();
   RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
@@ -162,10 +167,11 @@ void Benchmark::BGWriter(ThreadState* thread) {
   while (shared->num_done.load(std::memory_order_acquire) + 1 < shared->total) {
     MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
     Slice value = gen.Generate(static_cast<size_t>(value_size_));
-    Status s = db_->Put(write_options_, key, value);
-    if (!s.ok()) Fail("put", s);
+    Status s =
+        merge ? db_->Merge(write_options_, key, value) : db_->Put(write_options_, key, value);
+    if (!s.ok()) Fail(merge ? "merge" : "put", s);
     bytes += static_cast<int64_t>(key.size() + value.size());
-    thread->stats.FinishedOps(1, OpType::kWrite);
+    thread->stats.FinishedOps(1, merge ? OpType::kMerge : OpType::kWrite);
   }
   thread->stats.AddBytes(bytes);
 }
