@@ -270,6 +270,9 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     bg_cv_.Wait();
   }
   if (shutting_down_) return Status::ShutdownInProgress();
+  // A reader that held an old Version while the last job swept kept that Version's files;
+  // nothing sweeps when the reader lets go, so sweep again before saying all is done.
+  DeleteObsoleteFiles();
   return bg_error_;
 }
 

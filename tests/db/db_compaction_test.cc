@@ -22,6 +22,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "shale/db.h"
+#include "shale/statistics.h"
 #include "shale/write_batch.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -270,6 +271,7 @@ TEST_P(DBCompactionModelTest, RandomOpsAcrossLevels) {
   options_.level0_file_num_compaction_trigger = p.l0_trigger;
   options_.write_buffer_size = p.write_buffer_size;
   options_.max_background_jobs = 3;
+  options_.statistics = CreateDBStatistics();
   const uint64_t seed = TestSeed();
   Random rnd(seed);
   Open();
@@ -404,6 +406,14 @@ TEST_P(DBCompactionModelTest, RandomOpsAcrossLevels) {
   }
   // The data did go deep: at least two levels below L0 took part.
   EXPECT_GE(deepest, 2) << LevelCounts();
+  HistogramData subs;
+  options_.statistics->histogramData(NUM_SUBCOMPACTIONS_SCHEDULED, &subs);
+  EXPECT_GT(subs.count, 0u);
+  if (p.subcompactions > 1) {
+    EXPECT_GE(subs.max, 2.0) << "no compaction was split";
+  } else {
+    EXPECT_EQ(1.0, subs.max);
+  }
   fprintf(stderr, "files per level: %s\n", LevelCounts().c_str());
   Reopen();
   ASSERT_TRUE(SameContents(model, ScanAll(db_.get()))) << "final reopen, seed " << seed;
@@ -713,7 +723,8 @@ TEST_F(DBCompactionTest, InputFilesDeletedWhenTheLastIteratorGoes) {
   if (after.count(inputs[0]) > 0) {
     // Bug outside this test's files: releasing the last SuperVersion reference (db/
     // column_family.cc, db/db_iter.cc) does not trigger the obsolete-file sweep, so files
-    // an iterator kept alive stay on disk until the next flush or compaction.
+    // an iterator kept alive stay on disk until the next flush, compaction or
+    // WaitForCompact.
     GTEST_SKIP() << "obsolete files are only swept at the next flush/compaction";
   }
   for (uint64_t n : inputs) EXPECT_EQ(0u, after.count(n));
