@@ -8,6 +8,13 @@
 //
 // Keys are microbench::Key(2 * i) for i < kNumKeys; Key(2 * i + 1) are the misses, inside
 // every file's key range, so only a filter (or a block read) can answer them.
+//
+// Merge cases: Merge writes 8-byte uint64add counters like a Put; GetMergeOperands reads
+// keys that each hold kOperandsPerKey operands (in the memtable, or in one last-level
+// file), with an operator that never combines operands, so they stay apart through flush
+// and compaction.
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,8 +25,10 @@
 #include "shale/cache.h"
 #include "shale/db.h"
 #include "shale/filter_policy.h"
+#include "shale/merge_operator.h"
 #include "shale/options.h"
 #include "shale/table.h"
+#include "shale/utilities/merge_operators.h"
 #include "shale/write_batch.h"
 
 namespace shale::microbench {
@@ -114,25 +123,31 @@ bool BuildReadDB(benchmark::State& state, DB* db, int64_t where, int num_levels)
   return true;
 }
 
-// The shared read DB for (where, filter), built on first use and closed at exit; nullptr
-// after Fail. Benchmark threads may call it at once.
-DB* ReadDB(benchmark::State& state, int64_t where, bool filter) {
+// A DB shared by every run of the benchmarks that name it: opened in BenchDir(name) with
+// options and filled by build on first use, closed at exit; nullptr after Fail. Benchmark
+// threads may call it at once (the first builds while the others wait).
+DB* SharedDB(benchmark::State& state, const std::string& name, const Options& options,
+             const std::function<bool(DB*)>& build) {
   static std::mutex mu;
-  static std::map<std::pair<int64_t, bool>, std::unique_ptr<DB>> dbs;
+  static std::map<std::string, std::unique_ptr<DB>> dbs;
   std::lock_guard<std::mutex> lock(mu);
-  auto& slot = dbs[{where, filter}];
+  auto& slot = dbs[name];
   if (slot != nullptr) return slot.get();
   if (dbs.size() == 1) Cleanups().push_back([] { dbs.clear(); });
-
-  Options options = BaseOptions(filter);
-  options.disable_auto_compactions = true;
-  const std::string dir =
-      BenchDir(std::string("read_") + WhereName(where) + (filter ? "_filter" : "_nofilter"));
   std::unique_ptr<DB> db;
-  if (!CheckOk(state, DB::Open(options, dir, &db), "DB::Open")) return nullptr;
-  if (!BuildReadDB(state, db.get(), where, options.num_levels)) return nullptr;
+  if (!CheckOk(state, DB::Open(options, BenchDir(name), &db), "DB::Open")) return nullptr;
+  if (!build(db.get())) return nullptr;
   slot = std::move(db);
   return slot.get();
+}
+
+// The read DB for (where, filter), auto compaction off.
+DB* ReadDB(benchmark::State& state, int64_t where, bool filter) {
+  Options options = BaseOptions(filter);
+  options.disable_auto_compactions = true;
+  return SharedDB(
+      state, std::string("read_") + WhereName(where) + (filter ? "_filter" : "_nofilter"), options,
+      [&](DB* db) { return BuildReadDB(state, db, where, options.num_levels); });
 }
 
 // ---- Reads
@@ -359,6 +374,143 @@ void BM_CompactRange(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCompactKeys);
 }
 
+// ---- Merge
+
+// One Merge of an 8-byte little-endian 1 into a random one of kNumKeys counters per
+// iteration (uint64add). After the run the counters must add up to the iterations.
+void BM_Merge(benchmark::State& state, bool wal) {
+  Options options = BaseOptions(true);
+  options.merge_operator = MergeOperators::CreateUInt64AddOperator();
+  WriteDB w(state, "merge", options, wal);
+  if (!w.ok()) return;
+  char one[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<uint32_t> targets = RandomIndexes(kNumKeys, 16, 304);
+  size_t next = 0;
+  char key[kKeySize];
+  for (auto _ : state) {
+    FormatKey(targets[next++ & (targets.size() - 1)], key);
+    if (!CheckOk(state, w.db()->Merge(w.wo(), Slice(key, kKeySize), Slice(one, 8)), "Merge")) {
+      break;
+    }
+    if (!w.Wrote(kKeySize + sizeof(one))) break;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * (kKeySize + sizeof(one)));
+  if (ErrorSeen().load()) return;
+  std::unique_ptr<Iterator> it(w.db()->NewIterator(ReadOptions()));
+  uint64_t total = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    uint64_t n = 0;
+    if (it->value().size() == sizeof(n)) memcpy(&n, it->value().data(), sizeof(n));
+    total += n;
+  }
+  if (!CheckOk(state, it->status(), "counter scan")) return;
+  if (total != static_cast<uint64_t>(state.iterations())) {
+    Fail(state, "counters add up to " + std::to_string(total) + " after " +
+                    std::to_string(state.iterations()) + " merges");
+  }
+}
+
+constexpr int kOperandsPerKey = 100;
+
+// Keeps every operand: FullMergeV2 joins them, and it has no PartialMerge, so flush and
+// compaction cannot combine operands that have no base value beneath them.
+class KeepOperands : public MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    if (in.existing_value != nullptr) out->new_value.assign(in.existing_value->ToStringView());
+    for (const Slice& op : in.operand_list) out->new_value.append(op.ToStringView());
+    return true;
+  }
+  const char* Name() const override { return "KeepOperands"; }
+};
+
+// Keys with kOperandsPerKey operands of operand_bytes each: 1000 keys of 8-byte operands,
+// 200 keys of larger ones (2 KiB: 40 MiB in all, so that it fits the memtable).
+uint32_t OperandKeys(int64_t operand_bytes) { return operand_bytes <= 64 ? 1000 : 200; }
+
+bool BuildOperandDB(benchmark::State& state, DB* db, int64_t where, int64_t operand_bytes,
+                    int num_levels) {
+  Random rnd(305);
+  const std::string operand = CompressibleBytes(&rnd, static_cast<size_t>(operand_bytes));
+  WriteOptions wo;
+  wo.disableWAL = true;
+  const uint32_t keys = OperandKeys(operand_bytes);
+  // Round by round, so that a key's operands are spread through the memtable and files.
+  for (int round = 0; round < kOperandsPerKey; ++round) {
+    for (uint32_t k = 0; k < keys; ++k) {
+      if (!CheckOk(state, db->Merge(wo, Key(k), operand), "fill Merge")) return false;
+    }
+  }
+  if (where == kMemtable) {
+    uint64_t files = 0;
+    if (!GetCount(state, db, DB::Properties::kNumFilesAtLevelPrefix + std::string("0"), &files)) {
+      return false;
+    }
+    if (files != 0) Fail(state, "the operands did not stay in the memtable");
+    return files == 0;
+  }
+  CompactRangeOptions cro;
+  cro.change_level = true;
+  cro.target_level = num_levels - 1;
+  cro.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  if (!CheckOk(state, db->Flush(FlushOptions()), "Flush") ||
+      !CheckOk(state, db->CompactRange(cro, nullptr, nullptr), "CompactRange")) {
+    return false;
+  }
+  uint64_t files = 0;
+  const std::string last = DB::Properties::kNumFilesAtLevelPrefix + std::to_string(num_levels - 1);
+  if (!GetCount(state, db, last, &files)) return false;
+  if (files == 0) {
+    Fail(state, "the operands did not reach the last level");
+    return false;
+  }
+  return true;
+}
+
+// The DB of operands for (where, operand_bytes), auto compaction off.
+DB* OperandDB(benchmark::State& state, int64_t where, int64_t operand_bytes) {
+  Options options = BaseOptions(true);
+  options.disable_auto_compactions = true;
+  options.merge_operator = std::make_shared<KeepOperands>();
+  return SharedDB(
+      state, std::string("operands_") + WhereName(where) + "_" + std::to_string(operand_bytes),
+      options,
+      [&](DB* db) { return BuildOperandDB(state, db, where, operand_bytes, options.num_levels); });
+}
+
+// Arg: operand size. One GetMergeOperands of all kOperandsPerKey operands of a random key
+// per iteration, the slices Reset() afterwards (items: calls; bytes: operand bytes).
+void BM_GetMergeOperands(benchmark::State& state, int64_t where) {
+  const int64_t operand_bytes = state.range(0);
+  DB* db = OperandDB(state, where, operand_bytes);
+  if (db == nullptr) return;
+  const std::vector<uint32_t> targets =
+      RandomIndexes(OperandKeys(operand_bytes), 16, 44 + state.thread_index());
+  const ReadOptions ro;
+  std::vector<PinnableSlice> operands(kOperandsPerKey);
+  GetMergeOperandsOptions options;
+  options.expected_max_number_of_operands = kOperandsPerKey;
+  char key[kKeySize];
+  size_t next = 0;
+  for (auto _ : state) {
+    FormatKey(targets[next++ & (targets.size() - 1)], key);
+    int count = 0;
+    Status s = db->GetMergeOperands(ro, db->DefaultColumnFamily(), Slice(key, kKeySize),
+                                    operands.data(), &options, &count);
+    if (!CheckOk(state, s, "GetMergeOperands")) break;
+    if (count != kOperandsPerKey ||
+        operands[count - 1].size() != static_cast<size_t>(operand_bytes)) {
+      Fail(state, "GetMergeOperands returned " + std::to_string(count) + " operands");
+      break;
+    }
+    benchmark::DoNotOptimize(operands[count - 1].data());
+    for (PinnableSlice& op : operands) op.Reset();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * kOperandsPerKey * operand_bytes);
+}
+
 void Register() {
   using benchmark::RegisterBenchmark;
   RegisterBenchmark("Get/memtable/hit", BM_Get, kMemtable, true, true);
@@ -389,6 +541,23 @@ void Register() {
         ->ArgName("batch")
         ->Arg(8)
         ->Arg(64);
+  }
+  RegisterBenchmark("Merge/uint64add/wal", BM_Merge, true);
+  RegisterBenchmark("Merge/uint64add/no_wal", BM_Merge, false);
+  for (int64_t where : {kMemtable, kLastLevel}) {
+    const std::string name = std::string("GetMergeOperands/") + WhereName(where);
+    RegisterBenchmark(name.c_str(), BM_GetMergeOperands, where)
+        ->ArgName("operand_bytes")
+        ->Arg(8)
+        ->Arg(2048);
+    // Two readers of one DB (wall time, total rate): the large operands are pinned in the
+    // memtable or the block cache rather than copied, which is what threads contend on.
+    RegisterBenchmark(name.c_str(), BM_GetMergeOperands, where)
+        ->ArgName("operand_bytes")
+        ->Arg(8)
+        ->Arg(2048)
+        ->Threads(2)
+        ->UseRealTime();
   }
   RegisterBenchmark("Open", BM_Open)
       ->ArgName("files")
