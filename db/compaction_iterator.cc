@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "db/compaction.h"
+#include "db/merge_helper.h"
+#include "util/statistics.h"
 
 namespace shale {
 
@@ -16,6 +18,8 @@ void CompactionIterationStats::Add(const CompactionIterationStats& o) {
   num_optimized_del_drop_obsolete += o.num_optimized_del_drop_obsolete;
   num_single_del_fallthru += o.num_single_del_fallthru;
   num_single_del_mismatch += o.num_single_del_mismatch;
+  num_record_drop_merged += o.num_record_drop_merged;
+  num_merge_failures += o.num_merge_failures;
   total_input_raw_key_bytes += o.total_input_raw_key_bytes;
   total_input_raw_value_bytes += o.total_input_raw_value_bytes;
 }
@@ -31,13 +35,18 @@ std::vector<SequenceNumber> Sorted(std::vector<SequenceNumber> v) {
 
 CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator* ucmp,
                                        std::vector<SequenceNumber> snapshots,
-                                       const Compaction* compaction, const Slice* end_user_key)
+                                       const Compaction* compaction, const Slice* end_user_key,
+                                       const MergeOperator* merge_operator, Logger* info_log,
+                                       Statistics* statistics)
     : input_(input),
       ucmp_(ucmp),
       snapshots_(Sorted(std::move(snapshots))),
       earliest_snapshot_(snapshots_.empty() ? kMaxSequenceNumber : snapshots_.front()),
       compaction_(compaction),
-      end_user_key_(end_user_key) {}
+      end_user_key_(end_user_key),
+      merge_operator_(merge_operator),
+      info_log_(info_log),
+      statistics_(statistics) {}
 
 SequenceNumber CompactionIterator::StripeOf(SequenceNumber seq, bool* has_prev,
                                             SequenceNumber* prev) const {
@@ -52,6 +61,8 @@ void CompactionIterator::SeekToFirst() {
   has_current_user_key_ = false;
   has_stripe_ = false;
   stripe_covered_ = false;
+  queue_.clear();
+  queue_pos_ = 0;
   status_ = Status::OK();
   NextFromInput();
 }
@@ -85,8 +96,102 @@ void CompactionIterator::EmitCopy(const Slice& key, const Slice& value) {
   stats_.num_output_records++;
 }
 
+bool CompactionIterator::EmitQueued() {
+  if (queue_pos_ == queue_.size()) return false;
+  const auto& [key, value] = queue_[queue_pos_++];
+  key_ = key;
+  value_ = value;
+  ParseInternalKey(key_, &ikey_).PermitUncheckedError();  // parsed once already
+  valid_ = true;
+  stats_.num_output_records++;
+  return true;
+}
+
+void CompactionIterator::ResolveMerge(const ParsedInternalKey& first, bool has_prev,
+                                      SequenceNumber prev) {
+  if (merge_operator_ == nullptr) {
+    EmitFromInput(first);
+    return;
+  }
+  // Gather the stripe's run of operands, then look at what lies beneath it.
+  run_.clear();
+  run_.emplace_back(input_->key().ToString(), input_->value().ToString());
+  enum class Beneath { kPut, kDelete, kSingleDelete, kNothing, kUnknown };
+  Beneath beneath = Beneath::kUnknown;
+  ParsedInternalKey base;  // the entry beneath, when in the same stripe
+  while (true) {
+    input_->Next();
+    input_unprocessed_ = true;
+    if (!input_->Valid()) {
+      // The end of the input; an error is reported by the next round.
+      if (input_->status().ok()) beneath = Beneath::kNothing;
+      break;
+    }
+    if (!ParseInternalKey(input_->key(), &base).ok()) break;  // reported by the next round
+    if (ucmp_->Compare(base.user_key, current_user_key_) != 0) {
+      beneath = Beneath::kNothing;
+      break;
+    }
+    if (has_prev && base.sequence <= prev) break;  // an older stripe: left to the next round
+    if (base.type == kTypeMerge) {
+      CountInput(base, input_->value());
+      input_unprocessed_ = false;
+      run_.emplace_back(input_->key().ToString(), input_->value().ToString());
+      continue;
+    }
+    if (base.type == kTypeValue) beneath = Beneath::kPut;
+    if (base.type == kTypeDeletion) beneath = Beneath::kDelete;
+    if (base.type == kTypeSingleDeletion) beneath = Beneath::kSingleDelete;
+    break;
+  }
+
+  std::vector<Slice> operands;  // oldest first
+  operands.reserve(run_.size());
+  for (auto it = run_.rbegin(); it != run_.rend(); ++it) operands.emplace_back(it->second);
+  const Slice user_key = current_user_key_;
+  const bool no_older_value = beneath == Beneath::kNothing && compaction_ != nullptr &&
+                              compaction_->KeyNotExistsBeyondOutputLevel(current_user_key_);
+  std::string result;
+  std::string result_key;
+  if (beneath == Beneath::kPut || beneath == Beneath::kDelete ||
+      beneath == Beneath::kSingleDelete || no_older_value) {
+    const bool has_value = beneath == Beneath::kPut;
+    const Slice base_value = has_value ? input_->value() : Slice();
+    const Status s = FullMergeOperands(merge_operator_, user_key, has_value ? &base_value : nullptr,
+                                       operands, &result, info_log_);
+    if (!s.ok()) {
+      stats_.num_merge_failures++;
+      RecordTick(statistics_, NUMBER_MERGE_FAILURES);
+      status_ = s;
+      return;
+    }
+    stats_.num_record_drop_merged += run_.size() - 1;
+    if (beneath == Beneath::kPut || beneath == Beneath::kDelete) {
+      // The base is consumed into the result, which hides the rest of the stripe.
+      CountInput(base, input_->value());
+      input_unprocessed_ = false;
+      stats_.num_record_drop_merged++;
+    }
+    // Covered: only SingleDeletes are still judged below (such as the one beneath).
+    stripe_covered_ = true;
+    AppendInternalKey(&result_key, user_key, first.sequence, kTypeValue);
+    EmitCopy(result_key, result);
+    return;
+  }
+  if (PartialMergeOperands(merge_operator_, user_key, operands, &result, info_log_)) {
+    stats_.num_record_drop_merged += run_.size() - 1;
+    AppendInternalKey(&result_key, user_key, first.sequence, kTypeMerge);
+    EmitCopy(result_key, result);
+    return;
+  }
+  queue_.swap(run_);
+  queue_pos_ = 0;
+  EmitQueued();
+}
+
 void CompactionIterator::NextFromInput() {
   valid_ = false;
+  if (EmitQueued()) return;
   // Set once a SingleDelete cancelled its Put and nothing of that key and stripe was
   // emitted since: older Puts stay hidden, but an older Delete is judged on its own, as
   // it may hide Puts below this compaction (Put, Delete, Put, SingleDelete is allowed).
@@ -131,7 +236,7 @@ void CompactionIterator::NextFromInput() {
     }
 
     if (ik.type == kTypeMerge) {
-      MergeSeam(ik);
+      ResolveMerge(ik, has_prev_snapshot, prev_snapshot);
       return;
     }
     stripe_covered_ = true;

@@ -19,10 +19,25 @@
 //    cancelled by a newer SingleDelete, and what this one deletes (a Put in an older
 //    stripe, or in a level below) must stay deleted then (history P S P S with a snapshot
 //    between the first P and S).
-//  - Merge operands are kept unchanged and do not hide what is below them: the entries
-//    under a Merge in the same stripe are treated as if the Merge were not there (the
-//    newest non-Merge entry of the stripe is kept, and hides the rest). Folding operands
-//    with a merge operator is a later step; MergeSeam() marks where it plugs in.
+//  - Merge operands, without a merge operator, are kept unchanged and do not hide what is
+//    below them: the entries under a Merge in the same stripe are treated as if the Merge
+//    were not there (the newest non-Merge entry of the stripe is kept, and hides the rest).
+//  - With a merge operator, a run of operands that no newer entry of its stripe hides is
+//    resolved against what lies beneath it in the same stripe:
+//      a Put: folded with the operands (FullMergeV2) into one Put carrying the newest
+//        operand's sequence number; the Put is consumed and hides the rest of the stripe;
+//      a Delete: the same, folded onto no value, and the Delete is consumed;
+//      a SingleDelete: folded onto no value, but the SingleDelete is not consumed: it is
+//        then judged on its own, as under a newer Put (it may delete a Put of an older
+//        stripe, or of a level below, that must stay deleted);
+//      nothing (the key has no older entry in the input) when the Compaction says no level
+//        below the output holds the key: folded onto no value;
+//      otherwise (a snapshot boundary, or older data may exist below, or a flush): the
+//        operands are only combined with each other (PartialMergeMulti) into one Merge
+//        carrying the newest sequence number, or kept unchanged when the operator declines.
+//    Operands never combine across a snapshot boundary: each stripe is resolved alone.
+//    A FullMergeV2 that fails stops the iteration with Corruption (and counts
+//    NUMBER_MERGE_FAILURES); PartialMerge declining is not a failure.
 // Without a Compaction (flush) no Delete or SingleDelete is dropped for being at the
 // bottom, since older data may exist in the SST files.
 //
@@ -36,10 +51,14 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shale/comparator.h"
+#include "shale/env.h"
+#include "shale/merge_operator.h"
 #include "shale/slice.h"
+#include "shale/statistics.h"
 #include "shale/status.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
@@ -65,6 +84,11 @@ struct CompactionIterationStats {
   uint64_t num_single_del_fallthru = 0;
   // SingleDeletes that met something other than one Put.
   uint64_t num_single_del_mismatch = 0;
+  // Entries replaced by a merge result: n operands (and the Put or Delete beneath them)
+  // folded into one entry count n (n + 1 - 1).
+  uint64_t num_record_drop_merged = 0;
+  // Merge operator calls that failed (the iteration stopped with Corruption).
+  uint64_t num_merge_failures = 0;
   uint64_t total_input_raw_key_bytes = 0;
   uint64_t total_input_raw_value_bytes = 0;
 
@@ -77,10 +101,13 @@ class CompactionIterator {
   // The earliest snapshot is snapshots.front() (kMaxSequenceNumber when none).
   // compaction may be null (flush). end_user_key, when not null, is an exclusive upper bound:
   // the iteration ends at the first entry whose user key is >= it (the Slice must outlive
-  // the iterator). ucmp, input and compaction must outlive the iterator.
+  // the iterator). merge_operator null: operands pass through unchanged. info_log (the
+  // operator's logger) and statistics may be null. Every pointer must outlive the iterator.
   CompactionIterator(InternalIterator* input, const Comparator* ucmp,
                      std::vector<SequenceNumber> snapshots, const Compaction* compaction,
-                     const Slice* end_user_key = nullptr);
+                     const Slice* end_user_key = nullptr,
+                     const MergeOperator* merge_operator = nullptr, Logger* info_log = nullptr,
+                     Statistics* statistics = nullptr);
   CompactionIterator(const CompactionIterator&) = delete;
   CompactionIterator& operator=(const CompactionIterator&) = delete;
 
@@ -113,9 +140,12 @@ class CompactionIterator {
   void EmitFromInput(const ParsedInternalKey& ik);
   // Outputs a copy of key/value (the input has moved past them).
   void EmitCopy(const Slice& key, const Slice& value);
-  // Where a merge operator would fold the operands starting at the current Merge entry.
-  // Today: the operand passes through unchanged.
-  void MergeSeam(const ParsedInternalKey& ik) { EmitFromInput(ik); }
+  // Resolves the run of operands starting at the input's current Merge entry (the newest
+  // of its stripe; has_prev/prev bound the stripe from below, as StripeOf says): emits the
+  // result, or the first of the operands kept, or sets status_.
+  void ResolveMerge(const ParsedInternalKey& first, bool has_prev, SequenceNumber prev);
+  // Emits the next queued entry, if any.
+  bool EmitQueued();
 
   InternalIterator* const input_;
   const Comparator* const ucmp_;
@@ -123,6 +153,9 @@ class CompactionIterator {
   const SequenceNumber earliest_snapshot_;
   const Compaction* const compaction_;
   const Slice* const end_user_key_;
+  const MergeOperator* const merge_operator_;
+  Logger* const info_log_;
+  Statistics* const statistics_;
 
   bool valid_ = false;
   Status status_;
@@ -134,6 +167,12 @@ class CompactionIterator {
   // True when the input sits on an entry not yet looked at (after a SingleDelete peeked
   // ahead, or at the start); false when it sits on the entry last processed.
   bool input_unprocessed_ = true;
+  // Operands kept unchanged by ResolveMerge, waiting to be emitted from queue_pos_ on, as
+  // (internal key, value), newest first.
+  std::vector<std::pair<std::string, std::string>> queue_;
+  size_t queue_pos_ = 0;
+  // Scratch for ResolveMerge: the run of operands, newest first, as (internal key, value).
+  std::vector<std::pair<std::string, std::string>> run_;
 
   // The user key being processed and its current stripe.
   std::string current_user_key_;

@@ -243,7 +243,8 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
   const Comparator* ucmp = icmp_->user_comparator();
   const Slice end(sub->end);
   CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_,
-                          sub->has_end ? &end : nullptr);
+                          sub->has_end ? &end : nullptr, options_.merge_operator.get(),
+                          options_.info_log.get(), options_.statistics.get());
   std::string last_user_key;
   bool has_last = false;
   bool cut_pending = false;

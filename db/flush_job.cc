@@ -147,7 +147,8 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
         meta->smallest_seqno = kMaxSequenceNumber;
         meta->largest_seqno = 0;
         CompactionIterator c_iter(iter.get(), default_cf_->user_comparator(), snapshots,
-                                  /*compaction=*/nullptr);
+                                  /*compaction=*/nullptr, /*end_user_key=*/nullptr,
+                                  options_.merge_operator.get(), info_log_, stats_);
         for (c_iter.SeekToFirst(); c_iter.Valid(); c_iter.Next()) {
           const Slice key = c_iter.key();
           const SequenceNumber seq = c_iter.ikey().sequence;

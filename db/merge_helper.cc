@@ -1,5 +1,7 @@
 #include "db/merge_helper.h"
 
+#include <deque>
+
 #include "util/logging.h"
 
 namespace shale {
@@ -21,6 +23,16 @@ Status FullMergeOperands(const MergeOperator* op, const Slice& key, const Slice*
     result->swap(merged);
   }
   return Status::OK();
+}
+
+bool PartialMergeOperands(const MergeOperator* op, const Slice& key,
+                          const std::vector<Slice>& operands, std::string* result, Logger* logger) {
+  if (operands.empty() || (operands.size() == 1 && !op->AllowSingleOperand())) return false;
+  const std::deque<Slice> list(operands.begin(), operands.end());
+  std::string merged;
+  if (!op->PartialMergeMulti(key, list, &merged, logger)) return false;
+  result->swap(merged);
+  return true;
 }
 
 Status MergeOperatorMissing() { return Status::NotSupported("no merge operator configured"); }
