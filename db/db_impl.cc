@@ -9,6 +9,7 @@
 #include "table/merging_iterator.h"
 #include "table/table_factory.h"
 #include "util/logging.h"
+#include "util/statistics.h"
 
 namespace shale {
 
@@ -178,29 +179,52 @@ Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& ke
                                              : last_published_.load(std::memory_order_acquire);
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
   if (sv == nullptr) return Status::ShutdownInProgress();
+  StopWatch timer(env_, stats_, DB_GET);
+  value->Reset();  // drops what a previous Get pinned into it
   std::string* dst = value->GetSelf();
   const MergeOperator* merge_op = cfd->options().merge_operator.get();
+  int level = -2;  // where the answer came from (see LookupKeyIn)
   if (merge_op == nullptr) {
-    // The first operand met ends the lookup with NotSupported.
-    Status s = LookupKeyIn(o, sv.get(), key, seq, dst, nullptr);
-    if (s.ok()) value->PinSelf();
+    // The first operand met ends the lookup with NotSupported. A value found in a file
+    // stays in its block, pinned by *value, instead of being copied.
+    Status s = LookupKeyIn(o, sv.get(), key, seq, dst, nullptr, value, &level);
+    if (s.ok() && !value->IsPinned()) value->PinSelf();
+    RecordGetStats(level, s, *value);
     return s;
   }
   MergeContext mc;  // memtable operands are referenced: sv keeps the memtables alive
   mc.merge_operator = merge_op;
-  Status s = LookupKeyIn(o, sv.get(), key, seq, dst, &mc);
+  Status s = LookupKeyIn(o, sv.get(), key, seq, dst, &mc, nullptr, &level);
   if (mc.empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
     if (s.ok()) value->PinSelf();
+    RecordGetStats(level, s, *value);
     return s;
   }
   std::string merged;
   const Slice base(*dst);
   s = FullMergeOperands(merge_op, key, s.ok() ? &base : nullptr, mc.GetOperands(), &merged,
                         info_log_);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    RecordTick(stats_, NUMBER_MERGE_FAILURES);
+    return s;
+  }
   dst->swap(merged);
   value->PinSelf();
+  RecordGetStats(level, s, *value);
   return s;
+}
+
+void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
+  if (stats_ == nullptr) return;
+  stats_->recordTick(NUMBER_KEYS_READ);
+  stats_->recordTick(level == -1 ? MEMTABLE_HIT : MEMTABLE_MISS);
+  if (level == 0) stats_->recordTick(GET_HIT_L0);
+  if (level == 1) stats_->recordTick(GET_HIT_L1);
+  if (level >= 2) stats_->recordTick(GET_HIT_L2_AND_UP);
+  if (s.ok()) {
+    stats_->recordTick(BYTES_READ, value.size());
+    stats_->recordInHistogram(BYTES_PER_READ, value.size());
+  }
 }
 
 Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {

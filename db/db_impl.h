@@ -98,9 +98,12 @@ class DBImpl final : public DB {
   // Point lookup of key as of seq in sv (db_impl_merge.cc): memtable, immutables, files.
   // With mc, operands are gathered into it down to the first Put or tombstone. Returns OK
   // with the Put in *value (unless mc->base_as_operand), NotFound (a tombstone, or nothing),
-  // MergeInProgress (ShouldMerge stopped the search) or an error.
+  // MergeInProgress (ShouldMerge stopped the search) or an error. With pinned (and no mc) a
+  // Put found in a file may be pinned there instead of copied into *value (then
+  // pinned->IsPinned()). *found_level: -1 when a memtable answered, else the file's level.
   Status LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key, SequenceNumber seq,
-                     std::string* value, MergeContext* mc);
+                     std::string* value, MergeContext* mc, PinnableSlice* pinned = nullptr,
+                     int* found_level = nullptr);
 
   // Write path (write_thread / db_impl_write.cc).
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
@@ -204,6 +207,8 @@ class DBImpl final : public DB {
   // stats_dump_period_sec until Close.
   void StatsDumpLoop();
   void DumpStats();
+  // Get's tickers: where the answer came from (LookupKeyIn's found_level) and its size.
+  void RecordGetStats(int level, const Status& s, const Slice& value);
  public:
   // Open's LOG lines: the options in effect (db_info_log.cc).
   void LogOptionsAtOpen();

@@ -18,15 +18,20 @@ constexpr size_t kPinTotalBytes = 32 << 10;
 }  // namespace
 
 Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key,
-                           SequenceNumber seq, std::string* value, MergeContext* mc) {
+                           SequenceNumber seq, std::string* value, MergeContext* mc,
+                           PinnableSlice* pinned, int* found_level) {
   LookupKey lkey(key, seq);
   Status s;
   SequenceNumber found_seq;
+  int level = -1;
   bool found = sv->mem->Get(lkey, value, &s, &found_seq, nullptr, mc);
   for (size_t i = 0; !found && i < sv->imm.size(); i++) {
     found = sv->imm[i]->Get(lkey, value, &s, &found_seq, nullptr, mc);
   }
-  if (!found) found = sv->current->Get(o, lkey, value, &s, &found_seq, nullptr, mc);
+  if (!found) {
+    found = sv->current->Get(o, lkey, value, &s, &found_seq, nullptr, mc, pinned, &level);
+  }
+  if (found_level != nullptr) *found_level = found ? level : -2;
   return found ? s : Status::NotFound();
 }
 

@@ -129,6 +129,7 @@ struct Saver {
   ReadCallback* callback;
   std::string* value;
   MergeContext* merge_context;  // null: an operand ends the search with kMerge
+  PinnableSlice* pinned = nullptr;  // where a Put's bytes are pinned instead of copied
   State state = kNotFound;
   SequenceNumber seq = 0;
 };
@@ -160,6 +161,8 @@ bool SaveValue(void* arg, const Slice& ikey, const Slice& v, Cleanable* value_pi
       saver->state = Saver::kFound;
       if (mc != nullptr && mc->base_as_operand) {
         PushFound(mc, v, value_pinner);
+      } else if (saver->pinned != nullptr && value_pinner != nullptr) {
+        saver->pinned->PinSlice(v, value_pinner);
       } else {
         saver->value->assign(v.data(), v.size());
       }
@@ -226,7 +229,8 @@ uint64_t Version::NumLevelBytes(int level) const {
 
 bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
                          const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq,
-                         ReadCallback* callback, MergeContext* merge_context) {
+                         ReadCallback* callback, MergeContext* merge_context,
+                         PinnableSlice* pinned) {
   Saver saver;
   saver.ucmp = icmp_->user_comparator();
   saver.user_key = key.user_key();
@@ -234,8 +238,10 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
   saver.callback = callback;
   saver.value = value;
   saver.merge_context = merge_context;
-  // Pinning costs a block reference per entry seen; only GetMergeOperands asks for it.
-  Status st = merge_context != nullptr && merge_context->want_pins
+  saver.pinned = merge_context == nullptr ? pinned : nullptr;
+  // Pinning costs a block reference per entry seen: GetMergeOperands asks for it, and a Get
+  // whose value may be pinned.
+  Status st = (merge_context != nullptr && merge_context->want_pins) || saver.pinned != nullptr
                   ? table_cache_->Get(read_options, f, key.internal_key(), &saver,
                                       static_cast<TableReader::PinningGetHandler>(&SaveValue))
                   : table_cache_->Get(read_options, f, key.internal_key(), &saver,
@@ -263,7 +269,7 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
 
 bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
                   Status* s, SequenceNumber* seq, ReadCallback* callback,
-                  MergeContext* merge_context) {
+                  MergeContext* merge_context, PinnableSlice* pinned, int* hit_level) {
   const Slice ikey = key.internal_key();
   const Slice ukey = key.user_key();
   const SequenceNumber snapshot = ExtractSequence(ikey);
@@ -276,7 +282,10 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
         ucmp->Compare(ukey, f->largest.user_key()) > 0) {
       continue;
     }
-    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context)) return true;
+    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context, pinned)) {
+      if (hit_level != nullptr) *hit_level = 0;
+      return true;
+    }
   }
   // Deeper levels: at most one file each can hold the key.
   for (size_t level = 1; level < files_.size(); level++) {
@@ -286,7 +295,10 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
     const FileMetaData& f = *files[i];
     if (ucmp->Compare(ukey, f.smallest.user_key()) < 0) continue;
     if (f.smallest_seqno > snapshot) continue;
-    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context)) return true;
+    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context, pinned)) {
+      if (hit_level != nullptr) *hit_level = static_cast<int>(level);
+      return true;
+    }
   }
   return false;
 }

@@ -66,8 +66,13 @@ class Version {
   // and levels, to the first Put (*value, or an operand with base_as_operand) or
   // tombstone; *s = MergeInProgress when ShouldMerge ends it early; false when the files
   // hold nothing older than the operands.
+  //
+  // With pinned (and no merge_context), a Put found in a file is not copied into *value:
+  // *pinned is pointed at the bytes in their block, which it keeps referenced. *hit_level,
+  // when given, is set to the level of the file that answered.
   bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
-           SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr);
+           SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr,
+           PinnableSlice* pinned = nullptr, int* hit_level = nullptr);
 
   // Appends iterators over this Version's data: one per L0 file and one concatenating
   // level iterator per non-empty deeper level. The caller owns them; each keeps this
@@ -145,7 +150,7 @@ class Version {
   // Searches one file; see Get. Returns true when the search is over.
   bool SearchFile(const ReadOptions& read_options, const FileMetaData& f, const LookupKey& key,
                   std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback,
-                  MergeContext* merge_context);
+                  MergeContext* merge_context, PinnableSlice* pinned);
 
   VersionSet* vset_;  // null once the VersionSet is gone
   TableCache* const table_cache_;
