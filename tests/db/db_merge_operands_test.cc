@@ -17,12 +17,29 @@
 namespace shale {
 namespace {
 
+// Joins with ',' like stringappend but declines PartialMerge, so flushes and compactions
+// keep the operands apart and GetMergeOperands sees each one.
+class AppendNoPartial : public MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    bool first = in.existing_value == nullptr;
+    if (!first) out->new_value = in.existing_value->ToString();
+    for (const Slice& op : in.operand_list) {
+      if (!first) out->new_value += ',';
+      out->new_value.append(op.data(), op.size());
+      first = false;
+    }
+    return true;
+  }
+  const char* Name() const override { return "AppendNoPartial"; }
+};
+
 class DBMergeOperandsTest : public testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     dir_ = std::make_unique<TempDirectory>("db_merge_operands");
     options_.create_if_missing = true;
-    options_.merge_operator = MergeOperators::CreateStringAppendOperator();
+    options_.merge_operator = std::make_shared<AppendNoPartial>();
     options_.disable_auto_compactions = true;
     BlockBasedTableOptions t;
     if (GetParam()) {

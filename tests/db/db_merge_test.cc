@@ -30,7 +30,8 @@ uint64_t FromU64(const std::string& s) { return s.size() == 8 ? DecodeFixed64(s.
 // ShouldMerge says stop once `stop_after` operands are gathered (0: never).
 class RecordingAppend : public MergeOperator {
  public:
-  explicit RecordingAppend(size_t stop_after = 0) : stop_after_(stop_after) {}
+  explicit RecordingAppend(size_t stop_after = 0, bool partial = true)
+      : stop_after_(stop_after), partial_(partial) {}
   bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
     calls++;
     last_num_operands = in.operand_list.size();
@@ -45,6 +46,7 @@ class RecordingAppend : public MergeOperator {
   // Non-associative pieces are fine to concatenate: "a.b" then ".c".
   bool PartialMerge(const Slice&, const Slice& l, const Slice& r, std::string* v,
                     Logger*) const override {
+    if (!partial_) return false;
     *v = l.ToString() + "." + r.ToString();
     return true;
   }
@@ -59,6 +61,7 @@ class RecordingAppend : public MergeOperator {
 
  private:
   const size_t stop_after_;
+  const bool partial_;  // false: declines PartialMerge, so flushes keep operands apart
 };
 
 // Refuses every merge.
@@ -209,7 +212,7 @@ TEST_F(DBMergeTest, PartialMergeOperatorReadsAndCompaction) {
 }
 
 TEST_F(DBMergeTest, ShouldMergeStopsGetEarly) {
-  auto op = std::make_shared<RecordingAppend>(/*stop_after=*/3);
+  auto op = std::make_shared<RecordingAppend>(/*stop_after=*/3, /*partial=*/false);
   options_.merge_operator = op;
   Open();
   ASSERT_OK(db_->Put(WriteOptions(), "s", "base"));
