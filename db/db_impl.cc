@@ -245,9 +245,23 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
   auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(
-      [](void* arg, void*) { delete static_cast<std::shared_ptr<SuperVersion>*>(arg); }, pinned,
-      nullptr);
+      [](void* arg1, void* arg2) {
+        auto* view = static_cast<std::shared_ptr<SuperVersion>*>(arg1);
+        static_cast<DBImpl*>(arg2)->ReleaseIteratorView(view);
+      },
+      pinned, this);
   return iter;
+}
+
+void DBImpl::ReleaseIteratorView(std::shared_ptr<SuperVersion>* view) {
+  // The last holder of an outdated view frees the files only it kept: delete them now, as
+  // RocksDB does when an iterator goes, rather than at the next flush or compaction.
+  const bool last_holder = view->use_count() == 1;
+  Version* const held = (*view)->current;
+  delete view;
+  if (!last_holder) return;
+  MutexLock l(&mutex_);
+  if (versions_->current() != held && !shutting_down_) DeleteObsoleteFiles();
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

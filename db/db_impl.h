@@ -207,6 +207,9 @@ class DBImpl final : public DB {
   // stats_dump_period_sec until Close.
   void StatsDumpLoop();
   void DumpStats();
+  // Drops an iterator's read view; sweeps obsolete files if it held the last reference to
+  // an outdated one.
+  void ReleaseIteratorView(std::shared_ptr<SuperVersion>* view);
   // Get's tickers: where the answer came from (LookupKeyIn's found_level) and its size.
   void RecordGetStats(int level, const Status& s, const Slice& value);
  public:
