@@ -120,14 +120,14 @@ Status Benchmark::GetAllOperands(const Slice& key, std::vector<PinnableSlice>* s
   GetMergeOperandsOptions options;
   Status s;
   // Incomplete: the key has more operands than there are slots (*count says how many).
-  // Make room for all of them and read again, as an application would; more than one
-  // retry only when merges land on the key in between.
-  for (int attempt = 0; attempt < 4; attempt++) {
+  // Make room for all of them (with headroom: other threads may be merging into the key
+  // meanwhile) and read again, as an application would.
+  for (int attempt = 0; attempt < 64; attempt++) {
     options.expected_max_number_of_operands = static_cast<int>(slots->size());
     s = db_->GetMergeOperands(read_options_, db_->DefaultColumnFamily(), key, slots->data(),
                               &options, count);
     if (!s.IsIncomplete()) break;
-    slots->resize(static_cast<size_t>(*count));
+    slots->resize(static_cast<size_t>(*count) * 2);
   }
   return s;
 }
