@@ -66,6 +66,7 @@ class VersionBuilder {
       auto f = std::make_shared<FileMetaData>(meta);
       f->refs = 0;
       f->being_compacted = false;
+      f->added_at_level0 = level == 0;
       levels_[level].emplace(f->number, std::move(f));
       level_of_[meta.number] = level;
     }

@@ -205,6 +205,37 @@ TEST_F(DBStatisticsTest, GetPinsTableValues) {
   EXPECT_EQ(Incompressible(102, 3000), copy);
 }
 
+// With cache_index_and_filter_blocks, an L0 file's index and filter stay referenced in
+// the cache for the reader's life only with pin_l0_filter_and_index_blocks_in_cache.
+TEST_F(DBStatisticsTest, PinL0FilterAndIndexBlocks) {
+  for (const bool pin : {false, true}) {
+    SCOPED_TRACE(pin ? "pinned" : "not pinned");
+    std::shared_ptr<Cache> cache = NewLRUCache(4 << 20);
+    BlockBasedTableOptions t;
+    t.filter_policy.reset(NewBloomFilterPolicy(10));
+    t.block_cache = cache;
+    t.cache_index_and_filter_blocks = true;
+    t.pin_l0_filter_and_index_blocks_in_cache = pin;
+    options_.table_factory.reset(NewBlockBasedTableFactory(t));
+    options_.disable_auto_compactions = true;
+    db_.reset();
+    ASSERT_OK(DestroyDB(dbname_, options_));
+    Open();
+    for (int i = 0; i < 1000; i++) {
+      ASSERT_OK(db_->Put(WriteOptions(), "key" + std::to_string(i), Incompressible(i, 50)));
+    }
+    ASSERT_OK(db_->Flush(FlushOptions()));
+    std::string v;
+    ASSERT_OK(db_->Get(ReadOptions(), "key7", &v));
+    if (pin) {
+      EXPECT_GT(cache->GetPinnedUsage(), 0u);
+    } else {
+      EXPECT_EQ(0u, cache->GetPinnedUsage());
+    }
+    EXPECT_GT(cache->GetUsage(), 0u);
+  }
+}
+
 TEST_F(DBStatisticsTest, InfoLogNamesOptionsFlushesAndCompactions) {
   options_.disable_auto_compactions = true;
   Open();
