@@ -241,7 +241,7 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
                                                 static_cast<int>(children.size()));
   Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr,
                                  kDefaultMaxSequentialSkip,
-                                 cfd->options().merge_operator.get(), info_log_);
+                                 cfd->options().merge_operator.get(), info_log_, stats_);
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
   auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(

@@ -9,6 +9,7 @@
 
 #include "db/merge_helper.h"
 #include "memtable/merge_context.h"
+#include "util/statistics.h"
 
 namespace shale {
 namespace {
@@ -25,8 +26,9 @@ class DBIter final : public Iterator {
  public:
   DBIter(const ReadOptions& read_options, const Comparator* user_cmp, InternalIterator* iter,
          SequenceNumber sequence, ReadCallback* callback, uint64_t max_skip,
-         const MergeOperator* merge_operator, Logger* logger)
+         const MergeOperator* merge_operator, Logger* logger, Statistics* stats)
       : iter_(iter),
+        stats_(stats),
         cmp_(user_cmp),
         callback_(callback),
         merge_operator_(merge_operator),
@@ -55,7 +57,24 @@ class DBIter final : public Iterator {
   void Prev() override;
 
  private:
+  void SeekImpl(const Slice& target);
+  void SeekForPrevImpl(const Slice& target);
+  void SeekToFirstImpl();
+  void SeekToLastImpl();
+
+ private:
   enum Direction { kForward, kReverse };
+
+  // Statistics of one positioning call: the ticker counts it, found_ticker counts it when
+  // it lands on an entry, whose bytes go to ITER_BYTES_READ.
+  void RecordMove(uint32_t ticker, uint32_t found_ticker) {
+    if (stats_ == nullptr) return;
+    stats_->recordTick(ticker);
+    if (valid_) {
+      stats_->recordTick(found_ticker);
+      stats_->recordTick(ITER_BYTES_READ, key().size() + value().size());
+    }
+  }
 
   bool IsVisible(SequenceNumber seq) const {
     return seq <= sequence_ && (callback_ == nullptr || callback_->IsVisible(seq));
@@ -93,6 +112,7 @@ class DBIter final : public Iterator {
   void CaptureValue();
 
   std::unique_ptr<InternalIterator> iter_;
+  Statistics* const stats_;  // may be null
   const Comparator* const cmp_;
   ReadCallback* const callback_;
   const MergeOperator* const merge_operator_;  // null: operands give NotSupported
@@ -366,6 +386,12 @@ bool DBIter::FindValueForCurrentKeyUsingSeek() {
 }
 
 void DBIter::Seek(const Slice& target) {
+  StopWatch timer(nullptr, stats_, DB_SEEK);
+  SeekImpl(target);
+  RecordMove(NUMBER_DB_SEEK, NUMBER_DB_SEEK_FOUND);
+}
+
+void DBIter::SeekImpl(const Slice& target) {
   status_ = Status::OK();
   valid_ = false;
   merged_ = false;
@@ -377,6 +403,12 @@ void DBIter::Seek(const Slice& target) {
 }
 
 void DBIter::SeekForPrev(const Slice& target) {
+  StopWatch timer(nullptr, stats_, DB_SEEK);
+  SeekForPrevImpl(target);
+  RecordMove(NUMBER_DB_SEEK, NUMBER_DB_SEEK_FOUND);
+}
+
+void DBIter::SeekForPrevImpl(const Slice& target) {
   status_ = Status::OK();
   valid_ = false;
   merged_ = false;
@@ -390,8 +422,14 @@ void DBIter::SeekForPrev(const Slice& target) {
 }
 
 void DBIter::SeekToFirst() {
+  StopWatch timer(nullptr, stats_, DB_SEEK);
+  SeekToFirstImpl();
+  RecordMove(NUMBER_DB_SEEK, NUMBER_DB_SEEK_FOUND);
+}
+
+void DBIter::SeekToFirstImpl() {
   if (lower_ != nullptr) {
-    Seek(*lower_);
+    SeekImpl(*lower_);
     return;
   }
   status_ = Status::OK();
@@ -403,6 +441,12 @@ void DBIter::SeekToFirst() {
 }
 
 void DBIter::SeekToLast() {
+  StopWatch timer(nullptr, stats_, DB_SEEK);
+  SeekToLastImpl();
+  RecordMove(NUMBER_DB_SEEK, NUMBER_DB_SEEK_FOUND);
+}
+
+void DBIter::SeekToLastImpl() {
   status_ = Status::OK();
   valid_ = false;
   merged_ = false;
@@ -427,6 +471,7 @@ void DBIter::Next() {
   }  // else the merge left iter_ past the entries it used
   merged_ = false;
   FindNextUserEntry(true);
+  RecordMove(NUMBER_DB_NEXT, NUMBER_DB_NEXT_FOUND);
 }
 
 void DBIter::Prev() {
@@ -454,6 +499,7 @@ void DBIter::Prev() {
     }
   }
   PrevInternal();
+  RecordMove(NUMBER_DB_PREV, NUMBER_DB_PREV_FOUND);
 }
 
 }  // namespace
@@ -461,9 +507,10 @@ void DBIter::Prev() {
 Iterator* NewDBIterator(const ReadOptions& read_options, const Comparator* user_cmp,
                         InternalIterator* internal_iter, SequenceNumber sequence,
                         ReadCallback* callback, uint64_t max_sequential_skip,
-                        const MergeOperator* merge_operator, Logger* logger) {
+                        const MergeOperator* merge_operator, Logger* logger,
+                        Statistics* stats) {
   return new DBIter(read_options, user_cmp, internal_iter, sequence, callback, max_sequential_skip,
-                    merge_operator, logger);
+                    merge_operator, logger, stats);
 }
 
 }  // namespace shale

@@ -32,6 +32,8 @@
 
 namespace shale {
 
+class Statistics;
+
 // After this many consecutive entries of one user key are stepped over, the iterator seeks
 // past them instead (RocksDB's max_sequential_skip_in_iterations default).
 inline constexpr uint64_t kDefaultMaxSequentialSkip = 8;
@@ -42,6 +44,7 @@ Iterator* NewDBIterator(const ReadOptions& read_options, const Comparator* user_
                         InternalIterator* internal_iter, SequenceNumber sequence,
                         ReadCallback* callback,
                         uint64_t max_sequential_skip = kDefaultMaxSequentialSkip,
-                        const MergeOperator* merge_operator = nullptr, Logger* logger = nullptr);
+                        const MergeOperator* merge_operator = nullptr, Logger* logger = nullptr,
+                        Statistics* stats = nullptr);
 
 }  // namespace shale

@@ -174,6 +174,27 @@ TEST_F(DBStatisticsTest, ReadPathTickers) {
   EXPECT_EQ(4u, HistCount(DB_GET));
 }
 
+TEST_F(DBStatisticsTest, IteratorTickers) {
+  Open();
+  for (int i = 0; i < 10; i++) ASSERT_OK(db_->Put(WriteOptions(), "k" + std::to_string(i), "vv"));
+  std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+  it->Seek("k3");
+  ASSERT_TRUE(it->Valid());
+  it->Next();
+  it->Prev();
+  it->Seek("z");  // past the end: counted, not found
+  ASSERT_FALSE(it->Valid());
+  it->SeekToLast();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(3u, Ticker(NUMBER_DB_SEEK));
+  EXPECT_EQ(2u, Ticker(NUMBER_DB_SEEK_FOUND));
+  EXPECT_EQ(1u, Ticker(NUMBER_DB_NEXT));
+  EXPECT_EQ(1u, Ticker(NUMBER_DB_NEXT_FOUND));
+  EXPECT_EQ(1u, Ticker(NUMBER_DB_PREV));
+  EXPECT_EQ(4u * (2 + 2), Ticker(ITER_BYTES_READ));  // four positions landed on k?=vv
+  EXPECT_EQ(3u, HistCount(DB_SEEK));
+}
+
 // A value read from a table stays in its cached block, pinned by the PinnableSlice, and
 // stays valid and unchanged through later writes, flushes and compactions until Reset().
 TEST_F(DBStatisticsTest, GetPinsTableValues) {
