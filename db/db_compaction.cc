@@ -153,10 +153,13 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
   for (int level = 0; s.ok() && level <= last; level++) {
     int output;
     if (level == last && level > 0) {
-      // The bottommost level: rewrite it in place only when asked to.
+      // The bottommost level: rewrite it in place only when asked to, or by default when
+      // a merge operator may fold what lies there (see BottommostLevelCompaction).
       const auto mode = o.bottommost_level_compaction;
       const bool rewrite = mode == BottommostLevelCompaction::kForce ||
-                           mode == BottommostLevelCompaction::kForceOptimized;
+                           mode == BottommostLevelCompaction::kForceOptimized ||
+                           (mode == BottommostLevelCompaction::kIfHaveCompactionFilter &&
+                            options_.merge_operator != nullptr);
       if (!rewrite) break;
       output = level;
     } else {

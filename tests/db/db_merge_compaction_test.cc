@@ -73,13 +73,10 @@ class DBMergeCompactionTest : public testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   void Flush() { ASSERT_OK(db_->Flush(FlushOptions())); }
-  // Compacts everything down, rewriting the bottommost level too (the default would leave
-  // data already there alone).
-  void Compact() {
-    CompactRangeOptions o;
-    o.bottommost_level_compaction = BottommostLevelCompaction::kForce;
-    ASSERT_OK(db_->CompactRange(o, nullptr, nullptr));
-  }
+  // Compacts everything down. With a merge operator set, the default
+  // (kIfHaveCompactionFilter) rewrites the bottommost level too, so operands already there
+  // are folded.
+  void Compact() { ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr)); }
   std::string Get(const std::string& k, const Snapshot* snap = nullptr) {
     ReadOptions ro;
     ro.snapshot = snap;
