@@ -1,5 +1,6 @@
 #include "db/internal_stats.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -42,7 +43,7 @@ void AppendRow(std::string* out, const char* name, int files, uint64_t bytes, do
   const double secs = s.micros / 1e6;
   char buf[400];
   snprintf(buf, sizeof(buf),
-           "%5s %6d %8.2f MB %6.1f %8.1f %7.1f %8.1f %9.1f %9.1f %5.1f %8.1f %8.1f %9.2f "
+           "%4s %6d %8.2f MB %6.1f %8.1f %7.1f %8.1f %9.1f %9.1f %5.1f %8.1f %8.1f %9.2f "
            "%9" PRIu64 " %8.3f %8" PRIu64 " %7" PRIu64 "\n",
            name, files, bytes / kMB, score, read_gb, s.bytes_read_non_output / kGB,
            s.bytes_read_output / kGB, s.bytes_written / kGB, s.bytes_moved / kGB, w_amp,
@@ -107,6 +108,20 @@ std::string InternalStats::Dump(const Version* current, const std::vector<double
                : 0.0,
            bytes_written.load() / kGB, uptime > 0 ? bytes_written.load() / kMB / uptime : 0.0,
            write_with_wal.load(), wal_syncs.load(), wal_bytes.load() / kGB);
+  out.append(buf);
+  // The two lines RocksDB's tools/benchmark.sh reads write amplification from.
+  const uint64_t flushed = levels_.empty() ? 0 : levels_[0].bytes_written;
+  snprintf(buf, sizeof(buf), "Flush(GB): cumulative %.3f, interval %.3f\n", flushed / kGB,
+           (flushed - std::min(flushed, flushed_at_last_dump_)) / kGB);
+  out.append(buf);
+  flushed_at_last_dump_ = flushed;
+  const uint64_t compact_read = sum.bytes_read_non_output + sum.bytes_read_output;
+  snprintf(buf, sizeof(buf),
+           "Cumulative compaction: %.2f GB write, %.2f MB/s write, %.2f GB read, %.2f MB/s "
+           "read, %.1f seconds\n",
+           sum.bytes_written / kGB, uptime > 0 ? sum.bytes_written / kMB / uptime : 0.0,
+           compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0,
+           sum.micros / 1e6);
   out.append(buf);
   const uint64_t stall = wc.total_stall_micros();
   snprintf(buf, sizeof(buf), "Cumulative stall: %s H:M:S, %.1f percent\n", HMS(stall).c_str(),

@@ -59,6 +59,9 @@ class InternalStats {
  private:
   const uint64_t start_micros_;
   std::vector<LevelCompactionStats> levels_;
+  // Flushed bytes at the previous Dump, for its "interval" figure (Dump runs under the DB
+  // mutex).
+  mutable uint64_t flushed_at_last_dump_ = 0;
 };
 
 }  // namespace shale
