@@ -170,34 +170,45 @@ ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf, ColumnFamilyData* def) {
 }
 }  // namespace
 
+std::shared_ptr<SuperVersion> DBImpl::AcquireReadView(const ReadOptions& o,
+                                                      ColumnFamilyData* cfd,
+                                                      SequenceNumber* seq) {
+  *seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
+                               : last_published_.load(std::memory_order_acquire);
+  return cfd->GetSuperVersion();
+}
+
 Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                    PinnableSlice* value) {
   ColumnFamilyData* cfd = CfdOf(cf, default_cf_.get());
-  // The sequence is read before the view is pinned: a view taken later holds every write
-  // published up to that sequence.
-  SequenceNumber seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
-                                             : last_published_.load(std::memory_order_acquire);
-  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  SequenceNumber seq;
+  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return Status::ShutdownInProgress();
   StopWatch timer(env_, stats_, DB_GET);
-  value->Reset();  // drops what a previous Get pinned into it
+  int level = -2;
+  Status s = GetFromView(o, cfd, sv.get(), seq, nullptr, key, value, &level);
+  RecordGetStats(level, s, *value);
+  return s;
+}
+
+Status DBImpl::GetFromView(const ReadOptions& o, ColumnFamilyData* cfd, SuperVersion* sv,
+                           SequenceNumber seq, ReadCallback* callback, const Slice& key,
+                           PinnableSlice* value, int* found_level) {
+  value->Reset();  // drops what a previous read pinned into it
   std::string* dst = value->GetSelf();
   const MergeOperator* merge_op = cfd->options().merge_operator.get();
-  int level = -2;  // where the answer came from (see LookupKeyIn)
   if (merge_op == nullptr) {
     // The first operand met ends the lookup with NotSupported. A value found in a file
     // stays in its block, pinned by *value, instead of being copied.
-    Status s = LookupKeyIn(o, sv.get(), key, seq, dst, nullptr, value, &level);
+    Status s = LookupKeyIn(o, sv, key, seq, dst, nullptr, value, found_level, callback);
     if (s.ok() && !value->IsPinned()) value->PinSelf();
-    RecordGetStats(level, s, *value);
     return s;
   }
   MergeContext mc;  // memtable operands are referenced: sv keeps the memtables alive
   mc.merge_operator = merge_op;
-  Status s = LookupKeyIn(o, sv.get(), key, seq, dst, &mc, nullptr, &level);
+  Status s = LookupKeyIn(o, sv, key, seq, dst, &mc, nullptr, found_level, callback);
   if (mc.empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
     if (s.ok()) value->PinSelf();
-    RecordGetStats(level, s, *value);
     return s;
   }
   std::string merged;
@@ -210,17 +221,21 @@ Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& ke
   }
   dst->swap(merged);
   value->PinSelf();
-  RecordGetStats(level, s, *value);
   return s;
+}
+
+void DBImpl::RecordLookupLevel(int level) {
+  if (stats_ == nullptr) return;
+  stats_->recordTick(level == -1 ? MEMTABLE_HIT : MEMTABLE_MISS);
+  if (level == 0) stats_->recordTick(GET_HIT_L0);
+  if (level == 1) stats_->recordTick(GET_HIT_L1);
+  if (level >= 2) stats_->recordTick(GET_HIT_L2_AND_UP);
 }
 
 void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
   if (stats_ == nullptr) return;
   stats_->recordTick(NUMBER_KEYS_READ);
-  stats_->recordTick(level == -1 ? MEMTABLE_HIT : MEMTABLE_MISS);
-  if (level == 0) stats_->recordTick(GET_HIT_L0);
-  if (level == 1) stats_->recordTick(GET_HIT_L1);
-  if (level >= 2) stats_->recordTick(GET_HIT_L2_AND_UP);
+  RecordLookupLevel(level);
   if (s.ok()) {
     stats_->recordTick(BYTES_READ, value.size());
     stats_->recordInHistogram(BYTES_PER_READ, value.size());
@@ -229,9 +244,8 @@ void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
 
 Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   ColumnFamilyData* cfd = CfdOf(cf, default_cf_.get());
-  SequenceNumber seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
-                                             : last_published_.load(std::memory_order_acquire);
-  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  SequenceNumber seq;
+  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
   std::vector<InternalIterator*> children;
   children.push_back(sv->mem->NewIterator());

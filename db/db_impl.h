@@ -30,6 +30,7 @@
 #include "shale/db.h"
 #include "shale/statistics.h"
 #include "util/mutexlock.h"
+#include "util/read_callback.h"
 #include "util/thread_pool.h"
 
 namespace shale {
@@ -53,6 +54,13 @@ class DBImpl final : public DB {
   Status GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                           PinnableSlice* merge_operands, GetMergeOperandsOptions* gmo,
                           int* number_of_operands) override;
+  // MultiGet (db_impl_multiget.cc).
+  using DB::MultiGet;
+  std::vector<Status> MultiGet(const ReadOptions& o, const std::vector<ColumnFamilyHandle*>& cfs,
+                               const std::vector<Slice>& keys,
+                               std::vector<std::string>* values) override;
+  void MultiGet(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys, const Slice* keys,
+                PinnableSlice* values, Status* statuses, bool sorted_input) override;
   // max_successive_merges (db_impl_merge.cc): called by the memtable inserter before it adds
   // operand for key at sequence seq to mem. When mem already holds that many operands on top
   // of key, computes the value key would have with operand applied (reading everything
@@ -101,9 +109,31 @@ class DBImpl final : public DB {
   // MergeInProgress (ShouldMerge stopped the search) or an error. With pinned (and no mc) a
   // Put found in a file may be pinned there instead of copied into *value (then
   // pinned->IsPinned()). *found_level: -1 when a memtable answered, else the file's level.
+  // callback (may be null) hides entries the read must not see, as in Version::Get.
   Status LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key, SequenceNumber seq,
                      std::string* value, MergeContext* mc, PinnableSlice* pinned = nullptr,
-                     int* found_level = nullptr);
+                     int* found_level = nullptr, ReadCallback* callback = nullptr);
+
+  // The view a read works in: *seq is o.snapshot's sequence, else the newest published,
+  // read before the SuperVersion is pinned so that the view holds every write up to it.
+  // Null while the DB closes.
+  std::shared_ptr<SuperVersion> AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
+                                                SequenceNumber* seq);
+  // Get's answer for key in the pinned view sv at seq: the value (pinned in its block when
+  // the family has no merge operator and a file answered, else copied into
+  // value->GetSelf()), operands folded with the merge operator, or NotFound or an error
+  // with *value Reset. *found_level as LookupKeyIn's. Shared by Get and MultiGet.
+  Status GetFromView(const ReadOptions& o, ColumnFamilyData* cfd, SuperVersion* sv,
+                     SequenceNumber seq, ReadCallback* callback, const Slice& key,
+                     PinnableSlice* value, int* found_level);
+  // MultiGet's lookups of keys in the view of cfd (db_impl_multiget.cc).
+  void MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_t num_keys,
+                        const Slice* keys, PinnableSlice* values, Status* statuses,
+                        bool sorted_input);
+  // True if cf names a family of this DB (null is the default family).
+  bool IsOwnFamily(const ColumnFamilyHandle* cf) const {
+    return cf == nullptr || cf == default_cf_handle_.get();
+  }
 
   // Write path (write_thread / db_impl_write.cc).
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
@@ -210,8 +240,11 @@ class DBImpl final : public DB {
   // Drops an iterator's read view; sweeps obsolete files if it held the last reference to
   // an outdated one.
   void ReleaseIteratorView(std::shared_ptr<SuperVersion>* view);
-  // Get's tickers: where the answer came from (LookupKeyIn's found_level) and its size.
+  // Get's tickers: where the answer came from (RecordLookupLevel) and its size.
   void RecordGetStats(int level, const Status& s, const Slice& value);
+  // Memtable hit or miss and the level that answered (LookupKeyIn's found_level): ticked
+  // for every key of a Get or a MultiGet.
+  void RecordLookupLevel(int level);
  public:
   // Open's LOG lines: the options in effect (db_info_log.cc).
   void LogOptionsAtOpen();

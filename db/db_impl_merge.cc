@@ -19,17 +19,17 @@ constexpr size_t kPinTotalBytes = 32 << 10;
 
 Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& key,
                            SequenceNumber seq, std::string* value, MergeContext* mc,
-                           PinnableSlice* pinned, int* found_level) {
+                           PinnableSlice* pinned, int* found_level, ReadCallback* callback) {
   LookupKey lkey(key, seq);
   Status s;
   SequenceNumber found_seq;
   int level = -1;
-  bool found = sv->mem->Get(lkey, value, &s, &found_seq, nullptr, mc);
+  bool found = sv->mem->Get(lkey, value, &s, &found_seq, callback, mc);
   for (size_t i = 0; !found && i < sv->imm.size(); i++) {
-    found = sv->imm[i]->Get(lkey, value, &s, &found_seq, nullptr, mc);
+    found = sv->imm[i]->Get(lkey, value, &s, &found_seq, callback, mc);
   }
   if (!found) {
-    found = sv->current->Get(o, lkey, value, &s, &found_seq, nullptr, mc, pinned, &level);
+    found = sv->current->Get(o, lkey, value, &s, &found_seq, callback, mc, pinned, &level);
   }
   if (found_level != nullptr) *found_level = found ? level : -2;
   return found ? s : Status::NotFound();
@@ -45,10 +45,8 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   *number_of_operands = 0;
   ColumnFamilyData* cfd =
       cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
-  const SequenceNumber seq = o.snapshot != nullptr
-                                 ? o.snapshot->GetSequenceNumber()
-                                 : last_published_.load(std::memory_order_acquire);
-  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  SequenceNumber seq;
+  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return Status::ShutdownInProgress();
   // Every operand is pinned while gathered (a memtable or block reference: no copy yet);
   // the sizes then decide whether the caller gets the pins or copies.

@@ -100,6 +100,31 @@ class DB {
     return Get(options, DefaultColumnFamily(), key, value);
   }
 
+  // Many Gets from one view: every key is read at the same sequence (options.snapshot's,
+  // else the newest write published when the call starts) in the same memtables and files,
+  // so the answers are consistent with each other. Statuses and values are per key, as
+  // Get gives them (OK with the value, NotFound with the value emptied, an error); a key
+  // asked for twice is answered twice. A handle that is not this DB's, or sizes that do
+  // not match, give InvalidArgument for every key.
+  //
+  // *values is resized to keys.size(); column_family[i] is the family of keys[i].
+  virtual std::vector<Status> MultiGet(const ReadOptions& options,
+                                       const std::vector<ColumnFamilyHandle*>& column_family,
+                                       const std::vector<Slice>& keys,
+                                       std::vector<std::string>* values) = 0;
+  virtual std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
+                                       std::vector<std::string>* values) {
+    return MultiGet(options, std::vector<ColumnFamilyHandle*>(keys.size(), DefaultColumnFamily()),
+                    keys, values);
+  }
+  // The same for num_keys keys of one family into the caller's arrays values and statuses
+  // (num_keys long each). A value may stay pinned in its cached block, as with Get, until
+  // it is Reset() or destroyed (before the DB is deleted). sorted_input: the keys are
+  // already in the comparator's order, so they are not sorted again.
+  virtual void MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                        const size_t num_keys, const Slice* keys, PinnableSlice* values,
+                        Status* statuses, const bool sorted_input = false) = 0;
+
   // The merge operands of `key` as of options.snapshot, in the order they were written,
   // each in its own PinnableSlice of the caller's array merge_operands (room for
   // expected_max_number_of_operands). The value they rest on, if the newest entry beneath

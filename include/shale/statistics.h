@@ -101,6 +101,11 @@ enum Tickers : uint32_t {
   STALL_MICROS,
   // Microseconds spent waiting for the DB mutex (only at StatsLevel kAll).
   DB_MUTEX_WAIT_MICROS,
+  // MultiGet calls, the keys they asked for (found or not), and the bytes of the values
+  // they returned.
+  NUMBER_MULTIGET_CALLS,
+  NUMBER_MULTIGET_KEYS_READ,
+  NUMBER_MULTIGET_BYTES_READ,
   NUMBER_MERGE_FAILURES,
   // WAL syncs, and bytes appended to WALs.
   WAL_FILE_SYNCED,
@@ -159,7 +164,7 @@ enum Histograms : uint32_t {
   WRITE_STALL,
   SST_READ_MICROS,
   NUM_SUBCOMPACTIONS_SCHEDULED,
-  // Bytes per Get value and per Write batch.
+  // Bytes per Get value, per Write batch and per MultiGet call (its values together).
   BYTES_PER_READ,
   BYTES_PER_WRITE,
   BYTES_PER_MULTIGET,

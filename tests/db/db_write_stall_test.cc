@@ -19,57 +19,12 @@
 #include <vector>
 
 #include "shale/db.h"
+#include "tests/testutil/gated_sst_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace shale {
 namespace {
-
-// An Env whose creation of SST files waits while the gate is closed: flushes and
-// compactions hang at their first output file until the test opens it.
-class GatedSstEnv : public EnvWrapper {
- public:
-  GatedSstEnv() : EnvWrapper(Env::Default()) {}
-
-  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
-                         const EnvOptions& options) override {
-    if (fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".sst") == 0) {
-      std::unique_lock<std::mutex> l(mu_);
-      if (!open_ && passes_ > 0) {
-        passes_--;
-      } else {
-        waiting_++;
-        cv_.notify_all();
-        cv_.wait(l, [this] { return open_; });
-        waiting_--;
-      }
-    }
-    return EnvWrapper::NewWritableFile(fname, result, options);
-  }
-
-  void SetOpen(bool open) {
-    std::lock_guard<std::mutex> l(mu_);
-    open_ = open;
-    cv_.notify_all();
-  }
-  // While closed, lets the next n files through.
-  void AllowFiles(int n) {
-    std::lock_guard<std::mutex> l(mu_);
-    passes_ = n;
-  }
-  // Waits until a background job is held at the gate.
-  void WaitForBlockedJob() {
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [this] { return waiting_ > 0; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-  int passes_ = 0;
-  int waiting_ = 0;
-};
 
 // The count printed before `name` in shale.stats' "Stalls(count):" line.
 uint64_t StallCount(DB* db, const std::string& name) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/coding.h"
+
 namespace shale {
 
 ::testing::AssertionResult AssertStatusOk(const char* expr, const Status& s) {
@@ -105,6 +107,12 @@ std::string RandomString(Random* rnd, size_t len) {
   std::string r(len, '\0');
   for (size_t i = 0; i < len; i++) r[i] = static_cast<char>(' ' + rnd->Uniform(95));
   return r;
+}
+
+std::string Fixed64String(uint64_t v) {
+  std::string s;
+  PutFixed64(&s, v);
+  return s;
 }
 
 Status StringSource::Read(uint64_t offset, size_t n, Slice* result, char* scratch) const {

@@ -68,6 +68,10 @@ Status TruncateFileTo(const std::string& path, uint64_t size, Env* env = Env::De
 std::string RandomBinaryString(Random* rnd, size_t len);
 std::string RandomString(Random* rnd, size_t len);
 
+// v as the 8 bytes PutFixed64 writes: the operand and value format of the uint64add merge
+// operator.
+std::string Fixed64String(uint64_t v);
+
 // A WritableFile appending to a string, for builders tested without files.
 class StringSink final : public WritableFile {
  public:
