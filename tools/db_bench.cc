@@ -39,7 +39,6 @@ constexpr Unsupported kUnsupported[] = {
     {"xorupdaterandom", "a bytes-XOR merge operator"},
     {"appendrandom", "its workload in this db_bench (not written yet)"},
     {"randomtransaction", "transactions (TransactionDB)"},
-    {"multireadrandom", "MultiGet"},
     {"readtorowcache", "a row cache"},
     {"readtocache", "its workload in this db_bench (not written yet)"},
     {"approximatesizerandom", "GetApproximateSizes"},
@@ -179,6 +178,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"readseq", &B::ReadSequential, false},
       {"readreverse", &B::ReadReverse, false},
       {"readrandom", &B::ReadRandom, false},
+      {"multireadrandom", &B::MultiReadRandom, false},
       {"readmissing", &B::ReadRandom, false},
       {"seekrandom", &B::SeekRandom, false},
       {"readwhilewriting", &B::ReadWhileWriting, false},
@@ -422,6 +422,8 @@ int Benchmark::Run() {
       ++threads;  // one more: the writer
     } else if (name == "readrandomoperands") {
       read_operands_ = true;
+    } else if (name == "multireadrandom") {
+      fprintf(stderr, "entries_per_batch = %" PRIi64 "\n", entries_per_batch_);
     } else if (spec.meta != nullptr) {
       (this->*spec.meta)();
       continue;

@@ -105,6 +105,7 @@ class Benchmark {
   void ReadSequential(ThreadState* thread);
   void ReadReverse(ThreadState* thread);
   void ReadRandom(ThreadState* thread);
+  void MultiReadRandom(ThreadState* thread);
   void SeekRandom(ThreadState* thread);
   void ReadWhileWriting(ThreadState* thread);
   // Puts (or Merges) random keys until every other thread of the benchmark is done.

@@ -23,7 +23,8 @@ DEFINE_string(benchmarks,
               "\toverwrite, readseq, readreverse, readrandom, readrandomfast, readmissing,\n"
               "\tseekrandom (with seek_nexts), readwhilewriting, readrandomwriterandom,\n"
               "\tupdaterandom, deleteseq, deleterandom, crc32c, compress, uncompress,\n"
-              "\tcompact; with --merge_operator: mergerandom, readrandommergerandom,\n"
+              "\tcompact, multireadrandom (batch_size keys per MultiGet, multiread_batched,\n"
+              "\tmultiread_stride); with --merge_operator: mergerandom, readrandommergerandom,\n"
               "\treadwhilemerging, seekrandomwhilemerging, getmergeoperands (one key, 999\n"
               "\tcomma-separated lists of 100 numbers, read back whole with Get and as\n"
               "\toperands); readrandomoperands (readrandom through GetMergeOperands);\n"
@@ -46,6 +47,10 @@ DEFINE_double(compression_ratio, 0.5,
               "Arrange to generate values that shrink to this fraction of their original "
               "size after compression");
 DEFINE_int64(batch_size, 1, "Batch size");
+DEFINE_bool(multiread_batched, false, "Use the new MultiGet API");
+DEFINE_int64(multiread_stride, 0,
+             "Stride length for the keys in a MultiGet batch: 0 draws each key at random, n > 0 "
+             "reads consecutive keys n apart from a random start");
 DEFINE_int64(seed, 0,
              "Seed base for random number generators. When 0 it is derived from the "
              "current time.");

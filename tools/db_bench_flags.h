@@ -25,6 +25,8 @@ DECLARE_int32(key_size);
 DECLARE_int32(value_size);
 DECLARE_double(compression_ratio);
 DECLARE_int64(batch_size);
+DECLARE_bool(multiread_batched);
+DECLARE_int64(multiread_stride);
 DECLARE_int64(seed);
 DECLARE_int32(seek_nexts);
 DECLARE_bool(reverse_iterator);

@@ -40,6 +40,36 @@ grep -q '^compress .*(output: [0-9.]*%)' "$DIR/compress.out" || fail "compress: 
 grep -q 'found, issued [0-9]* non-exist keys)' "$DIR/readrandomfast.out" \
   || fail "readrandomfast: no found/non-exist message"
 
+# multireadrandom in each form (vector MultiGet, --multiread_batched, --multiread_stride):
+# RocksDB's result line, keys counted as operations (2 threads x 500) and in "(N of M
+# found)" (one thread's message, as RocksDB keeps), one histogram entry per MultiGet call
+# (1000 keys / 10 per call = 100), RocksDB's entries_per_batch line on stderr (after the
+# fill's progress, on the same terminal line).
+for mode in --multiread_batched=0 --multiread_batched=1 --multiread_stride=7; do
+  out=$DIR/mrr$mode.out
+  if ! "$BIN" --db="$DIR/db" --benchmarks=fillseq,multireadrandom --num=1000 --reads=500 \
+       --batch_size=10 --histogram=1 --threads=2 "$mode" >"$out" 2>"$out.err"; then
+    fail "multireadrandom $mode exited non-zero: $(tail -1 "$out.err")"; continue
+  fi
+  grep -E "$RESULT_RE" "$out" \
+    | grep -Eq '^multireadrandom : .* 1000 operations; +[0-9.]+ MB/s \(500 of 500 found\)$' \
+    || fail "multireadrandom $mode: no result line of 2 x 500 keys, '(500 of 500 found)'"
+  [ "$(awk '/^Microseconds per read:/{getline; print $2}' "$out")" = 100 ] \
+    || fail "multireadrandom $mode: not one histogram entry per MultiGet call"
+  grep -q 'entries_per_batch = 10$' "$out.err" || fail "multireadrandom $mode: no entries_per_batch"
+done
+# Keys drawn from twice the keys written: some found, some not, all counted.
+"$BIN" --db="$DIR/db" --benchmarks=fillseq --num=500 >/dev/null 2>&1 \
+  && "$BIN" --db="$DIR/db" --use_existing_db=1 --benchmarks=multireadrandom --num=1000 \
+       --reads=1000 --batch_size=8 --multiread_batched=1 >"$DIR/mrrhalf.out" 2>/dev/null \
+  || fail "multireadrandom over missing keys failed"
+if [[ "$(cat "$DIR/mrrhalf.out")" =~ \(([0-9]+)\ of\ 1000\ found\) ]]; then
+  f=${BASH_REMATCH[1]}
+  { [ "$f" -gt 0 ] && [ "$f" -lt 1000 ]; } || fail "multireadrandom over missing keys: $f of 1000 found"
+else
+  fail "multireadrandom over missing keys: no '(N of 1000 found)'"
+fi
+
 # Merge benchmarks (8-byte uint64add counters, as seed_workloads runs them): a result line
 # in the same format, merges in their own histogram, RocksDB's messages. The ones that
 # read run after mergerandom in the same invocation.
@@ -217,7 +247,7 @@ done
 grep -q 'WARNING: --' "$DIR/quiet.err" && fail "unexpected warning: $(grep 'WARNING: --' "$DIR/quiet.err")"
 
 # Benchmarks shale cannot run yet fail, with a message, before running anything.
-for b in xorupdaterandom randomtransaction multireadrandom sstables compact0; do
+for b in xorupdaterandom randomtransaction sstables compact0; do
   if "$BIN" --db="$DIR/db" --benchmarks="fillseq,$b" --num=10 >"$DIR/uns.out" 2>"$DIR/uns.err"; then
     fail "$b: accepted"
   fi

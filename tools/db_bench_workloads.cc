@@ -116,6 +116,59 @@ void Benchmark::ReadRandom(ThreadState* thread) {
   thread->stats.AddMessage(FoundMessage(found, read));
 }
 
+void Benchmark::MultiReadRandom(ThreadState* thread) {
+  // Each operation asks for entries_per_batch_ keys in one MultiGet call (the batched form
+  // with --multiread_batched): random keys, or with --multiread_stride consecutive keys that
+  // far apart from a random start. The call is one histogram entry; the keys count as
+  // entries_per_batch_ operations.
+  const int64_t batch = entries_per_batch_;
+  const uint64_t num = static_cast<uint64_t>(FLAGS_num);
+  const uint64_t stride =
+      FLAGS_multiread_stride > 0 ? static_cast<uint64_t>(FLAGS_multiread_stride) : 0;
+  Duration duration(FLAGS_duration, reads_);
+  std::vector<std::string> keys(batch);
+  std::vector<Slice> slices(batch);
+  std::vector<std::string> values;
+  std::vector<PinnableSlice> pinned(batch);
+  std::vector<Status> statuses(batch);
+  int64_t calls = 0;
+  int64_t found = 0;
+  int64_t bytes = 0;
+  while (!duration.Done(batch)) {
+    uint64_t start = thread->rand() % num;
+    // A strided batch that would run past the last key starts early enough to fit.
+    const uint64_t span = stride * static_cast<uint64_t>(batch);
+    if (stride > 0 && start + span - stride >= num) start = num > span ? num - span : 0;
+    for (int64_t i = 0; i < batch; i++) {
+      MakeKey(stride > 0 ? start + static_cast<uint64_t>(i) * stride : thread->rand() % num,
+              &keys[i]);
+      slices[i] = keys[i];
+    }
+    if (FLAGS_multiread_batched) {
+      db_->MultiGet(read_options_, db_->DefaultColumnFamily(), slices.size(), slices.data(),
+                    pinned.data(), statuses.data());
+    } else {
+      statuses = db_->MultiGet(read_options_, slices, &values);
+    }
+    calls++;
+    for (int64_t i = 0; i < batch; i++) {
+      if (statuses[i].ok()) {
+        found++;
+        const size_t value_size = FLAGS_multiread_batched ? pinned[i].size() : values[i].size();
+        bytes += static_cast<int64_t>(keys[i].size() + value_size);
+      } else if (!statuses[i].IsNotFound()) {
+        Fail("MultiGet", statuses[i]);
+      }
+      pinned[i].Reset();
+    }
+    thread->stats.FinishedOps(batch, OpType::kRead);
+  }
+  char msg[100];
+  snprintf(msg, sizeof(msg), "(%" PRId64 " of %" PRId64 " found)", found, calls * batch);
+  thread->stats.AddBytes(bytes);
+  thread->stats.AddMessage(msg);
+}
+
 void Benchmark::SeekRandom(ThreadState* thread) {
   Duration duration(FLAGS_duration, reads_);
   std::string key;
