@@ -21,6 +21,7 @@ const std::string DB::Properties::kTotalSstFilesSize = "shale.total-sst-files-si
 const std::string DB::Properties::kNumImmutableMemTable = "shale.num-immutable-mem-table";
 const std::string DB::Properties::kActualDelayedWriteRate = "shale.actual-delayed-write-rate";
 const std::string DB::Properties::kIsWriteStopped = "shale.is-write-stopped";
+const std::string DB::Properties::kSSTables = "shale.sstables";
 
 namespace {
 
@@ -131,6 +132,11 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::str
   if (name == Properties::kLevelStats) {
     MutexLock l(&mutex_);
     *value = InternalStats::DumpLevelSizes(versions_->current());
+    return true;
+  }
+  if (name == Properties::kSSTables) {
+    MutexLock l(&mutex_);
+    *value = versions_->current()->DebugString(/*hex=*/true);
     return true;
   }
   uint64_t n;

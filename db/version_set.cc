@@ -200,6 +200,7 @@ Version::Version(VersionSet* vset, TableCache* table_cache, const InternalKeyCom
       table_cache_(table_cache),
       icmp_(icmp),
       files_(num_levels),
+      version_number_(vset != nullptr ? vset->next_version_number_.fetch_add(1) : 0),
       level_max_bytes_(num_levels, UINT64_MAX),
       level_score_(num_levels, 0.0) {
   for (int level = 0; level + 1 < num_levels; level++) sorted_scores_.emplace_back(0.0, level);
@@ -320,16 +321,18 @@ void Version::AddIterators(const ReadOptions& read_options, std::vector<Internal
   }
 }
 
-std::string Version::DebugString() const {
+std::string Version::DebugString(bool hex) const {
   std::string r;
   char buf[100];
   for (size_t level = 0; level < files_.size(); level++) {
-    snprintf(buf, sizeof(buf), "--- level %zu ---\n", level);
+    snprintf(buf, sizeof(buf), "--- level %zu --- version# %" PRIu64 " ---\n", level,
+             version_number_);
     r += buf;
     for (const FileMetaPtr& f : files_[level]) {
-      snprintf(buf, sizeof(buf), " %" PRIu64 ":%" PRIu64 "[", f->number, f->file_size);
+      snprintf(buf, sizeof(buf), " %" PRIu64 ":%" PRIu64 "[%" PRIu64 " .. %" PRIu64 "][", f->number,
+               f->file_size, f->smallest_seqno, f->largest_seqno);
       r += buf;
-      r += f->smallest.DebugString() + " .. " + f->largest.DebugString() + "]\n";
+      r += f->smallest.DebugString(hex) + " .. " + f->largest.DebugString(hex) + "]\n";
     }
   }
   return r;

@@ -85,8 +85,13 @@ class Version {
   // REQUIRES: 0 <= level < NumLevels(). Valid while this Version is referenced.
   const std::vector<FileMetaPtr>& files(int level) const { return files_[level]; }
 
-  // One line per level with its files.
-  std::string DebugString() const;
+  // RocksDB's listing of the files (the "sstables" property): per level a line
+  // "--- level N --- version# V ---", then per file
+  // " number:size[smallest_seqno .. largest_seqno][smallest .. largest]" with the internal
+  // keys as InternalKey::DebugString(hex) prints them.
+  std::string DebugString(bool hex = false) const;
+  // This Version's place in the sequence its VersionSet built, 0 for the first.
+  uint64_t version_number() const { return version_number_; }
   // "files[4 2 0 0 0 0 0] base level 1": file counts per level, for the LOG.
   std::string LevelSummary() const;
 
@@ -157,6 +162,7 @@ class Version {
   const InternalKeyComparator* const icmp_;
   std::vector<std::vector<FileMetaPtr>> files_;
   std::atomic<int> refs_{0};
+  const uint64_t version_number_;
 
   // Computed by ComputeCompactionScore.
   int base_level_ = 1;
@@ -270,6 +276,7 @@ class VersionSet {
   std::atomic<uint64_t> next_file_number_{2};
   std::atomic<SequenceNumber> last_sequence_{0};
   std::atomic<uint64_t> manifest_file_number_{0};
+  std::atomic<uint64_t> next_version_number_{0};  // numbers the Versions built
 
   // Guarded by the DB mutex. Per-column-family state; only the default family (id 0)
   // exists, so it is held inline until more are supported.

@@ -45,7 +45,6 @@ constexpr Unsupported kUnsupported[] = {
     {"backup", "a BackupEngine"},
     {"restore", "a BackupEngine"},
     {"resetstats", "DB::ResetStats (the compaction stats cannot be zeroed)"},
-    {"sstables", "the rocksdb.sstables property, which DB::GetProperty does not have"},
     {"replay", "tracing"},
     {"mixgraph", "its workload model in this db_bench (not written yet)"},
     {"timeseries", "its workload in this db_bench (not written yet)"},
@@ -207,6 +206,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"waitforcompaction", &B::WaitForCompaction},
       {"stats", &B::PrintDBStats},
       {"levelstats", &B::PrintLevelStats},
+      {"sstables", &B::PrintSSTables},
       {"memstats", &B::PrintMemStats},
   };
   *spec = Spec();

@@ -142,6 +142,7 @@ class Benchmark {
   void PrintStats(const char* property);
   void PrintDBStats() { PrintStats("rocksdb.stats"); }
   void PrintLevelStats() { PrintStats("rocksdb.levelstats"); }
+  void PrintSSTables() { PrintStats("rocksdb.sstables"); }
   void PrintMemStats();
 
   Options options_;

@@ -29,7 +29,7 @@ DEFINE_string(benchmarks,
               "\tcomma-separated lists of 100 numbers, read back whole with Get and as\n"
               "\toperands); readrandomoperands (readrandom through GetMergeOperands);\n"
               "\tand without a result line: flush, compactall, waitforcompaction, stats,\n"
-              "\tlevelstats, memstats\n"
+              "\tlevelstats, memstats, sstables\n"
               "Other RocksDB benchmarks are refused until shale has what they need.");
 
 DEFINE_int64(num, 1000000, "Number of key/values to place in database");

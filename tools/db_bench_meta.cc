@@ -1,5 +1,5 @@
 // Benchmarks that act on the DB as a whole: manual compaction, flush, waiting for
-// background work, and printing DB properties (stats, levelstats, memstats).
+// background work, and printing DB properties (stats, levelstats, memstats, sstables).
 #include <cstdio>
 #include <cstdlib>
 

@@ -179,6 +179,11 @@ class DB {
     static const std::string kNumImmutableMemTable;   // "shale.num-immutable-mem-table"
     static const std::string kActualDelayedWriteRate;  // "shale.actual-delayed-write-rate"
     static const std::string kIsWriteStopped;         // "shale.is-write-stopped"
+    // The live SST files, per level: "--- level N --- version# V ---", then one line per
+    // file " number:size[smallest_seqno .. largest_seqno]['smallest' seq:S, type:T ..
+    // 'largest' seq:S, type:T]" with the user keys in hex, as RocksDB prints it (less the
+    // "(N)" of sampled reads RocksDB appends: shale samples none).
+    static const std::string kSSTables;  // "shale.sstables"
   };
   // false if the property is unknown.
   virtual bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,

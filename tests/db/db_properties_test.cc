@@ -158,7 +158,7 @@ TEST_F(DBPropertiesTest, EveryNameAnswersUnderBothPrefixesAndParses) {
     }
   }
   // The text properties answer under both prefixes, and are not integers.
-  for (const char* name : {"stats", "levelstats"}) {
+  for (const char* name : {"stats", "levelstats", "sstables"}) {
     for (const char* prefix : {"shale.", "rocksdb."}) {
       const std::string full = prefix + std::string(name);
       std::string text;
@@ -354,6 +354,67 @@ TEST_F(DBPropertiesTest, StatsTableHasTheColumnsRocksDBUsersRead) {
     rows++;
   }
   EXPECT_EQ(v->NumLevels(), rows) << levels;
+}
+
+// shale.sstables: RocksDB's listing, every level in order with the Version's number, then
+// each live file with its number, size, sequence range and boundary keys (user keys in hex),
+// in the Version's order.
+TEST_F(DBPropertiesTest, SSTablesListsEveryLiveFile) {
+  options_.disable_auto_compactions = true;
+  Open();
+  Fill(0, 2000, 100);
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  Fill(2000, 2100, 100);
+  ASSERT_OK(db_->Delete(WriteOptions(), "key002100"));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  std::string text;
+  ASSERT_TRUE(db_->GetProperty("shale.sstables", &text));
+  std::string rocks;
+  ASSERT_TRUE(db_->GetProperty("rocksdb.sstables", &rocks));
+  EXPECT_EQ(text, rocks);
+
+  Version* v = current();
+  ASSERT_EQ(1, v->NumFiles(0));
+  int deeper = 0;
+  for (int level = 1; level < v->NumLevels(); level++) deeper += v->NumFiles(level);
+  ASSERT_GT(deeper, 1) << text;
+  std::string want;
+  for (int level = 0; level < v->NumLevels(); level++) {
+    want += "--- level " + std::to_string(level) + " --- version# " +
+            std::to_string(v->version_number()) + " ---\n";
+    for (const auto& f : v->files(level)) {
+      auto key = [](const InternalKey& k) {
+        ParsedInternalKey p;
+        EXPECT_OK(ParseInternalKey(k.Encode(), &p));
+        return "'" + p.user_key.ToString(true) + "' seq:" + std::to_string(p.sequence) +
+               ", type:" + std::to_string(static_cast<int>(p.type));
+      };
+      want += " " + std::to_string(f->number) + ":" + std::to_string(f->file_size) + "[" +
+              std::to_string(f->smallest_seqno) + " .. " + std::to_string(f->largest_seqno) + "][" +
+              key(f->smallest) + " .. " + key(f->largest) + "]\n";
+    }
+  }
+  EXPECT_EQ(want, text);
+  // The L0 file, spelled out: keys 2000..2099 put at sequences 2001..2100, then the
+  // deletion of key002100 (type 0) at 2101.
+  const auto& l0 = v->files(0)[0];
+  EXPECT_NE(std::string::npos,
+            text.find("--- level 0 --- version# " + std::to_string(v->version_number()) +
+                      " ---\n " + std::to_string(l0->number) + ":" + std::to_string(l0->file_size) +
+                      "[2001 .. 2101]['6B6579303032303030' seq:2001, type:1 .. "
+                      "'6B6579303032313030' seq:2101, type:0]\n"))
+      << text;
+
+  // A flush installs a newer Version: the number grows.
+  const uint64_t before = v->version_number();
+  Fill(3000, 3001, 10);
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  ASSERT_TRUE(db_->GetProperty("shale.sstables", &text));
+  EXPECT_GT(current()->version_number(), before);
+  EXPECT_EQ(0u, text.find("--- level 0 --- version# " +
+                          std::to_string(current()->version_number()) + " ---\n"))
+      << text;
 }
 
 TEST_F(DBPropertiesTest, ValuesSurviveReopen) {
