@@ -200,7 +200,8 @@ Status DBImpl::SwitchMemtable() {
   }
   log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
   logfile_number_ = new_log_number;
-  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
+                         options_.arena_block_size, options_.memtable_huge_page_size);
   mem->SetLogNumber(new_log_number);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

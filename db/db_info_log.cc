@@ -34,6 +34,8 @@ void DBImpl::LogOptionsAtOpen() {
   Header(log, "Options.comparator: %s", o.comparator->Name());
   Header(log, "Options.table_factory: %s", o.table_factory->Name());
   Header(log, "Options.write_buffer_size: %zu", o.write_buffer_size);
+  Header(log, "Options.arena_block_size: %zu", o.arena_block_size);
+  Header(log, "Options.memtable_huge_page_size: %zu", o.memtable_huge_page_size);
   Header(log, "Options.max_write_buffer_number: %d", o.max_write_buffer_number);
   Header(log, "Options.compression: %s", CompressionTypeToString(o.compression));
   Header(log, "Options.num_levels: %d", o.num_levels);

@@ -170,7 +170,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         break;
       }
       if (mem == nullptr) {
-        mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+        mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
+                         options_.arena_block_size, options_.memtable_huge_page_size);
         mem->Ref();
       }
       s = WriteBatchInternal::InsertInto(&batch, mem);
@@ -218,7 +219,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
 }
 
 Status DBImpl::FinishOpen() {
-  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size);
+  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
+                         options_.arena_block_size, options_.memtable_huge_page_size);
   mem->SetLogNumber(logfile_number_);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

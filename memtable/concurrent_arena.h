@@ -29,7 +29,11 @@ class ConcurrentArena {
   // Bytes a shard takes from the shared arena at a time.
   static constexpr size_t kChunkSize = 4096;
 
-  ConcurrentArena() : num_shards_(ShardCountForThisMachine()), shards_(new Shard[num_shards_]) {}
+  // block_size and huge_page_size: those of the underlying Arena.
+  explicit ConcurrentArena(size_t block_size = Arena::kDefaultBlockSize, size_t huge_page_size = 0)
+      : num_shards_(ShardCountForThisMachine()),
+        shards_(new Shard[num_shards_]),
+        arena_(block_size, huge_page_size) {}
   ConcurrentArena(const ConcurrentArena&) = delete;
   ConcurrentArena& operator=(const ConcurrentArena&) = delete;
 

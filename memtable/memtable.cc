@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "shale/comparator.h"
 #include "util/coding.h"
 
 namespace shale {
@@ -19,12 +20,30 @@ inline Slice DecodeLengthPrefixed(const char* p) {
 
 }  // namespace
 
+MemTable::KeyComparator::KeyComparator(const InternalKeyComparator& c)
+    : icmp(c), bytewise(c.user_comparator() == BytewiseComparator()) {}
+
 int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
-  return icmp.Compare(DecodeLengthPrefixed(a), DecodeLengthPrefixed(b));
+  const Slice ka = DecodeLengthPrefixed(a);
+  const Slice kb = DecodeLengthPrefixed(b);
+  if (!bytewise) return icmp.Compare(ka, kb);
+  // InternalKeyComparator::Compare with the user comparison inlined.
+  const size_t ua = ka.size() - 8;
+  const size_t ub = kb.size() - 8;
+  int r = memcmp(ka.data(), kb.data(), ua < ub ? ua : ub);
+  if (r != 0) return r;
+  if (ua != ub) return ua < ub ? -1 : 1;
+  const uint64_t fa = DecodeFixed64(ka.data() + ua);
+  const uint64_t fb = DecodeFixed64(kb.data() + ub);
+  return fa > fb ? -1 : (fa < fb ? 1 : 0);
 }
 
-MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size)
-    : comparator_(cmp), table_(comparator_, &arena_), write_buffer_size_(write_buffer_size) {}
+MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
+                   size_t arena_block_size, size_t huge_page_size)
+    : comparator_(cmp),
+      arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size),
+      table_(comparator_, &arena_),
+      write_buffer_size_(write_buffer_size) {}
 
 void MemTable::Unref() {
   int before = refs_.fetch_sub(1, std::memory_order_acq_rel);

@@ -35,7 +35,10 @@ namespace shale {
 class MemTable {
  public:
   // cmp is copied. write_buffer_size is the size at which ShouldFlush() turns true.
-  explicit MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size);
+  // arena_block_size and huge_page_size: Options::arena_block_size (0: derived from
+  // write_buffer_size, see Arena::BlockSizeFor) and Options::memtable_huge_page_size.
+  MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
+           size_t arena_block_size = 0, size_t huge_page_size = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -97,7 +100,10 @@ class MemTable {
   // Orders the skip list's length-prefixed internal keys.
   struct KeyComparator {
     const InternalKeyComparator icmp;
-    explicit KeyComparator(const InternalKeyComparator& c) : icmp(c) {}
+    // The user comparator is BytewiseComparator(): user keys are compared with an inlined
+    // memcmp instead of a virtual call (the skip list calls this a few dozen times a write).
+    const bool bytewise;
+    explicit KeyComparator(const InternalKeyComparator& c);
     int operator()(const char* a, const char* b) const;
   };
   using Table = SkipList<KeyComparator, ConcurrentArena>;

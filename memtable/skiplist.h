@@ -117,6 +117,11 @@ class SkipList {
     Node* Next(int level) const { return Slot(level)->load(std::memory_order_acquire); }
     void SetNext(int level, Node* x) { Slot(level)->store(x, std::memory_order_release); }
     Node* NoBarrierNext(int level) const { return Slot(level)->load(std::memory_order_relaxed); }
+    // Starts loading the node after this one on `level` (its level 0 pointer and the key's
+    // first bytes). A walk calls this on the node it is about to compare, so that the load
+    // of the node it may move to next overlaps the comparison instead of following it.
+    // Only a hint: a null or stale pointer does no harm.
+    void PrefetchSuccessor(int level) const { __builtin_prefetch(NoBarrierNext(level), 0, 1); }
     void NoBarrierSetNext(int level, Node* x) { Slot(level)->store(x, std::memory_order_relaxed); }
     bool CASNext(int level, Node* expected, Node* x) {
       return Slot(level)->compare_exchange_strong(expected, x, std::memory_order_acq_rel,
@@ -166,6 +171,7 @@ class SkipList {
     Node* known_bigger = nullptr;  // skips re-comparing the same node on the next level
     while (true) {
       Node* next = x->Next(level);
+      if (next != nullptr && next != known_bigger) next->PrefetchSuccessor(level);
       int c = (next == nullptr || next == known_bigger) ? 1 : compare_(next->Key(), key);
       if (c < 0) {
         x = next;
@@ -185,6 +191,7 @@ class SkipList {
     Node* known_bigger = nullptr;
     while (true) {
       Node* next = x->Next(level);
+      if (next != nullptr && next != known_bigger) next->PrefetchSuccessor(level);
       if (next != nullptr && next != known_bigger && compare_(next->Key(), key) < 0) {
         x = next;
       } else if (level == 0) {
@@ -203,6 +210,7 @@ class SkipList {
     Node* known_bigger = nullptr;
     while (true) {
       Node* next = x->Next(level);
+      if (next != nullptr && next != known_bigger) next->PrefetchSuccessor(level);
       int c = (next == nullptr || next == known_bigger) ? 1 : compare_(next->Key(), key);
       if (c < 0) {
         x = next;
@@ -234,11 +242,14 @@ class SkipList {
   }
 
   // Walks `level` from `before` (which must be < key) to the pair prev < key <= next.
-  void FindSpliceForLevel(const char* key, Node* before, int level, Node** prev,
-                          Node** next) const {
+  // `known_bigger` (may be null) is a node already found >= key: the walk stops at it
+  // without comparing again.
+  void FindSpliceForLevel(const char* key, Node* before, int level, Node** prev, Node** next,
+                          const Node* known_bigger = nullptr) const {
     while (true) {
       Node* n = before->Next(level);
-      if (n == nullptr || compare_(n->Key(), key) >= 0) {
+      if (n != nullptr && n != known_bigger) n->PrefetchSuccessor(level);
+      if (n == nullptr || n == known_bigger || compare_(n->Key(), key) >= 0) {
         *prev = before;
         *next = n;
         return;
@@ -251,9 +262,11 @@ class SkipList {
   // one above stopped.
   void FindSplice(const char* key, int top, Node** prev, Node** next) const {
     Node* before = head_;
+    const Node* known_bigger = nullptr;
     for (int i = top - 1; i >= 0; i--) {
-      FindSpliceForLevel(key, before, i, &prev[i], &next[i]);
+      FindSpliceForLevel(key, before, i, &prev[i], &next[i], known_bigger);
       before = prev[i];
+      known_bigger = next[i];
     }
   }
 

@@ -1,8 +1,37 @@
 #include "util/arena.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 
 namespace shale {
+
+namespace {
+size_t RoundUp(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
+}  // namespace
+
+size_t Arena::BlockSizeFor(size_t requested, size_t write_buffer_size) {
+  constexpr size_t kMaxBlockSize = size_t{2} << 30;  // RocksDB's upper bound too
+  size_t size = requested != 0 ? requested : std::min(write_buffer_size / 8, kHugePageSize);
+  return RoundUp(std::clamp(size, kMinBlockSize, kMaxBlockSize), kMinBlockSize);
+}
+
+Arena::Arena(size_t block_size, size_t huge_page_size)
+    : block_size_(RoundUp(std::max(block_size, kMinBlockSize), kMinBlockSize)),
+      huge_page_size_(huge_page_size) {}
+
+Arena::~Arena() {
+  for (const Block& b : blocks_) {
+    if (b.source == Source::kMmap) {
+      munmap(b.data, b.size);
+    } else {
+      free(b.data);
+    }
+  }
+}
 
 char* Arena::AllocateAligned(size_t bytes) {
   constexpr size_t kAlign = alignof(std::max_align_t);
@@ -15,26 +44,56 @@ char* Arena::AllocateAligned(size_t bytes) {
     remaining_ -= needed;
     return result;
   }
-  return AllocateFallback(bytes);  // new blocks come from new[], already aligned
+  return AllocateFallback(bytes);  // new blocks are at least max_align_t aligned
 }
 
 char* Arena::AllocateFallback(size_t bytes) {
-  if (bytes > kBlockSize / 4) {
+  if (bytes > block_size_ / 4) {
     // A big object gets its own block so the current block's tail is not wasted.
     return NewBlock(bytes);
   }
-  ptr_ = NewBlock(kBlockSize);
-  remaining_ = kBlockSize;
+  ptr_ = NewBlock(block_size_);
+  remaining_ = block_size_;
   char* result = ptr_;
   ptr_ += bytes;
   remaining_ -= bytes;
   return result;
 }
 
+char* Arena::MapHugeTlb(size_t bytes) {
+#ifdef MAP_HUGETLB
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+  if (p != MAP_FAILED) return static_cast<char*>(p);
+#else
+  (void)bytes;
+#endif
+  return nullptr;
+}
+
 char* Arena::NewBlock(size_t bytes) {
-  blocks_.emplace_back(new char[bytes]);
-  memory_usage_.fetch_add(bytes + sizeof(char*), std::memory_order_relaxed);
-  return blocks_.back().get();
+  Block block{nullptr, bytes, Source::kMalloc};
+  if (huge_page_size_ > 0 && bytes == block_size_) {
+    block.size = RoundUp(bytes, huge_page_size_);
+    block.data = MapHugeTlb(block.size);
+    if (block.data != nullptr) {
+      block.source = Source::kMmap;
+    } else {
+      block.size = bytes;  // no reserved huge pages free: ordinary memory
+    }
+  }
+  if (block.data == nullptr && bytes % kHugePageSize == 0) {
+    block.data = static_cast<char*>(aligned_alloc(kHugePageSize, bytes));
+#ifdef MADV_HUGEPAGE
+    // Advice only: without transparent huge pages the block stays in ordinary pages.
+    if (block.data != nullptr) madvise(block.data, bytes, MADV_HUGEPAGE);
+#endif
+  }
+  if (block.data == nullptr) block.data = static_cast<char*>(malloc(bytes));
+  if (block.data == nullptr) throw std::bad_alloc();
+  blocks_.push_back(block);
+  memory_usage_.fetch_add(block.size + sizeof(Block), std::memory_order_relaxed);
+  return block.data;
 }
 
 }  // namespace shale

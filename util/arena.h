@@ -1,22 +1,38 @@
 // Arena: bump allocation in large blocks, all freed together when the arena dies. The
 // memtable allocates its skip-list nodes here.
 //
+// Blocks: `block_size` bytes each (see BlockSizeFor). A block whose size is a multiple of
+// kHugePageSize is placed at a huge-page boundary and advised for transparent huge pages
+// (madvise MADV_HUGEPAGE), so that a memtable of tens of megabytes is mapped by a few dozen
+// TLB entries instead of thousands: a skip-list walk touches a random page at every step.
+// With huge_page_size > 0, blocks are first taken from the system's reserved huge pages
+// (mmap MAP_HUGETLB, as RocksDB's memtable_huge_page_size), falling back to ordinary
+// memory when none are free.
+//
 // Thread safety: Allocate* need external synchronization (the memtable's writer lock);
 // MemoryUsage() may be read from any thread.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
-#include <memory>
 #include <vector>
 
 namespace shale {
 
 class Arena {
  public:
-  static constexpr size_t kBlockSize = 4096 * 8;
+  static constexpr size_t kMinBlockSize = 4096;
+  static constexpr size_t kDefaultBlockSize = 4096 * 8;
+  // The transparent huge page size of x86-64 and most arm64 kernels.
+  static constexpr size_t kHugePageSize = 2 << 20;
 
-  Arena() = default;
+  // The block size an arena of a memtable of `write_buffer_size` bytes uses when the
+  // option `arena_block_size` is `requested` (0: write_buffer_size / 8, at most
+  // kHugePageSize). Rounded up to a multiple of kMinBlockSize.
+  static size_t BlockSizeFor(size_t requested, size_t write_buffer_size);
+
+  explicit Arena(size_t block_size = kDefaultBlockSize, size_t huge_page_size = 0);
+  ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -29,19 +45,34 @@ class Arena {
     }
     return AllocateFallback(bytes);
   }
+
   // Aligned to alignof(std::max_align_t).
   char* AllocateAligned(size_t bytes);
 
   // Bytes held by the arena, including unused tails of blocks.
   size_t MemoryUsage() const { return memory_usage_.load(std::memory_order_relaxed); }
 
+  size_t block_size() const { return block_size_; }
+
  private:
+  // How a block was obtained, so that it is given back the same way.
+  enum class Source : unsigned char { kMalloc, kMmap };
+  struct Block {
+    char* data;
+    size_t size;
+    Source source;
+  };
+
   char* AllocateFallback(size_t bytes);
   char* NewBlock(size_t bytes);
+  // A block of reserved huge pages, or nullptr when none are free.
+  char* MapHugeTlb(size_t bytes);
 
+  const size_t block_size_;
+  const size_t huge_page_size_;
   char* ptr_ = nullptr;
   size_t remaining_ = 0;
-  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<Block> blocks_;
   std::atomic<size_t> memory_usage_{0};
 };
 

@@ -51,6 +51,16 @@ struct ColumnFamilyOptions {
   int max_write_buffer_number = 2;
   // Immutable memtables merged into one flush. Only 1 is supported. Default: 1.
   int min_write_buffer_number_to_merge = 1;
+  // Bytes a memtable takes from the system at a time, rounded up to a multiple of 4 KiB.
+  // 0 (the default): write_buffer_size / 8, at most 2 MiB (RocksDB caps it at 1 MiB; 2 MiB
+  // lets a block be one transparent huge page). Blocks that are a multiple of 2 MiB are
+  // aligned to 2 MiB and advised for transparent huge pages, which shortens the memtable's
+  // random walks when the kernel allows them (transparent_hugepage "madvise" or "always").
+  size_t arena_block_size = 0;
+  // If > 0, memtable blocks are first taken from the system's reserved huge pages of this
+  // size (mmap MAP_HUGETLB; see /proc/sys/vm/nr_hugepages), and from ordinary memory when
+  // none are free. Default: 0.
+  size_t memtable_huge_page_size = 0;
 
   // Block compression. Default: kSnappyCompression when built with snappy, else none.
   CompressionType compression = CompressionTypeSupported(kSnappyCompression)

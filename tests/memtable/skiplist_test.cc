@@ -205,11 +205,16 @@ void RunReadersDuringInserts(bool concurrent_api) {
   std::atomic<bool> done{false};
   std::atomic<int> failures{0};
   std::atomic<uint64_t> checks{0};
+  std::atomic<int> started{0};
 
   auto reader = [&](uint64_t reader_seed) {
     Random rnd(reader_seed);
     SkipList<KeyCmp, ConcurrentArena>::Iterator it(&list);
-    while (!done.load(std::memory_order_acquire)) {
+    started++;
+    // At least one pass, even when the writer is done before this thread gets a core.
+    bool last = false;
+    while (!last) {
+      last = done.load(std::memory_order_acquire);
       const size_t n = published.load(std::memory_order_acquire);
       std::vector<Key> must(order.begin(), order.begin() + n);
       std::sort(must.begin(), must.end());
@@ -242,6 +247,8 @@ void RunReadersDuringInserts(bool concurrent_api) {
 
   std::vector<std::thread> readers;
   for (int r = 0; r < 2; r++) readers.emplace_back(reader, seed + 100 + r);
+  // The readers run during the inserts, not only after them.
+  while (started.load() < 2) std::this_thread::yield();
   for (size_t i = 0; i < order.size(); i++) {
     ASSERT_TRUE(InsertKey(&list, order[i], concurrent_api));
     published.store(i + 1, std::memory_order_release);

@@ -480,7 +480,7 @@ TEST(ArenaTest, AllocationsHoldTheirBytes) {
     auto [p, n] = allocated[i];
     for (size_t k = 0; k < n; k++) ASSERT_EQ(static_cast<char>(i % 256), p[k]) << i;
   }
-  EXPECT_LE(arena.MemoryUsage(), bytes * 2 + 10 * Arena::kBlockSize);
+  EXPECT_LE(arena.MemoryUsage(), bytes * 2 + 10 * Arena::kDefaultBlockSize);
 }
 
 TEST(ArenaTest, AlignedIsAligned) {
@@ -490,6 +490,69 @@ TEST(ArenaTest, AlignedIsAligned) {
     char* p = arena.AllocateAligned(1 + i % 33);
     ASSERT_EQ(0u, reinterpret_cast<uintptr_t>(p) % alignof(std::max_align_t));
   }
+}
+
+TEST(ArenaTest, BlockSizeFollowsTheOptionOrTheWriteBuffer) {
+  // 0: an eighth of the write buffer, in whole 4 KiB pages, at most one huge page.
+  EXPECT_EQ(8u << 20 >> 3, Arena::BlockSizeFor(0, 8 << 20));
+  EXPECT_EQ(Arena::kHugePageSize, Arena::BlockSizeFor(0, 64 << 20));
+  EXPECT_EQ(Arena::kHugePageSize, Arena::BlockSizeFor(0, 1ull << 34));
+  EXPECT_EQ(Arena::kMinBlockSize, Arena::BlockSizeFor(0, 4 << 10));
+  EXPECT_EQ(12288u, Arena::BlockSizeFor(0, 80000));  // 10000 rounded up to 3 pages
+  // An explicit size wins, rounded up to a page.
+  EXPECT_EQ(8192u, Arena::BlockSizeFor(5000, 64 << 20));
+  EXPECT_EQ(4u << 20, Arena::BlockSizeFor(4 << 20, 1 << 20));
+  EXPECT_EQ(Arena::kMinBlockSize, Arena::BlockSizeFor(1, 64 << 20));
+}
+
+TEST(ArenaTest, BlocksHaveTheConfiguredSize) {
+  Arena arena(64 << 10);
+  EXPECT_EQ(64u << 10, arena.block_size());
+  arena.Allocate(100);
+  const size_t one_block = arena.MemoryUsage();
+  EXPECT_GE(one_block, 64u << 10);
+  EXPECT_LT(one_block, (64u << 10) + 1024);
+  // Filling the first block takes a second one of the same size.
+  for (int i = 0; i < 700; i++) arena.Allocate(100);
+  EXPECT_EQ(2 * one_block, arena.MemoryUsage());
+  // An object over a quarter of a block that does not fit the current block's tail gets a
+  // block of its own, sized to it; the tail stays in use for small objects.
+  for (int i = 0; i < 560; i++) arena.Allocate(100);  // 1260 allocations: 126000 bytes
+  arena.Allocate(20 << 10);
+  EXPECT_GE(arena.MemoryUsage(), 2 * one_block + (20 << 10));
+  EXPECT_LT(arena.MemoryUsage(), 2 * one_block + (21 << 10));
+  arena.Allocate(100);
+  EXPECT_LT(arena.MemoryUsage(), 2 * one_block + (21 << 10));
+}
+
+TEST(ArenaTest, HugePageBlocksAreAlignedToHugePages) {
+  Arena arena(Arena::kHugePageSize);
+  char* first = arena.AllocateAligned(64);
+  EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(first) % Arena::kHugePageSize);
+  // The whole block is usable.
+  std::vector<char*> all;
+  for (size_t i = 0; i < Arena::kHugePageSize / 4096 - 1; i++) {
+    char* p = arena.Allocate(4096);
+    memset(p, static_cast<int>(i), 4096);
+    all.push_back(p);
+  }
+  for (size_t i = 0; i < all.size(); i++) ASSERT_EQ(static_cast<char>(i), all[i][4095]) << i;
+  EXPECT_LT(arena.MemoryUsage(), 2 * Arena::kHugePageSize);
+}
+
+TEST(ArenaTest, ReservedHugePagesFallBackToOrdinaryMemory) {
+  // Asks for blocks from reserved huge pages; where the system has none (the usual case,
+  // nr_hugepages = 0) the blocks come from ordinary memory. Either way they work and are
+  // counted.
+  Arena arena(Arena::kHugePageSize, Arena::kHugePageSize);
+  size_t bytes = 0;
+  for (int i = 0; i < 3000; i++) {
+    char* p = arena.Allocate(1000);
+    memset(p, i & 0xff, 1000);
+    bytes += 1000;
+  }
+  EXPECT_GE(arena.MemoryUsage(), bytes);
+  EXPECT_LE(arena.MemoryUsage(), bytes + 2 * Arena::kHugePageSize);
 }
 
 // --- dbformat ----------------------------------------------------------------------------
