@@ -214,8 +214,12 @@ struct CompatFlag {
 
 constexpr CompatFlag kCompatFlags[] = {
     {"mmap_read", nullptr},
-    {"unordered_write", nullptr},
-    {"two_write_queues", nullptr},
+    {"unordered_write",
+     "--unordered_write=1 needs unordered writes, which shale does not have yet; running "
+     "without them would report ordered writes under that name"},
+    {"two_write_queues",
+     "--two_write_queues=1 needs a second write queue, which shale does not have yet; "
+     "running without one would report one queue under that name"},
     {"transaction_db",
      "--transaction_db=1 needs a TransactionDB, which shale does not have yet; running "
      "without one would report plain writes as transactional"},

@@ -241,7 +241,7 @@ done
 # still succeeds.
 for f in disable_seek_compaction=1 max_grandparent_overlap_factor=5 \
          delete_obsolete_files_period_micros=5 min_level_to_compress=1 mmap_read=1 \
-         unordered_write=1 memtablerep=vector; do
+         memtablerep=vector; do
   "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 "--$f" >/dev/null 2>"$DIR/warn.err" \
     || fail "--$f made the run fail"
   [ "$(grep -c "WARNING: --${f%%=*} is accepted but not used by shale yet" "$DIR/warn.err")" = 1 ] \
@@ -264,8 +264,12 @@ for b in xorupdaterandom randomtransaction compact0; do
   grep -q "not supported by shale yet" "$DIR/uns.err" || fail "$b: no message"
   grep -q ' micros/op ' "$DIR/uns.out" && fail "$b: ran fillseq before refusing"
 done
-"$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 --transaction_db=1 >/dev/null 2>&1 \
-  && fail "--transaction_db=1 accepted"
+for f in transaction_db unordered_write two_write_queues; do
+  "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 "--$f=1" >"$DIR/uns.out" 2>"$DIR/uns.err" \
+    && fail "--$f=1 accepted"
+  grep -q "does not have yet" "$DIR/uns.err" || fail "--$f=1: no message"
+  grep -q ' micros/op ' "$DIR/uns.out" && fail "--$f=1: ran fillseq before refusing"
+done
 "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 --compaction_style=1 >/dev/null 2>&1 \
   && fail "--compaction_style=1 accepted"
 
