@@ -68,8 +68,9 @@ class DB {
   }
 
   // Removes a key that was Put at most once since it was last deleted; then it behaves as
-  // Delete. Mixing it with several Puts or with Merge of the same key is undefined, as in
-  // RocksDB.
+  // Delete. Mixing it with several Puts, with Delete or with Merge of the same key is
+  // undefined, as in RocksDB (a SingleDelete may, for one, cancel a merge operand or leave
+  // an older Put visible to a snapshot).
   virtual Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                               const Slice& key) = 0;
   virtual Status SingleDelete(const WriteOptions& options, const Slice& key) {
