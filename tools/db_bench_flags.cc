@@ -83,6 +83,8 @@ DEFINE_int32(block_size, 4096, "Number of bytes in a block.");
 DEFINE_int32(bloom_bits, -1, "Bloom filter bits per key. Negative means use default.Zero disables.");
 DEFINE_int64(write_buffer_size, 67108864,
              "Number of bytes to buffer in memtable before compacting");
+DEFINE_int64(arena_block_size, 0, "The size, in bytes, of one block in arena memory allocation.");
+DEFINE_bool(memtable_use_huge_page, false, "Try to use huge page in memtables.");
 DEFINE_int32(max_write_buffer_number, 2,
              "The number of in-memory memtables. Each memtable is of size "
              "write_buffer_size bytes.");

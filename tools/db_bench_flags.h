@@ -16,6 +16,8 @@
 // Workload.
 DECLARE_string(benchmarks);
 DECLARE_int64(num);
+DECLARE_int64(arena_block_size);
+DECLARE_bool(memtable_use_huge_page);
 DECLARE_int64(reads);
 DECLARE_int64(writes);
 DECLARE_int64(deletes);

@@ -3,6 +3,7 @@
 // operator).
 #include <strings.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -105,6 +106,9 @@ bool Benchmark::BuildOptions(std::string* error) {
   options_.create_if_missing = true;
   options_.compression = compression;
   options_.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
+  options_.arena_block_size = static_cast<size_t>(std::max<int64_t>(FLAGS_arena_block_size, 0));
+  // As RocksDB's db_bench: 2 MiB pages from the reserved huge-page pool when asked.
+  options_.memtable_huge_page_size = FLAGS_memtable_use_huge_page ? (size_t{2} << 20) : 0;
   options_.max_write_buffer_number = FLAGS_max_write_buffer_number;
   options_.min_write_buffer_number_to_merge = FLAGS_min_write_buffer_number_to_merge;
   options_.max_background_jobs = FLAGS_max_background_jobs;

@@ -232,7 +232,8 @@ for f in benchmarks=fillseq num=10 reads=5 writes=5 duration=0 threads=1 key_siz
          max_successive_merges=3 readwritepercent=80 mergereadpercent=60 merge_keys=5 \
          enable_pipelined_write=0 allow_concurrent_memtable_write=0 unordered_write=0 \
          two_write_queues=0 transaction_db=0 transaction_lock_timeout=100 wal_dir= \
-         benchmark_write_rate_limit=0 perf_level=1 seek_nexts=2; do
+         benchmark_write_rate_limit=0 perf_level=1 seek_nexts=2 arena_block_size=65536 \
+         memtable_use_huge_page=1; do
   "$BIN" --db="$DIR/db" --benchmarks= --num=10 "--$f" >/dev/null 2>"$DIR/flag.err" \
     || fail "--$f rejected: $(head -1 "$DIR/flag.err")"
 done
