@@ -48,8 +48,9 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   SequenceNumber seq;
   std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return Status::ShutdownInProgress();
-  // Every operand is pinned while gathered (a memtable or block reference: no copy yet);
-  // the sizes then decide whether the caller gets the pins or copies.
+  // Operands in blocks are pinned while gathered and memtable ones referenced (the view
+  // keeps those memtables alive): no copy yet. The sizes then decide whether the caller
+  // gets pins or copies.
   MergeContext mc;
   mc.want_pins = true;
   mc.base_as_operand = true;
@@ -69,12 +70,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   for (size_t i = 0; i < n; i++) {
     PinnableSlice& out = merge_operands[i];
     out.Reset();
-    Cleanable* pinner = mc.PinOf(i);
-    if (pin && pinner->HasCleanups()) {
-      out.PinSlice(ops[i], pinner);
-    } else {
-      out.PinSelf(ops[i]);
-    }
+    if (!pin || !mc.PinInto(i, &out)) out.PinSelf(ops[i]);
   }
   return Status::OK();
 }

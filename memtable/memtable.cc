@@ -79,19 +79,8 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   }
 }
 
-namespace {
-void UnrefMemTable(void* arg, void* /*unused*/) { static_cast<MemTable*>(arg)->Unref(); }
-}  // namespace
-
 void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {
-  if (!merge_context->want_pins) {
-    merge_context->PushOperand(operand);
-    return;
-  }
-  Ref();
-  Cleanable pin;
-  pin.RegisterCleanup(&UnrefMemTable, this, nullptr);
-  merge_context->PushOperandPinned(operand, &pin);
+  merge_context->PushOperandKept(operand, &keeper_);
 }
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,

@@ -59,8 +59,9 @@ class MemTable {
   // found case. Returns false, touching nothing, if the key has no visible entry here.
   //
   // With a merge_context, Merge operands are pushed into it (referenced: the caller keeps
-  // this memtable alive while the context is used; pinned by a reference on this memtable
-  // with merge_context->want_pins) and the search goes on beneath them. It then returns
+  // this memtable alive while the context is used; with merge_context->want_pins the
+  // context can take a reference on this memtable to hand one out) and the search goes on
+  // beneath them. It then returns
   // true at the first Put (its value in *value, or pushed as an operand with
   // base_as_operand) or tombstone, or with *s = MergeInProgress when the merge operator's
   // ShouldMerge ends the search; false when the memtable holds nothing older for the key.
@@ -110,8 +111,11 @@ class MemTable {
 
   class Iter;
 
-  // Adds an operand (or a base value) living in this memtable to merge_context.
+  // Adds an operand (or a base value) living in this memtable to merge_context, which may
+  // later take a reference on this memtable through keeper_ to hand the operand out.
   void PushTo(MergeContext* merge_context, const Slice& operand);
+  static void RefThunk(void* mem) { static_cast<MemTable*>(mem)->Ref(); }
+  static void UnrefThunk(void* mem, void* /*unused*/) { static_cast<MemTable*>(mem)->Unref(); }
 
   KeyComparator comparator_;
   ConcurrentArena arena_;
@@ -122,6 +126,7 @@ class MemTable {
   std::atomic<uint64_t> num_deletes_{0};
   std::atomic<SequenceNumber> first_seqno_{kMaxSequenceNumber};
   std::atomic<uint64_t> log_number_{0};
+  const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
 };
 
 }  // namespace shale
