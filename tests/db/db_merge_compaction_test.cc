@@ -25,12 +25,6 @@
 namespace shale {
 namespace {
 
-std::string U64(uint64_t v) {
-  std::string s;
-  PutFixed64(&s, v);
-  return s;
-}
-
 uint64_t FromU64(const std::string& s) { return s.size() == 8 ? DecodeFixed64(s.data()) : ~0ull; }
 
 // Joins with ',' like stringappend, declines every PartialMerge, and fails a full merge
@@ -109,13 +103,13 @@ class DBMergeCompactionTest : public testing::Test {
 
 TEST_F(DBMergeCompactionTest, FlushFoldsOperandsOntoTheirBase) {
   Open();
-  ASSERT_OK(db_->Put(WriteOptions(), "based", U64(100)));
-  ASSERT_OK(db_->Put(WriteOptions(), "deleted", U64(7)));
+  ASSERT_OK(db_->Put(WriteOptions(), "based", Fixed64String(100)));
+  ASSERT_OK(db_->Put(WriteOptions(), "deleted", Fixed64String(7)));
   ASSERT_OK(db_->Delete(WriteOptions(), "deleted"));
   for (int i = 1; i <= 50; i++) {
-    ASSERT_OK(db_->Merge(WriteOptions(), "based", U64(i)));
-    ASSERT_OK(db_->Merge(WriteOptions(), "deleted", U64(i)));
-    ASSERT_OK(db_->Merge(WriteOptions(), "bare", U64(i)));
+    ASSERT_OK(db_->Merge(WriteOptions(), "based", Fixed64String(i)));
+    ASSERT_OK(db_->Merge(WriteOptions(), "deleted", Fixed64String(i)));
+    ASSERT_OK(db_->Merge(WriteOptions(), "bare", Fixed64String(i)));
   }
   EXPECT_EQ(Types("based"), std::string(50, 'M') + "P");
   Flush();
@@ -131,12 +125,12 @@ TEST_F(DBMergeCompactionTest, FlushFoldsOperandsOntoTheirBase) {
 
 TEST_F(DBMergeCompactionTest, ManyOperandsBecomeOnePutAtTheBottom) {
   Open();
-  ASSERT_OK(db_->Put(WriteOptions(), "k0", U64(1000)));
+  ASSERT_OK(db_->Put(WriteOptions(), "k0", Fixed64String(1000)));
   Flush();
   std::map<std::string, uint64_t> expect = {{"k0", 1000}};
   for (int i = 1; i <= 3000; i++) {
     const std::string key = "k" + std::to_string(i % 7);
-    ASSERT_OK(db_->Merge(WriteOptions(), key, U64(i)));
+    ASSERT_OK(db_->Merge(WriteOptions(), key, Fixed64String(i)));
     expect[key] += i;
     if (i % 400 == 0) Flush();
   }
@@ -204,11 +198,11 @@ TEST_F(DBMergeCompactionTest, RandomCountersEndAsOnePutEach) {
     const uint32_t r = rnd.Uniform(100);
     if (r < 80) {
       const uint64_t add = rnd.Uniform(1000);
-      ASSERT_OK(db_->Merge(WriteOptions(), key, U64(add)));
+      ASSERT_OK(db_->Merge(WriteOptions(), key, Fixed64String(add)));
       model[key] += add;
     } else if (r < 88) {
       const uint64_t v = rnd.Uniform(1000);
-      ASSERT_OK(db_->Put(WriteOptions(), key, U64(v)));
+      ASSERT_OK(db_->Put(WriteOptions(), key, Fixed64String(v)));
       model[key] = v;
     } else if (r < 94) {
       ASSERT_OK(db_->Delete(WriteOptions(), key));

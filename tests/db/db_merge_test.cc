@@ -18,12 +18,6 @@
 namespace shale {
 namespace {
 
-std::string U64(uint64_t v) {
-  std::string s;
-  PutFixed64(&s, v);
-  return s;
-}
-
 uint64_t FromU64(const std::string& s) { return s.size() == 8 ? DecodeFixed64(s.data()) : ~0ull; }
 
 // Appends operands with '.', counting calls and the operands/base each FullMergeV2 saw.
@@ -137,7 +131,7 @@ TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
   Open();
   uint64_t expect = 0;
   for (int i = 1; i <= 4000; i++) {
-    ASSERT_OK(Merge("counter", U64(i)));
+    ASSERT_OK(Merge("counter", Fixed64String(i)));
     expect += i;
     if (i % 700 == 0) Flush();
   }
@@ -145,12 +139,12 @@ TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
   uint64_t files = 0;
   ASSERT_TRUE(db_->GetIntProperty("shale.num-files-at-level0", &files));
   EXPECT_GE(files, 5u);
-  EXPECT_EQ(Scan(false), "counter=" + U64(expect) + ",");
-  EXPECT_EQ(Scan(true), "counter=" + U64(expect) + ",");
+  EXPECT_EQ(Scan(false), "counter=" + Fixed64String(expect) + ",");
+  EXPECT_EQ(Scan(true), "counter=" + Fixed64String(expect) + ",");
   // A Put beneath the operands is their base, wherever it lies.
-  ASSERT_OK(db_->Put(WriteOptions(), "counter", U64(1000000)));
+  ASSERT_OK(db_->Put(WriteOptions(), "counter", Fixed64String(1000000)));
   for (int i = 0; i < 1500; i++) {
-    ASSERT_OK(Merge("counter", U64(2)));
+    ASSERT_OK(Merge("counter", Fixed64String(2)));
     if (i == 600) Flush();
   }
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
@@ -159,7 +153,7 @@ TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
   Reopen();
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
-  EXPECT_EQ(Scan(true), "counter=" + U64(1003000) + ",");
+  EXPECT_EQ(Scan(true), "counter=" + Fixed64String(1003000) + ",");
 }
 
 TEST_F(DBMergeTest, StringAppendOverPutsAndDeletes) {
@@ -245,7 +239,7 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   Open();
   const Snapshot* snap = nullptr;
   for (int i = 1; i <= 10; i++) {
-    ASSERT_OK(Merge("m", U64(1)));
+    ASSERT_OK(Merge("m", Fixed64String(1)));
     if (i == 2) snap = db_->GetSnapshot();
   }
   EXPECT_EQ(FromU64(Get("m")), 10u);
@@ -262,9 +256,9 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   EXPECT_EQ(FromU64(operands[1].ToString()), 1u);
   db_->ReleaseSnapshot(snap);
   // The fold reads through files too.
-  ASSERT_OK(db_->Put(WriteOptions(), "f", U64(100)));
+  ASSERT_OK(db_->Put(WriteOptions(), "f", Fixed64String(100)));
   Flush();
-  for (int i = 0; i < 7; i++) ASSERT_OK(Merge("f", U64(1)));
+  for (int i = 0; i < 7; i++) ASSERT_OK(Merge("f", Fixed64String(1)));
   EXPECT_EQ(FromU64(Get("f")), 107u);
   ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "f",
                                   operands.data(), &gmo, &n));
@@ -272,7 +266,7 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   EXPECT_EQ(FromU64(operands[0].ToString()), 104u);
   // Operands of one batch count as they are inserted.
   WriteBatch b;
-  for (int i = 0; i < 9; i++) ASSERT_OK(b.Merge("b", U64(2)));
+  for (int i = 0; i < 9; i++) ASSERT_OK(b.Merge("b", Fixed64String(2)));
   ASSERT_OK(db_->Write(WriteOptions(), &b));
   EXPECT_EQ(FromU64(Get("b")), 18u);
   Reopen();  // recovery replays the operands as written; the sum is the same
@@ -395,16 +389,16 @@ TEST_F(DBMergeTest, IteratorsFoldBothWays) {
 
 TEST_F(DBMergeTest, SnapshotsSeeOnlyOlderOperands) {
   Open();
-  ASSERT_OK(Merge("k", U64(1)));
+  ASSERT_OK(Merge("k", Fixed64String(1)));
   const Snapshot* s1 = db_->GetSnapshot();
-  ASSERT_OK(Merge("k", U64(10)));
+  ASSERT_OK(Merge("k", Fixed64String(10)));
   Flush();
   const Snapshot* s2 = db_->GetSnapshot();
-  ASSERT_OK(Merge("k", U64(100)));
-  ASSERT_OK(db_->Put(WriteOptions(), "j", U64(5)));
+  ASSERT_OK(Merge("k", Fixed64String(100)));
+  ASSERT_OK(db_->Put(WriteOptions(), "j", Fixed64String(5)));
   const Snapshot* s3 = db_->GetSnapshot();
   ASSERT_OK(db_->Delete(WriteOptions(), "k"));
-  ASSERT_OK(Merge("j", U64(5)));
+  ASSERT_OK(Merge("j", Fixed64String(5)));
   EXPECT_EQ(FromU64(Get("k", s1)), 1u);
   EXPECT_EQ(FromU64(Get("k", s2)), 11u);
   EXPECT_EQ(FromU64(Get("k", s3)), 111u);
@@ -412,13 +406,13 @@ TEST_F(DBMergeTest, SnapshotsSeeOnlyOlderOperands) {
   EXPECT_EQ(Get("j", s2), "NOT_FOUND");
   EXPECT_EQ(FromU64(Get("j", s3)), 5u);
   EXPECT_EQ(FromU64(Get("j")), 10u);
-  EXPECT_EQ(Scan(false, s3), "j=" + U64(5) + ",k=" + U64(111) + ",");
-  EXPECT_EQ(Scan(true, s2), "k=" + U64(11) + ",");
+  EXPECT_EQ(Scan(false, s3), "j=" + Fixed64String(5) + ",k=" + Fixed64String(111) + ",");
+  EXPECT_EQ(Scan(true, s2), "k=" + Fixed64String(11) + ",");
   Flush();
   Compact();
   EXPECT_EQ(FromU64(Get("k", s1)), 1u);
   EXPECT_EQ(FromU64(Get("k", s2)), 11u);
-  EXPECT_EQ(Scan(true, s3), "k=" + U64(111) + ",j=" + U64(5) + ",");
+  EXPECT_EQ(Scan(true, s3), "k=" + Fixed64String(111) + ",j=" + Fixed64String(5) + ",");
   db_->ReleaseSnapshot(s1);
   db_->ReleaseSnapshot(s2);
   db_->ReleaseSnapshot(s3);
@@ -426,14 +420,14 @@ TEST_F(DBMergeTest, SnapshotsSeeOnlyOlderOperands) {
 
 TEST_F(DBMergeTest, OperandsSurviveReopen) {
   Open();
-  for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", U64(3)));  // WAL only
+  for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", Fixed64String(3)));  // WAL only
   Reopen();
   EXPECT_EQ(FromU64(Get("w")), 150u);
   Flush();
-  for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", U64(1)));
+  for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", Fixed64String(1)));
   Reopen();
   EXPECT_EQ(FromU64(Get("w")), 200u);
-  EXPECT_EQ(Scan(false), "w=" + U64(200) + ",");
+  EXPECT_EQ(Scan(false), "w=" + Fixed64String(200) + ",");
   // A malformed counter counts as 0, as uint64add documents.
   ASSERT_OK(Merge("w", "xyz"));
   EXPECT_EQ(FromU64(Get("w")), 200u);

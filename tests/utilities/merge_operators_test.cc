@@ -16,12 +16,6 @@
 namespace shale {
 namespace {
 
-std::string U64(uint64_t v) {
-  std::string s;
-  PutFixed64(&s, v);
-  return s;
-}
-
 // FullMergeV2 on (existing, operands), or "FAILED".
 std::string Full(const MergeOperator& op, const std::string* existing,
                  const std::vector<std::string>& operands) {
@@ -47,16 +41,17 @@ std::string Partial(const MergeOperator& op, const std::vector<std::string>& ope
 TEST(MergeOperatorsTest, UInt64Add) {
   auto op = MergeOperators::CreateUInt64AddOperator();
   EXPECT_STREQ(op->Name(), "UInt64AddOperator");
-  const std::string base = U64(40);
-  EXPECT_EQ(Full(*op, &base, {U64(1), U64(1)}), U64(42));
-  EXPECT_EQ(Full(*op, nullptr, {U64(7)}), U64(7));
+  const std::string base = Fixed64String(40);
+  EXPECT_EQ(Full(*op, &base, {Fixed64String(1), Fixed64String(1)}), Fixed64String(42));
+  EXPECT_EQ(Full(*op, nullptr, {Fixed64String(7)}), Fixed64String(7));
   // Wraps around like unsigned arithmetic.
-  EXPECT_EQ(Full(*op, nullptr, {U64(~0ull), U64(2)}), U64(1));
+  EXPECT_EQ(Full(*op, nullptr, {Fixed64String(~0ull), Fixed64String(2)}), Fixed64String(1));
   // A value or operand that is not 8 bytes counts as 0.
   const std::string bad = "abc";
-  EXPECT_EQ(Full(*op, &bad, {U64(5)}), U64(5));
-  EXPECT_EQ(Full(*op, &base, {"x", U64(2)}), U64(42));
-  EXPECT_EQ(Partial(*op, {U64(3), U64(4), U64(5)}), U64(12));
+  EXPECT_EQ(Full(*op, &bad, {Fixed64String(5)}), Fixed64String(5));
+  EXPECT_EQ(Full(*op, &base, {"x", Fixed64String(2)}), Fixed64String(42));
+  EXPECT_EQ(Partial(*op, {Fixed64String(3), Fixed64String(4), Fixed64String(5)}),
+            Fixed64String(12));
 }
 
 TEST(MergeOperatorsTest, StringAppend) {
@@ -111,7 +106,8 @@ TEST(MergeOperatorsTest, ThroughTheDB) {
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {"uint64add", U64(100), {U64(1), U64(2), U64(3)}, U64(106)},
+      {"uint64add", Fixed64String(100),
+       {Fixed64String(1), Fixed64String(2), Fixed64String(3)}, Fixed64String(106)},
       {"stringappend", "x", {"a", "b", "c"}, "x,a,b,c"},
       {"max", "k", {"c", "r", "d"}, "r"},
       {"put", "old", {"v1", "v2", "v3"}, "v3"},
