@@ -91,11 +91,13 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
                      [&](size_t a, size_t b) { return ucmp->Compare(keys[a], keys[b]) < 0; });
   }
   uint64_t bytes_read = 0;
+  uint64_t found = 0;
   for (size_t i : order) {
     int level = -2;
     statuses[i] = GetFromView(o, cfd, sv.get(), seq, nullptr, keys[i], &values[i], &level);
     RecordLookupLevel(level);
     if (statuses[i].ok()) {
+      found++;
       bytes_read += values[i].size();
     } else {
       values[i].GetSelf()->clear();  // no stale bytes behind a key that has no value
@@ -104,6 +106,7 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
   RecordTick(stats_, NUMBER_MULTIGET_CALLS);
   RecordTick(stats_, NUMBER_MULTIGET_KEYS_READ, num_keys);
   RecordTick(stats_, NUMBER_MULTIGET_BYTES_READ, bytes_read);
+  RecordTick(stats_, NUMBER_MULTIGET_KEYS_FOUND, found);
   RecordInHistogram(stats_, BYTES_PER_MULTIGET, bytes_read);
 }
 

@@ -63,6 +63,7 @@ const std::vector<std::pair<Tickers, std::string>> TickersNameMap = {
     {NUMBER_MULTIGET_CALLS, "shale.number.multiget.get"},
     {NUMBER_MULTIGET_KEYS_READ, "shale.number.multiget.keys.read"},
     {NUMBER_MULTIGET_BYTES_READ, "shale.number.multiget.bytes.read"},
+    {NUMBER_MULTIGET_KEYS_FOUND, "shale.number.multiget.keys.found"},
     {NUMBER_MERGE_FAILURES, "shale.number.merge.failures"},
     {WAL_FILE_SYNCED, "shale.wal.synced"},
     {WAL_FILE_BYTES, "shale.wal.bytes"},

@@ -101,11 +101,12 @@ enum Tickers : uint32_t {
   STALL_MICROS,
   // Microseconds spent waiting for the DB mutex (only at StatsLevel kAll).
   DB_MUTEX_WAIT_MICROS,
-  // MultiGet calls, the keys they asked for (found or not), and the bytes of the values
-  // they returned.
+  // MultiGet calls, the keys they asked for (found or not), the bytes of the values they
+  // returned, and the keys they found.
   NUMBER_MULTIGET_CALLS,
   NUMBER_MULTIGET_KEYS_READ,
   NUMBER_MULTIGET_BYTES_READ,
+  NUMBER_MULTIGET_KEYS_FOUND,
   NUMBER_MERGE_FAILURES,
   // WAL syncs, and bytes appended to WALs.
   WAL_FILE_SYNCED,

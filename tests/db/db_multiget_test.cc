@@ -321,6 +321,7 @@ TEST_F(DBMultiGetTest, Statistics) {
   EXPECT_EQ(1u, stats->getTickerCount(NUMBER_MULTIGET_CALLS));
   EXPECT_EQ(4u, stats->getTickerCount(NUMBER_MULTIGET_KEYS_READ));
   EXPECT_EQ(9u, stats->getTickerCount(NUMBER_MULTIGET_BYTES_READ));
+  EXPECT_EQ(3u, stats->getTickerCount(NUMBER_MULTIGET_KEYS_FOUND));
   // Where each key was answered, as Get counts it; Get's own tickers stay untouched.
   EXPECT_EQ(1u, stats->getTickerCount(MEMTABLE_HIT));
   EXPECT_EQ(3u, stats->getTickerCount(MEMTABLE_MISS));
@@ -341,6 +342,7 @@ TEST_F(DBMultiGetTest, Statistics) {
   EXPECT_EQ(2u, stats->getTickerCount(NUMBER_MULTIGET_CALLS));
   EXPECT_EQ(6u, stats->getTickerCount(NUMBER_MULTIGET_KEYS_READ));
   EXPECT_EQ(15u, stats->getTickerCount(NUMBER_MULTIGET_BYTES_READ));
+  EXPECT_EQ(5u, stats->getTickerCount(NUMBER_MULTIGET_KEYS_FOUND));
 }
 
 // A writer sets every key to the same new value in one batch, round after round, while
