@@ -303,7 +303,7 @@ void Benchmark::ResetPerBenchmarkState() {
   write_options_ = WriteOptions();
   write_options_.sync = FLAGS_sync;
   write_options_.disableWAL = FLAGS_disable_wal;
-  read_options_ = ReadOptions();
+  read_options_ = ReadOptions(FLAGS_verify_checksum, true);
 }
 
 void Benchmark::MakeKey(uint64_t v, std::string* key) const {
