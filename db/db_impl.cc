@@ -44,6 +44,23 @@ Options SanitizeOptions(const std::string& dbname, const Options& src) {
   result.write_buffer_size = std::clamp<size_t>(result.write_buffer_size, 4 << 10, 64ull << 30);
   result.max_background_jobs = std::max(result.max_background_jobs, 1);
   if (result.table_factory == nullptr) result.table_factory.reset(NewBlockBasedTableFactory());
+  // stop >= slowdown >= compaction trigger >= 1, as RocksDB enforces: an L0 stop below the
+  // compaction trigger would stop writes with nothing to clear it.
+  int& trigger = result.level0_file_num_compaction_trigger;
+  int& slowdown = result.level0_slowdown_writes_trigger;
+  int& stop = result.level0_stop_writes_trigger;
+  if (trigger < 1 || slowdown < trigger || stop < slowdown) {
+    SHALE_LOG_WARN(result.info_log.get(),
+                   "level0_stop_writes_trigger (%d) >= level0_slowdown_writes_trigger (%d) >= "
+                   "level0_file_num_compaction_trigger (%d) >= 1 does not hold; raising them",
+                   stop, slowdown, trigger);
+    trigger = std::max(trigger, 1);
+    slowdown = std::max(slowdown, trigger);
+    stop = std::max(stop, slowdown);
+    SHALE_LOG_WARN(result.info_log.get(),
+                   "level0 triggers now: stop %d, slowdown %d, compaction %d", stop, slowdown,
+                   trigger);
+  }
   return result;
 }
 

@@ -103,9 +103,11 @@ class DBWriteStallTest : public ::testing::Test {
 };
 
 TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
-  // Automatic compaction is on (so the L0 triggers apply) but never fires: its trigger and
-  // the base level's size are out of reach.
-  options_.level0_file_num_compaction_trigger = 50;
+  // The compaction that two L0 files trigger hangs at the gate, holding L0 while the test
+  // flushes past the slowdown and then the stop trigger.
+  GatedSstEnv& env = gated_env_;
+  options_.env = &env;
+  options_.level0_file_num_compaction_trigger = 2;
   options_.level0_slowdown_writes_trigger = 2;
   options_.level0_stop_writes_trigger = 4;
   options_.max_bytes_for_level_base = 1ull << 30;
@@ -114,7 +116,11 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
   PutAndFlush("a");
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  env.SetOpen(false);
+  env.AllowFiles(1);
   PutAndFlush("b");
+  env.WaitForBlockedJob();
+  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-running-compactions"));
 
   // Two L0 files: slowed, not stopped.
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
@@ -128,9 +134,13 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   EXPECT_GE(StallCount(db_.get(), "level0-file-count-limit-slowdown"), 1u);
   EXPECT_EQ(0u, StallCount(db_.get(), "level0-file-count-limit-stop"));
 
+  // Each flush gets its file through the gate; the held compaction stays held.
+  env.AllowFiles(1);
   PutAndFlush("c");
+  env.AllowFiles(1);
   PutAndFlush("d");
   // Four L0 files: stopped.
+  EXPECT_EQ(4u, IntProperty(db_.get(), "shale.num-files-at-level0"));
   EXPECT_EQ(1u, IntProperty(db_.get(), "shale.is-write-stopped"));
   EXPECT_EQ(1u, IntProperty(db_.get(), "rocksdb.is-write-stopped"));
   EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
@@ -138,9 +148,11 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(blocked.done()) << "a write went through a write stop";
 
-  // Compacting L0 away clears the stop and lets the writer go.
-  ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  // The compaction, let go, takes L0 below the stop and lets the writer go; the next one
+  // clears L0.
+  env.SetOpen(true);
   ASSERT_OK(blocked.Join());
+  ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.num-files-at-level0"));
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
   EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
@@ -342,6 +354,38 @@ TEST_F(DBWriteStallTest, FasterWritersNeverDeadlockAndL0StaysBounded) {
   for (it->SeekToFirst(); it->Valid(); it->Next()) seen++;
   ASSERT_OK(it->status());
   EXPECT_EQ(total, seen);
+}
+
+TEST_F(DBWriteStallTest, L0TriggersAreRaisedToTheCompactionTrigger) {
+  // As in RocksDB, stop >= slowdown >= compaction trigger is enforced at Open: a stop below
+  // the compaction trigger would stop writes for good, with no compaction to clear it.
+  options_.level0_file_num_compaction_trigger = 8;
+  options_.level0_slowdown_writes_trigger = 2;
+  options_.level0_stop_writes_trigger = 3;
+  Open();
+  Options o = db_->GetOptions();
+  EXPECT_EQ(8, o.level0_file_num_compaction_trigger);
+  EXPECT_EQ(8, o.level0_slowdown_writes_trigger);
+  EXPECT_EQ(8, o.level0_stop_writes_trigger);
+  for (int i = 0; i < 5; i++) PutAndFlush("k" + std::to_string(i));
+  EXPECT_EQ(5u, IntProperty(db_.get(), "shale.num-files-at-level0"));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  WriteOptions no_slowdown;
+  no_slowdown.no_slowdown = true;
+  EXPECT_OK(db_->Put(no_slowdown, "x", "y"));
+  ASSERT_OK(db_->Close());
+  db_.reset();
+
+  // A slowdown above the stop is met by raising the stop; a trigger of 0 counts as 1.
+  options_.level0_file_num_compaction_trigger = 0;
+  options_.level0_slowdown_writes_trigger = 30;
+  options_.level0_stop_writes_trigger = 10;
+  Open();
+  o = db_->GetOptions();
+  EXPECT_EQ(1, o.level0_file_num_compaction_trigger);
+  EXPECT_EQ(30, o.level0_slowdown_writes_trigger);
+  EXPECT_EQ(30, o.level0_stop_writes_trigger);
 }
 
 TEST_F(DBWriteStallTest, NoStallWithoutAutomaticCompaction) {
