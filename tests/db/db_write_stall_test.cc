@@ -95,6 +95,17 @@ class DBWriteStallTest : public ::testing::Test {
     ASSERT_OK(db_->Flush(FlushOptions()));
   }
 
+  // Flushes five L0 files, then checks writes are neither stopped nor slowed.
+  void FiveL0FilesWriteWithoutStall() {
+    for (int i = 0; i < 5; i++) PutAndFlush("k" + std::to_string(i));
+    EXPECT_EQ(5u, IntProperty(db_.get(), "shale.num-files-at-level0"));
+    EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+    EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+    WriteOptions no_slowdown;
+    no_slowdown.no_slowdown = true;
+    EXPECT_OK(db_->Put(no_slowdown, "x", "y"));
+  }
+
   GatedSstEnv gated_env_;
   TempDirectory dir_;
   std::string dbname_;
@@ -367,13 +378,7 @@ TEST_F(DBWriteStallTest, L0TriggersAreRaisedToTheCompactionTrigger) {
   EXPECT_EQ(8, o.level0_file_num_compaction_trigger);
   EXPECT_EQ(8, o.level0_slowdown_writes_trigger);
   EXPECT_EQ(8, o.level0_stop_writes_trigger);
-  for (int i = 0; i < 5; i++) PutAndFlush("k" + std::to_string(i));
-  EXPECT_EQ(5u, IntProperty(db_.get(), "shale.num-files-at-level0"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
-  WriteOptions no_slowdown;
-  no_slowdown.no_slowdown = true;
-  EXPECT_OK(db_->Put(no_slowdown, "x", "y"));
+  ASSERT_NO_FATAL_FAILURE(FiveL0FilesWriteWithoutStall());
   ASSERT_OK(db_->Close());
   db_.reset();
 
@@ -391,16 +396,11 @@ TEST_F(DBWriteStallTest, L0TriggersAreRaisedToTheCompactionTrigger) {
 TEST_F(DBWriteStallTest, NoStallWithoutAutomaticCompaction) {
   // As in RocksDB, the L0 triggers apply only when automatic compaction could clear them.
   options_.disable_auto_compactions = true;
+  options_.level0_file_num_compaction_trigger = 2;
   options_.level0_slowdown_writes_trigger = 2;
   options_.level0_stop_writes_trigger = 3;
   Open();
-  for (int i = 0; i < 5; i++) PutAndFlush("k" + std::to_string(i));
-  EXPECT_EQ(5u, IntProperty(db_.get(), "shale.num-files-at-level0"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
-  WriteOptions no_slowdown;
-  no_slowdown.no_slowdown = true;
-  EXPECT_OK(db_->Put(no_slowdown, "x", "y"));
+  ASSERT_NO_FATAL_FAILURE(FiveL0FilesWriteWithoutStall());
 }
 
 }  // namespace
