@@ -42,6 +42,10 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
       gmo->expected_max_number_of_operands < 0) {
     return Status::InvalidArgument("GetMergeOperands: bad options");
   }
+  // With no slots (0 expected) a call only counts; slots promised must be there.
+  if (merge_operands == nullptr && gmo->expected_max_number_of_operands > 0) {
+    return Status::InvalidArgument("GetMergeOperands: merge_operands is nullptr");
+  }
   *number_of_operands = 0;
   ColumnFamilyData* cfd =
       cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();

@@ -101,6 +101,16 @@ TEST_P(DBMergeOperandsTest, OrderIncompleteAndNotFound) {
   s = Operands("k", &ops, 0, &n);
   EXPECT_TRUE(s.IsIncomplete()) << s.ToString();
   EXPECT_EQ(n, 4);
+  // No slots at all: counting only; slots promised but missing: an error, not a crash.
+  GetMergeOperandsOptions gmo;
+  gmo.expected_max_number_of_operands = 0;
+  n = -1;
+  s = db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "k", nullptr, &gmo, &n);
+  EXPECT_TRUE(s.IsIncomplete()) << s.ToString();
+  EXPECT_EQ(n, 4);
+  gmo.expected_max_number_of_operands = 5;
+  s = db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "k", nullptr, &gmo, &n);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
 
   // A Put beneath the operands comes first; a Delete ends them.
   ASSERT_OK(db_->Put(wo, "p", "base"));
