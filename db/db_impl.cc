@@ -49,17 +49,15 @@ Options SanitizeOptions(const std::string& dbname, const Options& src) {
   int& trigger = result.level0_file_num_compaction_trigger;
   int& slowdown = result.level0_slowdown_writes_trigger;
   int& stop = result.level0_stop_writes_trigger;
-  if (trigger < 1 || slowdown < trigger || stop < slowdown) {
+  const int given[] = {stop, slowdown, trigger};
+  trigger = std::max(trigger, 1);
+  slowdown = std::max(slowdown, trigger);
+  stop = std::max(stop, slowdown);
+  if (stop != given[0] || slowdown != given[1] || trigger != given[2]) {
     SHALE_LOG_WARN(result.info_log.get(),
-                   "level0_stop_writes_trigger (%d) >= level0_slowdown_writes_trigger (%d) >= "
-                   "level0_file_num_compaction_trigger (%d) >= 1 does not hold; raising them",
-                   stop, slowdown, trigger);
-    trigger = std::max(trigger, 1);
-    slowdown = std::max(slowdown, trigger);
-    stop = std::max(stop, slowdown);
-    SHALE_LOG_WARN(result.info_log.get(),
-                   "level0 triggers now: stop %d, slowdown %d, compaction %d", stop, slowdown,
-                   trigger);
+                   "level0 stop/slowdown/compaction triggers %d/%d/%d raised to %d/%d/%d "
+                   "(each must be at least the next, and the compaction trigger at least 1)",
+                   given[0], given[1], given[2], stop, slowdown, trigger);
   }
   return result;
 }

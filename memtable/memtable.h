@@ -61,10 +61,10 @@ class MemTable {
   // With a merge_context, Merge operands are pushed into it (referenced: the caller keeps
   // this memtable alive while the context is used; with merge_context->want_pins the
   // context can take a reference on this memtable to hand one out) and the search goes on
-  // beneath them. It then returns
-  // true at the first Put (its value in *value, or pushed as an operand with
-  // base_as_operand) or tombstone, or with *s = MergeInProgress when the merge operator's
-  // ShouldMerge ends the search; false when the memtable holds nothing older for the key.
+  // beneath them. It then returns true at the first Put (its value in *value, or pushed as
+  // an operand with base_as_operand) or tombstone, or with *s = MergeInProgress when the
+  // merge operator's ShouldMerge ends the search; false when the memtable holds nothing
+  // older for the key.
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
            ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
 
