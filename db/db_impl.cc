@@ -70,8 +70,8 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
   info_log_ = options_.info_log.get();
   default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
   default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
-  table_cache_ = std::make_unique<TableCache>(dbname_, options_, &default_cf_->internal_comparator(),
-                                              options_.max_open_files);
+  table_cache_ = std::make_unique<TableCache>(
+      dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &default_cf_->internal_comparator());
   // RocksDB's split of max_background_jobs: a quarter (at least one) for flushes, the rest
@@ -185,8 +185,7 @@ ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf, ColumnFamilyData* def) {
 }
 }  // namespace
 
-std::shared_ptr<SuperVersion> DBImpl::AcquireReadView(const ReadOptions& o,
-                                                      ColumnFamilyData* cfd,
+std::shared_ptr<SuperVersion> DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
                                                       SequenceNumber* seq) {
   *seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
                                : last_published_.load(std::memory_order_acquire);
@@ -268,9 +267,9 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   sv->current->AddIterators(o, &children);
   InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
                                                 static_cast<int>(children.size()));
-  Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr,
-                                 kDefaultMaxSequentialSkip,
-                                 cfd->options().merge_operator.get(), info_log_, stats_);
+  Iterator* iter =
+      NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr, kDefaultMaxSequentialSkip,
+                    cfd->options().merge_operator.get(), info_log_, stats_);
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
   auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(

@@ -38,8 +38,7 @@ Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& 
 Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                                 PinnableSlice* merge_operands, GetMergeOperandsOptions* gmo,
                                 int* number_of_operands) {
-  if (gmo == nullptr || number_of_operands == nullptr ||
-      gmo->expected_max_number_of_operands < 0) {
+  if (gmo == nullptr || number_of_operands == nullptr || gmo->expected_max_number_of_operands < 0) {
     return Status::InvalidArgument("GetMergeOperands: bad options");
   }
   // With no slots (0 expected) a call only counts; slots promised must be there.

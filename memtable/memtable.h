@@ -37,8 +37,8 @@ class MemTable {
   // cmp is copied. write_buffer_size is the size at which ShouldFlush() turns true.
   // arena_block_size and huge_page_size: Options::arena_block_size (0: derived from
   // write_buffer_size, see Arena::BlockSizeFor) and Options::memtable_huge_page_size.
-  MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
-           size_t arena_block_size = 0, size_t huge_page_size = 0);
+  MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size, size_t arena_block_size = 0,
+           size_t huge_page_size = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 

@@ -141,10 +141,9 @@ bool Duration::Done(int64_t increment) {
 
 Benchmark::Benchmark() {
   if (FLAGS_seed == 0) {
-    FLAGS_seed = static_cast<int64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    FLAGS_seed = static_cast<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
     fprintf(stdout, "Set seed to %" PRIu64 " because --seed was 0\n",
             static_cast<uint64_t>(FLAGS_seed));
   }
@@ -237,8 +236,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
 
 void Benchmark::PrintHeader() {
   PrintEnvironment();
-  fprintf(stdout, "Keys:       %d bytes each (+ 0 bytes user-defined timestamp)\n",
-          FLAGS_key_size);
+  fprintf(stdout, "Keys:       %d bytes each (+ 0 bytes user-defined timestamp)\n", FLAGS_key_size);
   fprintf(stdout, "Values:     %d bytes each (%d bytes after compression)\n", FLAGS_value_size,
           static_cast<int>(FLAGS_value_size * FLAGS_compression_ratio + 0.5));
   fprintf(stdout, "Entries:    %" PRIu64 "\n", static_cast<uint64_t>(FLAGS_num));
@@ -247,8 +245,7 @@ void Benchmark::PrintHeader() {
   fprintf(stdout, "RawSize:    %.1f MB (estimated)\n",
           (static_cast<int64_t>(FLAGS_key_size + FLAGS_value_size) * FLAGS_num) / 1048576.0);
   fprintf(stdout, "FileSize:   %.1f MB (estimated)\n",
-          ((FLAGS_key_size + FLAGS_value_size * FLAGS_compression_ratio) * FLAGS_num) /
-              1048576.0);
+          ((FLAGS_key_size + FLAGS_value_size * FLAGS_compression_ratio) * FLAGS_num) / 1048576.0);
   fprintf(stdout, "Write rate: %" PRIu64 " bytes/second\n", static_cast<uint64_t>(0));
   fprintf(stdout, "Read rate: %" PRIu64 " ops/second\n", static_cast<uint64_t>(0));
   fprintf(stdout, "Compression: %s\n", CompressionTypeToString(options_.compression));
@@ -292,9 +289,8 @@ void Benchmark::ResetPerBenchmarkState() {
   reads_ = FLAGS_reads < 0 ? FLAGS_num : FLAGS_reads;
   writes_ = FLAGS_writes < 0 ? FLAGS_num : FLAGS_writes;
   deletes_ = FLAGS_deletes < 0 ? FLAGS_num : FLAGS_deletes;
-  readwrites_ = (FLAGS_writes < 0 && FLAGS_reads < 0)
-                    ? FLAGS_num
-                    : std::max(FLAGS_writes, FLAGS_reads);
+  readwrites_ =
+      (FLAGS_writes < 0 && FLAGS_reads < 0) ? FLAGS_num : std::max(FLAGS_writes, FLAGS_reads);
   entries_per_batch_ = std::max<int64_t>(1, FLAGS_batch_size);
   merge_keys_ = FLAGS_merge_keys < 0 ? FLAGS_num : FLAGS_merge_keys;
   read_operands_ = false;
@@ -316,8 +312,8 @@ Stats Benchmark::RunBenchmark(int n, const std::string& name, Method method) {
   shared.total = n;
   std::unique_ptr<ReporterAgent> reporter;
   if (FLAGS_report_interval_seconds > 0) {
-    reporter = std::make_unique<ReporterAgent>(FLAGS_report_file,
-                                               static_cast<uint64_t>(FLAGS_report_interval_seconds));
+    reporter = std::make_unique<ReporterAgent>(
+        FLAGS_report_file, static_cast<uint64_t>(FLAGS_report_interval_seconds));
   }
   std::vector<std::unique_ptr<ThreadState>> states;
   std::vector<std::thread> threads;

@@ -163,7 +163,8 @@ TEST_P(DBMergeOperandsTest, LargeOperandsStayPinnedUntilReset) {
   ASSERT_OK(db_->Flush(FlushOptions()));
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
   std::string v;
-  for (int i = 0; i < 2000; i += 7) ASSERT_OK(db_->Get(ReadOptions(), "filler" + std::to_string(i), &v));
+  for (int i = 0; i < 2000; i += 7)
+    ASSERT_OK(db_->Get(ReadOptions(), "filler" + std::to_string(i), &v));
   EXPECT_TRUE(db_->Get(ReadOptions(), "big", &v).IsNotFound());
   for (int i = 0; i < n; i++) ASSERT_EQ(ops[i].ToString(), expect[i]) << i;
   for (int i = 0; i < n; i += 2) ops[i].Reset();  // release half now, the rest at the end

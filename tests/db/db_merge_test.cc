@@ -112,9 +112,11 @@ class DBMergeTest : public testing::Test {
     std::unique_ptr<Iterator> it(db_->NewIterator(ro));
     std::string out;
     if (reverse) {
-      for (it->SeekToLast(); it->Valid(); it->Prev()) out += it->key().ToString() + "=" + it->value().ToString() + ",";
+      for (it->SeekToLast(); it->Valid(); it->Prev())
+        out += it->key().ToString() + "=" + it->value().ToString() + ",";
     } else {
-      for (it->SeekToFirst(); it->Valid(); it->Next()) out += it->key().ToString() + "=" + it->value().ToString() + ",";
+      for (it->SeekToFirst(); it->Valid(); it->Next())
+        out += it->key().ToString() + "=" + it->value().ToString() + ",";
     }
     if (!it->status().ok()) out += "[" + it->status().ToString() + "]";
     return out;
@@ -249,8 +251,8 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   GetMergeOperandsOptions gmo;
   gmo.expected_max_number_of_operands = 20;
   int n = 0;
-  ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "m",
-                                  operands.data(), &gmo, &n));
+  ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "m", operands.data(),
+                                  &gmo, &n));
   ASSERT_EQ(n, 3);
   EXPECT_EQ(FromU64(operands[0].ToString()), 8u);
   EXPECT_EQ(FromU64(operands[1].ToString()), 1u);
@@ -260,8 +262,8 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   Flush();
   for (int i = 0; i < 7; i++) ASSERT_OK(Merge("f", Fixed64String(1)));
   EXPECT_EQ(FromU64(Get("f")), 107u);
-  ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "f",
-                                  operands.data(), &gmo, &n));
+  ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "f", operands.data(),
+                                  &gmo, &n));
   EXPECT_LE(n, 4);
   EXPECT_EQ(FromU64(operands[0].ToString()), 104u);
   // Operands of one batch count as they are inserted.

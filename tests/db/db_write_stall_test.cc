@@ -179,8 +179,8 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   double s, percent;
   const size_t at = stats.find("Cumulative stall:");
   ASSERT_NE(std::string::npos, at) << stats;
-  ASSERT_EQ(4, sscanf(stats.c_str() + at, "Cumulative stall: %u:%u:%lf H:M:S, %lf percent", &h,
-                      &m, &s, &percent))
+  ASSERT_EQ(4, sscanf(stats.c_str() + at, "Cumulative stall: %u:%u:%lf H:M:S, %lf percent", &h, &m,
+                      &s, &percent))
       << stats;
   EXPECT_GT(h * 3600 + m * 60 + s, 0.0) << stats;
   EXPECT_GT(percent, 0.0) << stats;
@@ -346,8 +346,7 @@ TEST_F(DBWriteStallTest, FasterWritersNeverDeadlockAndL0StaysBounded) {
                           StallCount(db_.get(), "memtable-limit-stop");
   EXPECT_GT(stalls, 0u) << "writers never stalled";
   fprintf(stderr, "max L0 files %llu, stalls %llu, stopped samples %llu\n",
-          static_cast<unsigned long long>(max_l0.load()),
-          static_cast<unsigned long long>(stalls),
+          static_cast<unsigned long long>(max_l0.load()), static_cast<unsigned long long>(stalls),
           static_cast<unsigned long long>(stopped_seen.load()));
 
   // Every write landed.

@@ -1,6 +1,8 @@
 // The built-in merge operators (uint64add, stringappend, max, put): their FullMergeV2 and
 // PartialMerge results called directly, the name lookup tools use, and each one through a
 // DB with operands spread over the memtable and a file.
+#include "shale/utilities/merge_operators.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "shale/db.h"
-#include "shale/utilities/merge_operators.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
@@ -24,8 +25,7 @@ std::string Full(const MergeOperator& op, const std::string* existing,
   if (existing != nullptr) base = *existing;
   std::string out;
   Slice chosen(nullptr, 0);
-  MergeOperator::MergeOperationInput in("key", existing != nullptr ? &base : nullptr, ops,
-                                        nullptr);
+  MergeOperator::MergeOperationInput in("key", existing != nullptr ? &base : nullptr, ops, nullptr);
   MergeOperator::MergeOperationOutput mo(out, chosen);
   if (!op.FullMergeV2(in, &mo)) return "FAILED";
   return chosen.data() != nullptr ? chosen.ToString() : out;
@@ -106,8 +106,10 @@ TEST(MergeOperatorsTest, ThroughTheDB) {
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {"uint64add", Fixed64String(100),
-       {Fixed64String(1), Fixed64String(2), Fixed64String(3)}, Fixed64String(106)},
+      {"uint64add",
+       Fixed64String(100),
+       {Fixed64String(1), Fixed64String(2), Fixed64String(3)},
+       Fixed64String(106)},
       {"stringappend", "x", {"a", "b", "c"}, "x,a,b,c"},
       {"max", "k", {"c", "r", "d"}, "r"},
       {"put", "old", {"v1", "v2", "v3"}, "v3"},
