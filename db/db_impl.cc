@@ -62,10 +62,42 @@ Options SanitizeOptions(const std::string& dbname, const Options& src) {
   return result;
 }
 
+WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
+  WriteThread::WaitOptions wait;
+  wait.adaptive_yield = o.enable_write_thread_adaptive_yield;
+  wait.max_yield_usec = o.write_thread_max_yield_usec;
+  wait.slow_yield_usec = o.write_thread_slow_yield_usec;
+  return wait;
+}
+
+// The write-mode combinations RocksDB refuses, with its codes and messages.
+Status ValidateWriteModes(const Options& o) {
+  if (o.unordered_write && !o.allow_concurrent_memtable_write) {
+    return Status::InvalidArgument(
+        "unordered_write is incompatible with !allow_concurrent_memtable_write");
+  }
+  if (o.unordered_write && o.enable_pipelined_write) {
+    return Status::InvalidArgument("unordered_write is incompatible with enable_pipelined_write");
+  }
+  if (o.unordered_write && o.max_successive_merges != 0) {
+    return Status::InvalidArgument(
+        "max_successive_merges > 0 is incompatible with unordered_write");
+  }
+  if (o.two_write_queues && o.enable_pipelined_write) {
+    // RocksDB answers this on every write; refusing the DB at Open says it once.
+    return Status::NotSupported("pipelined_writes is not compatible with concurrent prepares");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname)
-    : dbname_(dbname), options_(SanitizeOptions(dbname, options)), env_(options_.env) {
+    : dbname_(dbname),
+      options_(SanitizeOptions(dbname, options)),
+      env_(options_.env),
+      write_thread_(WaitOptionsOf(options_)),
+      nonmem_write_thread_(WaitOptionsOf(options_)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
   default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
@@ -412,6 +444,7 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
 Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
   *dbptr = nullptr;
   if (options.manual_wal_flush) return Status::NotSupported("manual_wal_flush");
+  if (Status s = ValidateWriteModes(options); !s.ok()) return s;
   if (!CompressionTypeSupported(options.compression)) {
     return Status::InvalidArgument("Compression type ",
                                    CompressionTypeToString(options.compression) +

@@ -4,11 +4,13 @@
 //
 // Sequence numbers: `last_allocated_` is handed to write groups by the leader;
 // `last_published_` is what new reads and snapshots see (published after the group's
-// memtable inserts); the VersionSet persists the last sequence in the MANIFEST.
+// memtable inserts, or after its WAL write with unordered_write); the VersionSet persists
+// the last sequence in the MANIFEST.
 //
 // Locking: mutex_ guards metadata (memtable switch, versions, flush scheduling,
 // snapshots, bg_error_). It is never held across WAL or SST I/O except where a comment
-// says so. Readers take no DB mutex. Only the write-group leader touches the WAL writer.
+// says so. Readers take no DB mutex. The WAL writer is appended to under log_mutex_ by a
+// write-group leader (of either queue).
 #pragma once
 
 #include <atomic>
@@ -135,12 +137,29 @@ class DBImpl final : public DB {
     return cf == nullptr || cf == default_cf_handle_.get();
   }
 
-  // Write path (write_thread / db_impl_write.cc).
-  Status WriteImpl(const WriteOptions& o, WriteBatch* batch);
+  // Write path (write_thread / db_impl_write.cc). disable_memtable: a batch without keys
+  // that only goes to the WAL (the second queue with two_write_queues).
+  Status WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable = false);
+  Status UnorderedWriteImpl(WriteThread::Writer* w);
+  Status WriteWalOnly(WriteThread::Writer* w);
+  // The leader's part before the memtable: makes room, forms the group, logs it (one WAL
+  // record, one sync), and assigns each member its sequence and memtable. *parallel: the
+  // members may insert their own batches concurrently. On error the group is formed but
+  // nothing of it is logged or allocated.
+  Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group, bool* parallel);
+  // Appends record to the WAL (syncing if asked) under log_mutex_, numbering it from
+  // last_allocated_ + 1 (*first) and allocating count sequences once it is logged.
+  Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
+  void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
+  // Publishes the group's sequences (its inserts being done) and ends it.
+  void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
+  // Makes the active memtable immutable (if not empty) for a flush, as an exclusive writer.
+  Status SwitchMemtableForFlush();
   // Makes room in the active memtable, switching it (and the WAL) when full and waiting
   // when too many immutable memtables are pending. Called by the write-group leader.
   // write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall into
-  // Status::Incomplete instead of a wait.
+  // Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
+  // memtable inserts before a switch.
   Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(mutex_);
   // Re-evaluates write stalls after the tree changed shape.
   void RecalculateWriteStallConditions() REQUIRES(mutex_);
@@ -217,12 +236,18 @@ class DBImpl final : public DB {
   // Writes that reached only the memtable (disableWAL) since the last flush.
   bool has_unpersisted_data_ GUARDED_BY(mutex_) = false;
 
-  // Touched only by the write-group leader (and by Open before any writer).
+  // The WAL: appended under log_mutex_ (both write queues append; a memtable switch
+  // replaces it holding the DB mutex too), and by Open before any writer.
+  Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
-  uint64_t logfile_number_ = 0;
-  SequenceNumber last_allocated_ = 0;
+  uint64_t logfile_number_ = 0;  // written by a WAL leader under mutex_
+  // Sequences handed out: advanced by the main queue's WAL leader (under log_mutex_ when
+  // logged). Published: what new reads and snapshots see (see db_impl_write.cc).
+  std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};
   WriteThread write_thread_;
+  WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
+  WriteBatch group_batch_;           // the main queue's WAL leader's group record
 
   std::unique_ptr<ThreadPool> flush_pool_;
   std::unique_ptr<ThreadPool> compaction_pool_;

@@ -1,5 +1,21 @@
-// The write path: group commit through the WriteThread, WAL append and sync, memtable
-// insert, sequence publication, and memtable switching when the active one fills.
+// The write path: validation, group commit through the WriteThread, WAL append and sync,
+// sequence assignment, memtable inserts (by the leader, or by every writer in parallel),
+// publication, and memtable switching when the active one fills. Four modes share it:
+//
+//   ordered (default)  a group leaves the queue after its inserts and its publication, so
+//                      groups publish in WAL order;
+//   pipelined          a group leaves the WAL queue after its WAL write and waits its turn
+//                      in the memtable queue: the next group's WAL write overlaps its
+//                      inserts, and publication stays in order;
+//   unordered          the group publishes right after its WAL write and leaves; each
+//                      writer then inserts its own batch alone (options.h says what readers
+//                      may see meanwhile);
+//   WAL only           two_write_queues: batches with no records for the memtable take a
+//                      second queue and share only the WAL (under log_mutex_) with the first.
+//
+// Sequence numbers: last_allocated_ is advanced by the WAL stage (under log_mutex_ when the
+// batch is logged, so WAL order is sequence order); last_published_ by the group that
+// finishes its inserts (ordered, pipelined) or by the WAL stage (unordered).
 #include <algorithm>
 
 #include "db/db_impl.h"
@@ -9,102 +25,248 @@
 
 namespace shale {
 
-Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch) {
+using Writer = WriteThread::Writer;
+using WriteGroup = WriteThread::WriteGroup;
+
+Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable) {
   if (o.sync && o.disableWAL) {
     return Status::InvalidArgument("Sync writes has to enable WAL.");
   }
-  if (batch != nullptr && WriteBatchInternal::Count(batch) == 0) {
-    // Nothing to apply; still validate that the batch is well formed.
-    return batch->GetDataSize() >= WriteBatchInternal::kHeader
-               ? Status::OK()
-               : Status::Corruption("malformed WriteBatch (too small)");
-  }
-
-  StopWatch write_timer(env_, stats_, DB_WRITE);
-  WriteThread::Writer w;
+  Writer w;
   w.batch = batch;
   w.sync = o.sync;
   w.disable_wal = o.disableWAL;
   w.no_slowdown = o.no_slowdown;
-  if (!write_thread_.JoinBatchGroup(&w)) return w.status;
+  // A malformed batch fails here, for its own writer only, before it reaches the WAL.
+  Status s = WriteBatchInternal::ValidateForWrite(batch, &w.has_merge);
+  if (!s.ok()) return s;
+  if (disable_memtable) {
+    if (WriteBatchInternal::Count(batch) != 0) {
+      return Status::InvalidArgument("a WAL-only write may hold no keys");
+    }
+    if (o.disableWAL) return Status::InvalidArgument("a WAL-only write needs the WAL");
+    if (options_.two_write_queues) return WriteWalOnly(&w);
+  } else if (WriteBatchInternal::Count(batch) == 0) {
+    return Status::OK();  // nothing to apply
+  }
 
-  // This thread leads a group: it alone touches the WAL and allocates sequences.
+  StopWatch write_timer(env_, stats_, DB_WRITE);
+  if (options_.unordered_write) return UnorderedWriteImpl(&w);
+  const uint8_t state = write_thread_.JoinBatchGroup(&w);
+  if (state == WriteThread::kParallelMemtableWriter) {
+    InsertOwnBatch(&w, /*concurrent=*/true);
+    if (write_thread_.CompleteParallelWriter(&w)) FinishGroup(w.group, &w);
+    return w.status;
+  }
+  if (state == WriteThread::kCompleted) return w.status;
+
+  // This thread leads a group: it alone touches the WAL queue's state.
+  WriteGroup group;
+  bool parallel = false;
+  s = WalStage(&w, &group, &parallel);
+  if (!s.ok()) {
+    group.ForEach([&](Writer* m) { m->status = s; });
+    write_thread_.ExitGroup(&group, &w);
+    return s;
+  }
+  if (options_.enable_pipelined_write) write_thread_.EnterMemtableStage(&group);
+  if (parallel) {
+    write_thread_.LaunchParallelWriters(&group);
+    InsertOwnBatch(&w, /*concurrent=*/true);
+    if (write_thread_.CompleteParallelWriter(&w)) FinishGroup(&group, &w);
+  } else {
+    // One inserter at a time: serial inserts never overlap concurrent ones, since groups
+    // take their memtable stage in turn.
+    group.ForEach([&](Writer* m) { InsertOwnBatch(m, /*concurrent=*/false); });
+    FinishGroup(&group, &w);
+  }
+  return w.status;
+}
+
+Status DBImpl::UnorderedWriteImpl(Writer* w) {
+  const uint8_t state = write_thread_.JoinBatchGroup(w);
+  if (state == WriteThread::kParallelMemtableWriter) {
+    // The leader published this write and counted it as pending: insert, then uncount.
+    InsertOwnBatch(w, /*concurrent=*/true);
+    write_thread_.EndUnorderedInsert();
+    return w->status;
+  }
+  if (state == WriteThread::kCompleted) return w->status;
+
+  WriteGroup group;
+  bool parallel;
+  Status s = WalStage(w, &group, &parallel);
+  if (!s.ok()) {
+    group.ForEach([&](Writer* m) { m->status = s; });
+    write_thread_.ExitGroup(&group, w);
+    return s;
+  }
+  // Visible before the inserts are done: unordered_write's trade (options.h). Counted as
+  // pending first, so a memtable switch after this group waits for the inserts.
+  last_published_.store(group.last_sequence, std::memory_order_release);
+  write_thread_.BeginUnorderedInserts(group.size);
+  write_thread_.ExitWalStage(&group);
+  write_thread_.LaunchParallelWriters(&group);
+  InsertOwnBatch(w, /*concurrent=*/true);
+  write_thread_.EndUnorderedInsert();
+  return w->status;
+}
+
+Status DBImpl::WalStage(Writer* leader, WriteGroup* group, bool* parallel) {
   Status s;
   {
     MutexLock l(&mutex_);
-    s = MakeRoomForWrite(batch == nullptr, batch == nullptr ? 0 : batch->GetDataSize(),
-                         o.no_slowdown);
+    s = MakeRoomForWrite(/*force=*/false, leader->batch->GetDataSize(), leader->no_slowdown);
+    // A group shares the leader's disable_wal: its writes reach only the memtable.
+    if (s.ok() && leader->disable_wal) has_unpersisted_data_ = true;
+  }
+  write_thread_.EnterAsBatchGroupLeader(leader, group);
+  if (!s.ok()) {
+    if (s.IsIncomplete()) RecordTick(stats_, WRITE_TIMEDOUT, group->size);
+    return s;
   }
 
-  std::vector<WriteThread::Writer*> group;
-  write_thread_.BuildBatchGroup(&w, &group);
-  if (s.ok() && batch != nullptr) {
-    // One batch for the group: the leader's own when alone, else a concatenation.
-    WriteBatch merged;
-    WriteBatch* to_write = batch;
-    if (group.size() > 1) {
-      to_write = &merged;
-      for (WriteThread::Writer* member : group) {
-        s = WriteBatchInternal::Append(&merged, member->batch);
-        if (!s.ok()) break;
-      }
+  uint64_t count = 0;
+  *parallel = options_.allow_concurrent_memtable_write && group->size > 1;
+  group->ForEach([&](Writer* m) {
+    count += WriteBatchInternal::Count(m->batch);
+    // A Merge reads the memtable (max_successive_merges) and orders itself against other
+    // writes to its key: such a group inserts serially, as RocksDB's does.
+    *parallel = *parallel && !m->has_merge;
+  });
+
+  InternalStats& stats = *internal_stats_;
+  stats.writes.fetch_add(group->size, std::memory_order_relaxed);
+  stats.keys_written.fetch_add(count, std::memory_order_relaxed);
+  stats.bytes_written.fetch_add(group->bytes, std::memory_order_relaxed);
+  stats.write_done_by_self.fetch_add(1, std::memory_order_relaxed);
+  stats.write_done_by_other.fetch_add(group->size - 1, std::memory_order_relaxed);
+  RecordTick(stats_, NUMBER_KEYS_WRITTEN, count);
+  RecordTick(stats_, BYTES_WRITTEN, group->bytes);
+  RecordTick(stats_, WRITE_DONE_BY_SELF);
+  if (group->size > 1) RecordTick(stats_, WRITE_DONE_BY_OTHER, group->size - 1);
+  RecordInHistogram(stats_, BYTES_PER_WRITE, group->bytes);
+
+  SequenceNumber first;
+  if (leader->disable_wal) {
+    first = last_allocated_.fetch_add(count, std::memory_order_relaxed) + 1;
+  } else {
+    // One WAL record for the group: the leader's batch when alone, else a concatenation
+    // (group_batch_ belongs to the WAL leader of the main queue; it keeps its capacity).
+    WriteBatch* record = leader->batch;
+    if (group->size > 1) {
+      record = &group_batch_;
+      record->Clear();
+      // Validated batches: Append cannot fail.
+      group->ForEach(
+          [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
     }
-    const SequenceNumber first = last_allocated_ + 1;
-    const uint32_t count = WriteBatchInternal::Count(to_write);
-    if (s.ok()) {
-      WriteBatchInternal::SetSequence(to_write, first);
-      InternalStats& stats = *internal_stats_;
-      stats.writes.fetch_add(group.size(), std::memory_order_relaxed);
-      stats.keys_written.fetch_add(count, std::memory_order_relaxed);
-      stats.bytes_written.fetch_add(to_write->GetDataSize(), std::memory_order_relaxed);
-      stats.write_done_by_self.fetch_add(1, std::memory_order_relaxed);
-      stats.write_done_by_other.fetch_add(group.size() - 1, std::memory_order_relaxed);
-      RecordTick(stats_, NUMBER_KEYS_WRITTEN, count);
-      RecordTick(stats_, BYTES_WRITTEN, to_write->GetDataSize());
-      RecordTick(stats_, WRITE_DONE_BY_SELF);
-      RecordTick(stats_, WRITE_DONE_BY_OTHER, group.size() - 1);
-      RecordInHistogram(stats_, BYTES_PER_WRITE, to_write->GetDataSize());
-      if (!o.disableWAL) {
-        const Slice record = WriteBatchInternal::Contents(to_write);
-        s = log_->AddRecord(record);
-        stats.write_with_wal.fetch_add(group.size(), std::memory_order_relaxed);
-        stats.wal_bytes.fetch_add(record.size(), std::memory_order_relaxed);
-        RecordTick(stats_, WRITE_WITH_WAL, group.size());
-        RecordTick(stats_, WAL_FILE_BYTES, record.size());
-        bool sync = false;
-        for (WriteThread::Writer* member : group) sync |= member->sync;
-        if (s.ok() && sync) {
-          StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
-          s = log_->Sync(options_.use_fsync);
-          stats.wal_syncs.fetch_add(1, std::memory_order_relaxed);
-          RecordTick(stats_, WAL_FILE_SYNCED);
-        }
-        if (!s.ok()) {
-          // A WAL write that failed may have left a partial record: no later write may be
-          // acknowledged on top of it.
-          MutexLock l(&mutex_);
-          RecordBackgroundError(s);
-        }
-      }
-    }
-    if (s.ok()) {
-      last_allocated_ += count;
-      MemTable* mem = default_cf_->mem();  // stable: only the leader switches it
-      s = WriteBatchInternal::InsertInto(to_write, mem, /*concurrent=*/false, this);
-      if (!s.ok()) {
-        MutexLock l(&mutex_);
-        RecordBackgroundError(s);
-      } else {
-        last_published_.store(last_allocated_, std::memory_order_release);
-      }
-      if (o.disableWAL) {
-        MutexLock l(&mutex_);
-        has_unpersisted_data_ = true;
-      }
+    s = AppendToWal(record, leader->sync, count, &first);
+    stats.write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
+    RecordTick(stats_, WRITE_WITH_WAL, group->size);
+    if (!s.ok()) {
+      // The WAL may hold a partial record: nothing after it may be acknowledged.
+      MutexLock l(&mutex_);
+      RecordBackgroundError(s);
+      return s;
     }
   }
-  for (WriteThread::Writer* member : group) member->status = s;
-  write_thread_.ExitAsBatchGroupLeader(group);
+
+  // Only a WAL leader switches memtables, and it first waits for every group's inserts:
+  // the active memtable stays the one these sequences go to until they are in.
+  MemTable* mem = default_cf_->mem();
+  SequenceNumber next = first;
+  group->ForEach([&](Writer* m) {
+    m->sequence = next;
+    m->mem = mem;
+    next += WriteBatchInternal::Count(m->batch);
+  });
+  group->last_sequence = next - 1;
+  return Status::OK();
+}
+
+Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first) {
+  MutexLock log_lock(&log_mutex_);
+  *first = last_allocated_.load(std::memory_order_relaxed) + 1;
+  WriteBatchInternal::SetSequence(record, *first);
+  const Slice contents = WriteBatchInternal::Contents(record);
+  Status s = log_->AddRecord(contents);
+  internal_stats_->wal_bytes.fetch_add(contents.size(), std::memory_order_relaxed);
+  RecordTick(stats_, WAL_FILE_BYTES, contents.size());
+  if (s.ok() && sync) {
+    StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
+    s = log_->Sync(options_.use_fsync);
+    internal_stats_->wal_syncs.fetch_add(1, std::memory_order_relaxed);
+    RecordTick(stats_, WAL_FILE_SYNCED);
+  }
+  // Allocated only once logged, under the same lock: WAL order is sequence order.
+  if (s.ok()) last_allocated_.store(*first + count - 1, std::memory_order_relaxed);
+  return s;
+}
+
+void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
+  w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent, this);
+}
+
+void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
+  // Every insert of the group is done, and (groups finishing in WAL order) every earlier
+  // group's: the group's sequences may become visible.
+  Status failed;
+  group->ForEach([&](Writer* m) {
+    if (failed.ok() && !m->status.ok()) failed = m->status;
+  });
+  if (failed.ok()) {
+    last_published_.store(group->last_sequence, std::memory_order_release);
+  } else {
+    MutexLock l(&mutex_);
+    RecordBackgroundError(failed);
+  }
+  write_thread_.ExitGroup(group, self);
+}
+
+Status DBImpl::WriteWalOnly(Writer* w) {
+  StopWatch write_timer(env_, stats_, DB_WRITE);
+  if (nonmem_write_thread_.JoinBatchGroup(w) == WriteThread::kCompleted) return w->status;
+  WriteGroup group;
+  nonmem_write_thread_.EnterAsBatchGroupLeader(w, &group);
+  Status s;
+  {
+    MutexLock l(&mutex_);
+    s = bg_error_;
+  }
+  if (s.ok()) {
+    WriteBatch merged;
+    WriteBatch* record = w->batch;
+    if (group.size > 1) {
+      record = &merged;
+      group.ForEach(
+          [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
+    }
+    SequenceNumber first;  // the next sequence; a batch without keys consumes none
+    s = AppendToWal(record, w->sync, /*count=*/0, &first);
+    if (!s.ok()) {
+      MutexLock l(&mutex_);
+      RecordBackgroundError(s);
+    }
+  }
+  group.ForEach([&](Writer* m) { m->status = s; });
+  nonmem_write_thread_.ExitGroup(&group, w);
+  return s;
+}
+
+Status DBImpl::SwitchMemtableForFlush() {
+  // Switching needs the WAL queue to itself: join it as an exclusive writer, which is
+  // never grouped and so always comes to lead.
+  Writer w;
+  write_thread_.JoinBatchGroup(&w);
+  WriteGroup group;
+  write_thread_.EnterAsBatchGroupLeader(&w, &group);
+  Status s;
+  {
+    MutexLock l(&mutex_);
+    s = MakeRoomForWrite(/*force=*/true, 0, /*no_slowdown=*/false);
+  }
+  write_thread_.ExitWalStage(&group);
   return s;
 }
 
@@ -158,6 +320,13 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       RecordInHistogram(stats_, STALL_MEMTABLE_COMPACTION_COUNT, 1);
       continue;
     }
+    // Inserts of earlier groups (pipelined) or of unordered writers may still go to the
+    // active memtable: it becomes immutable, and may be flushed, only once they are in.
+    // The wait needs no DB mutex, and as WAL leader this thread keeps new ones out.
+    mutex_.Unlock();
+    write_thread_.WaitForMemtableWriters();
+    mutex_.Lock();
+    if (!bg_error_.ok()) return bg_error_;
     Status s = SwitchMemtable();
     if (!s.ok()) return s;
     MaybeScheduleFlush();
@@ -188,20 +357,25 @@ Status DBImpl::SwitchMemtable() {
     RecordBackgroundError(s);
     return s;
   }
-  if (log_ != nullptr) {
-    // A later sync=true write syncs only the new WAL, yet promises every earlier write
-    // too: make the old WAL's records durable before leaving it.
-    Status close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
-    if (close.ok()) close = log_->Close();
-    if (!close.ok()) {
-      RecordBackgroundError(close);
-      return close;
+  {
+    // The WAL-only queue (two_write_queues) may be appending to the old WAL.
+    MutexLock log_lock(&log_mutex_);
+    if (log_ != nullptr) {
+      // A later sync=true write syncs only the new WAL, yet promises every earlier write
+      // too: make the old WAL's records durable before leaving it.
+      Status close =
+          log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
+      if (close.ok()) close = log_->Close();
+      if (!close.ok()) {
+        RecordBackgroundError(close);
+        return close;
+      }
     }
+    log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
   }
-  log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
   logfile_number_ = new_log_number;
   auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
-                         options_.arena_block_size, options_.memtable_huge_page_size);
+                           options_.arena_block_size, options_.memtable_huge_page_size);
   mem->SetLogNumber(new_log_number);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

@@ -13,21 +13,7 @@
 namespace shale {
 
 Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
-  // Switching the memtable needs the WAL to itself: enter the write thread as an
-  // exclusive writer.
-  WriteThread::Writer w;
-  Status s;
-  if (write_thread_.JoinBatchGroup(&w)) {
-    {
-      MutexLock l(&mutex_);
-      s = MakeRoomForWrite(/*force=*/true, 0, /*no_slowdown=*/false);
-    }
-    std::vector<WriteThread::Writer*> group;
-    write_thread_.BuildBatchGroup(&w, &group);
-    write_thread_.ExitAsBatchGroupLeader(group);
-  } else {
-    s = w.status;
-  }
+  Status s = SwitchMemtableForFlush();
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   if (!o.wait) return bg_error_;

@@ -126,13 +126,17 @@ KindRecorder Kinds(const std::string& rep) {
   return r;
 }
 
-// Accepts only column family 0, the one family that exists so far.
+// Accepts only column family 0, the one family that exists so far; notes Merges.
 class ColumnFamilyChecker : public WriteBatch::Handler {
  public:
+  bool has_merge = false;
   Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
   Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
   Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
-  Status MergeCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
+  Status MergeCF(uint32_t cf, const Slice&, const Slice&) override {
+    has_merge = true;
+    return Check(cf);
+  }
 
  private:
   static Status Check(uint32_t cf) {
@@ -300,13 +304,29 @@ Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   if (src->rep_.size() < kHeader) {
     return Status::Corruption("malformed WriteBatch: shorter than its 12-byte header");
   }
-  // Copied first: src may be dst.
-  const std::string records = src->rep_.substr(kHeader);
   const uint32_t added = Count(src);
   EnsureHeader(&dst->rep_);
+  if (src == dst) {
+    const std::string records = src->rep_.substr(kHeader);  // copied: appending to itself
+    dst->rep_.append(records);
+  } else {
+    dst->rep_.append(src->rep_, kHeader, std::string::npos);
+  }
   SetCount(dst, Count(dst) + added);
-  dst->rep_.append(records);
   return Status::OK();
+}
+
+Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool* has_merge) {
+  ColumnFamilyChecker checker;
+  Status s = IterateRep(batch->rep_, &checker);
+  *has_merge = checker.has_merge;
+  return s;
+}
+
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
+                                      MemTable* mem, bool concurrent, DBImpl* db) {
+  MemTableInserter inserter(first_seq, mem, concurrent, db);
+  return IterateRep(batch->rep_, &inserter);
 }
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent,

@@ -43,6 +43,15 @@ class WriteBatchInternal {
   // Appends src's records to dst (keeping dst's sequence number). REQUIRES: dst != src.
   static Status Append(WriteBatch* dst, const WriteBatch* src);
 
+  // Checks a batch before it joins a write group: well formed (Corruption otherwise) and
+  // naming only column family 0 (InvalidArgument otherwise). *has_merge: it holds a Merge.
+  static Status ValidateForWrite(const WriteBatch* batch, bool* has_merge);
+
+  // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
+  // first_seq upward (the batch's own header is not read). concurrent and db as below.
+  static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
+                           bool concurrent, DBImpl* db);
+
   // Applies the batch to mem, numbering its records from Sequence(batch) upward (PutLogData
   // blobs take no number). The whole batch is checked first, so nothing is applied if it is
   // malformed (Corruption) or names a column family other than 0 (InvalidArgument).

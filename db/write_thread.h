@@ -1,63 +1,196 @@
-// WriteThread: forms groups of concurrent writers so that one leader writes the whole
-// group to the WAL as one record, syncs at most once, and assigns the group consecutive
-// sequence numbers.
+// WriteThread: the queue every write passes through. It forms groups of concurrent writers
+// so that one leader writes the whole group to the WAL as one record, syncs at most once
+// and assigns the group consecutive sequence numbers; then either the leader inserts the
+// group into the memtable or every member inserts its own batch in parallel.
 //
-// Protocol: every writer calls JoinBatchGroup. It returns once the writer is the leader of
-// the queue's front (true), or once a leader has completed the writer's batch (false, with
-// Writer::status set). The leader calls BuildBatchGroup, does the work, then
-// ExitAsBatchGroupLeader, which completes the followers and wakes the next leader.
-// A writer with batch == nullptr asks for exclusive access (memtable switch, flush) and is
-// never grouped with others.
+// Protocol (DBImpl's write path drives it; see db_impl_write.cc):
+// - Every writer calls JoinBatchGroup. It returns the state the writer was handed:
+//   kGroupLeader (lead the next group), kParallelMemtableWriter (a leader assigned this
+//   writer's sequence and asks it to insert its own batch), or kCompleted (a leader or a
+//   group member finished the write; Writer::status is final).
+// - A leader calls EnterAsBatchGroupLeader to gather the writers queued behind it that may
+//   share its WAL record, does the WAL work, then ends the group one of three ways:
+//   * ExitGroup (ordered writes: the group leaves the queue only after its memtable
+//     inserts, so groups publish in order; also a group whose WAL write failed);
+//   * EnterMemtableStage (pipelined writes: the group leaves the WAL queue at once, so the
+//     next group's WAL write overlaps this group's inserts, and waits its turn in a second,
+//     memtable queue, which keeps publication in order);
+//   * ExitWalStage (unordered writes: the group leaves the queue with nothing more to do
+//     together, and LaunchParallelWriters sends each member to insert and return).
+// - LaunchParallelWriters hands each member kParallelMemtableWriter; each member calls
+//   CompleteParallelWriter after its insert, and the one that finishes last gets true and
+//   must publish the group's sequence and call ExitGroup.
+// - A writer with batch == nullptr asks for the queue alone (a memtable switch for Flush):
+//   it is never grouped with others, and leaves through ExitWalStage.
 //
-// Thread safety: all methods are thread-safe; the queue is guarded by the thread's own
-// mutex, never the DB mutex, so writers queue without contending with readers.
+// Waiting: a writer waits for its state to change by spinning briefly, then (with adaptive
+// yield) yielding the CPU for up to max_yield_usec, then blocking on its own condition
+// variable. The common handoff, a leader completing followers that are still spinning or
+// yielding, costs no system call.
+//
+// Thread safety: every method is thread-safe. The queues are guarded by their own mutexes
+// (held for a few pointer updates), never by the DB mutex. A Writer and a WriteGroup live
+// on their owners' stacks: no method touches a writer after handing it kCompleted, and a
+// group's leader returns only after every member is done with the group.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
-#include <deque>
+#include <cstdint>
 #include <mutex>
-#include <vector>
 
 #include "shale/status.h"
 #include "shale/types.h"
 #include "shale/write_batch.h"
+#include "util/mutexlock.h"
+#include "util/thread_annotations.h"
 
 namespace shale {
 
+class MemTable;
+
 class WriteThread {
  public:
+  // A writer's state: one bit each, so that a wait can name several goals.
+  enum State : uint8_t {
+    kInit = 1,                    // queued
+    kGroupLeader = 2,             // leads the next WAL group
+    kMemtableWriterLeader = 4,    // pipelined: its group may start its memtable inserts
+    kParallelMemtableWriter = 8,  // insert your own batch, then CompleteParallelWriter
+    kCompleted = 16,              // done: status is final
+    kLockedWaiting = 32,          // blocked on its condition variable (internal)
+  };
+
+  struct WriteGroup;
+
   struct Writer {
-    WriteBatch* batch = nullptr;  // nullptr: exclusive access, no batch
+    // Set by the writer before JoinBatchGroup, read-only afterwards.
+    WriteBatch* batch = nullptr;  // nullptr: exclusive use of the queue, no batch
     bool sync = false;
     bool disable_wal = false;
     bool no_slowdown = false;
-    // Set by the leader before completing the writer.
+    bool has_merge = false;  // the batch holds a Merge: its group inserts serially
+    // Set by the leader before it hands the writer a new state.
+    SequenceNumber sequence = 0;  // the batch's first sequence number
+    MemTable* mem = nullptr;      // where the batch goes (parallel and unordered inserts)
+    WriteGroup* group = nullptr;  // set while a group's memtable stage runs
     Status status;
-    bool done = false;
+
+    Writer() = default;
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+
+   private:
+    friend class WriteThread;
+    Writer* next = nullptr;  // the next newer writer in the queue; guarded by queue_mu_
+    std::atomic<uint8_t> state{kInit};
+    std::mutex mu;  // with cv: a blocked waiter's wake-up
     std::condition_variable cv;
+  };
+
+  // A leader and the contiguous run of writers behind it, leader..last.
+  struct WriteGroup {
+    Writer* leader = nullptr;
+    Writer* last = nullptr;
+    size_t size = 0;
+    size_t bytes = 0;  // of the batches
+    SequenceNumber last_sequence = 0;
+    bool pipelined = false;  // leaves through the memtable queue
+    std::atomic<size_t> running{0};  // members still inserting in parallel
+    WriteGroup* next_in_memtable_queue = nullptr;  // guarded by memtable_mu_
+
+    // Calls fn(Writer*) for each member, leader first. fn must not complete a member.
+    template <typename Fn>
+    void ForEach(Fn fn) const {
+      for (Writer* w = leader;; w = w->next) {
+        fn(w);
+        if (w == last) break;
+      }
+    }
+  };
+
+  // How a waiting writer passes the time (Options: enable_write_thread_adaptive_yield,
+  // write_thread_max_yield_usec, write_thread_slow_yield_usec).
+  struct WaitOptions {
+    bool adaptive_yield = true;
+    uint64_t max_yield_usec = 100;
+    uint64_t slow_yield_usec = 3;
   };
 
   // Groups stop growing past this many bytes of batches (1 MiB, smaller when the leader's
   // batch is small so a small write is not delayed behind big ones).
   static constexpr size_t kMaxGroupBytes = 1 << 20;
 
-  WriteThread() = default;
+  WriteThread() : WriteThread(WaitOptions{}) {}
+  explicit WriteThread(const WaitOptions& wait) : wait_(wait) {}
   WriteThread(const WriteThread&) = delete;
   WriteThread& operator=(const WriteThread&) = delete;
 
-  // Returns true if w is now the leader; false if a leader completed w.
-  bool JoinBatchGroup(Writer* w);
-  // REQUIRES: leader is the leader. Fills *group with the leader followed by the writers
-  // queued behind it that may share its WAL record: same disable_wal, no sync follower
-  // behind a non-sync leader, no exclusive writer, within the byte budget.
-  void BuildBatchGroup(Writer* leader, std::vector<Writer*>* group);
-  // REQUIRES: group is what BuildBatchGroup returned. Completes every follower with its
-  // status (followers' statuses must be set), pops the group and wakes the next leader.
-  void ExitAsBatchGroupLeader(const std::vector<Writer*>& group);
+  // Queues w and waits until it leads, is asked to insert in parallel, or is completed.
+  // Returns that state.
+  uint8_t JoinBatchGroup(Writer* w);
+
+  // REQUIRES: leader holds kGroupLeader. Fills *group with the leader and the writers queued
+  // behind it that may share its WAL record: a batch (not an exclusive writer), the same
+  // disable_wal and no_slowdown, no sync writer behind a non-sync leader, within the byte
+  // budget. An exclusive leader forms a group of one.
+  void EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group);
+
+  // REQUIRES: group's sequences are assigned (Writer::sequence, mem, group->last_sequence).
+  // Hands every member but the leader kParallelMemtableWriter; the leader inserts its own
+  // batch without waiting for a state.
+  void LaunchParallelWriters(WriteGroup* group);
+  // Called by each member of a parallel group after its insert. Returns true for the last
+  // one, which must publish and call ExitGroup; the others wait here until completed.
+  bool CompleteParallelWriter(Writer* w);
+
+  // Pipelined writes: the group leaves the WAL queue (handing it to the next leader) and
+  // joins the memtable queue; returns once the group may insert (groups insert, publish and
+  // complete in WAL order).
+  void EnterMemtableStage(WriteGroup* group);
+
+  // Ends a group whose memtable stage is done, called by the leader or the member that
+  // finished last (`self`): the group leaves its queue (the WAL queue, or the memtable
+  // queue when pipelined), the next leader is woken, and every member other than self is
+  // completed, the leader last. Members' statuses must be set.
+  void ExitGroup(WriteGroup* group, Writer* self);
+
+  // The group leaves the WAL queue and the next leader is woken; its members are not
+  // completed (unordered writes: each completes itself after its insert).
+  void ExitWalStage(WriteGroup* group);
+
+  // Unordered writes: count inserts that run after their group left the queue.
+  void BeginUnorderedInserts(size_t n) { pending_inserts_.fetch_add(n); }
+  void EndUnorderedInsert();
+
+  // REQUIRES: the caller leads the WAL queue (so no new memtable work can start). Returns
+  // once no group is in its memtable stage and no unordered insert is pending: the active
+  // memtable may then be switched. Blocks; for the rare memtable switch.
+  void WaitForMemtableWriters();
 
  private:
-  std::mutex mu_;
-  std::deque<Writer*> queue_;  // guarded by mu_; front is the leader
+  // Waits until w's state has a bit of goal_mask; returns the state.
+  uint8_t AwaitState(Writer* w, uint8_t goal_mask);
+  uint8_t BlockingAwaitState(Writer* w, uint8_t goal_mask);
+  // Hands w a new state, waking it if it blocked. The caller must not touch w afterwards
+  // when the state is kCompleted (w's owner may return at once).
+  static void SetState(Writer* w, uint8_t new_state);
+  // Removes leader..last from the front of the WAL queue; returns the new front (or null).
+  Writer* PopGroup(WriteGroup* group);
+
+  const WaitOptions wait_;
+
+  Mutex queue_mu_;
+  Writer* queue_head_ GUARDED_BY(queue_mu_) = nullptr;  // the leader
+  Writer* queue_tail_ GUARDED_BY(queue_mu_) = nullptr;  // the newest writer
+
+  // Pipelined writes' memtable queue, and the waits of WaitForMemtableWriters.
+  Mutex memtable_mu_;
+  CondVar memtable_cv_{&memtable_mu_};  // signalled when the memtable work drains
+  WriteGroup* memtable_head_ GUARDED_BY(memtable_mu_) = nullptr;
+  WriteGroup* memtable_tail_ GUARDED_BY(memtable_mu_) = nullptr;
+  std::atomic<size_t> pending_inserts_{0};  // unordered inserts not finished
+  std::atomic<int> drain_waiters_{0};       // threads in WaitForMemtableWriters
 };
 
 }  // namespace shale

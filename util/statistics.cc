@@ -70,6 +70,7 @@ const std::vector<std::pair<Tickers, std::string>> TickersNameMap = {
     {WRITE_DONE_BY_SELF, "shale.write.self"},
     {WRITE_DONE_BY_OTHER, "shale.write.other"},
     {WRITE_WITH_WAL, "shale.write.wal"},
+    {WRITE_TIMEDOUT, "shale.write.timeout"},
     {COMPACT_READ_BYTES, "shale.compact.read.bytes"},
     {COMPACT_WRITE_BYTES, "shale.compact.write.bytes"},
     {FLUSH_WRITE_BYTES, "shale.flush.write.bytes"},

@@ -160,11 +160,43 @@ struct DBOptions {
   bool use_direct_reads = false;
   // O_DIRECT for SST writes by flush and compaction. Default: false.
   bool use_direct_io_for_flush_and_compaction = false;
-  // Let writers of a group insert into the memtable in parallel. Default: true.
+  // Concurrent writers are grouped: one leader writes the group's WAL record (syncing at
+  // most once) and assigns its sequence numbers. With this option the members then insert
+  // their own batches into the memtable in parallel, and the last one to finish publishes
+  // the group; without it the leader inserts them all. A group holding a Merge inserts
+  // serially either way. Default: true.
   bool allow_concurrent_memtable_write = true;
-  // Pipelined write (WAL and memtable stages overlapping). Accepted; writes are grouped
-  // either way. Default: false.
+  // The WAL write of one group overlaps the memtable inserts of the group before it, which
+  // raises throughput with several writers and the WAL on. Writes still become visible in
+  // order. Incompatible with unordered_write and two_write_queues (Open refuses both).
+  // Default: false.
   bool enable_pipelined_write = false;
+  // Publish a group's writes as soon as they are in the WAL, and let each writer insert
+  // into the memtable on its own afterwards, not waiting for the rest of its group or for
+  // earlier groups. Much higher write throughput, weaker guarantees:
+  // - kept: read-your-own-writes (a write is in the memtable when Write returns), WAL
+  //   order, and durability as the WriteOptions ask;
+  // - lost: atomic reads of a batch (a read may see part of a batch, or a later write but
+  //   not an earlier one, while inserts are in flight) and immutable snapshots (a snapshot
+  //   may still gain writes with sequences at or below its own until those finish).
+  // WritePrepared transactions with two_write_queues restore both. Needs
+  // allow_concurrent_memtable_write; incompatible with enable_pipelined_write and with
+  // max_successive_merges > 0 (Open returns InvalidArgument). A memtable switch and a
+  // flush wait for the pending inserts, so Flush and Close lose nothing. Default: false.
+  bool unordered_write = false;
+  // A second write queue for writes that skip the memtable (the WAL-only markers of
+  // transactions); they share only the WAL with the main queue. Sequence numbers are
+  // allocated from one counter, snapshots taken at the published sequence. Incompatible
+  // with enable_pipelined_write: Open returns NotSupported (RocksDB refuses every write
+  // instead). Default: false.
+  bool two_write_queues = false;
+  // How a writer waits for its group's leader: it spins briefly, then, with adaptive
+  // yield, yields the CPU for up to write_thread_max_yield_usec (giving up early once
+  // yields take longer than write_thread_slow_yield_usec, a sign of a busy CPU), then
+  // blocks. Default: true, 100, 3.
+  bool enable_write_thread_adaptive_yield = true;
+  uint64_t write_thread_max_yield_usec = 100;
+  uint64_t write_thread_slow_yield_usec = 3;
   // Bytes of WAL writes buffered before a write() call. Default: 1 MiB.
   size_t writable_file_max_buffer_size = 1024 * 1024;
   // Append to the WAL only when FlushWAL is called. Not supported; must stay false.

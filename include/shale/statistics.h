@@ -116,6 +116,8 @@ enum Tickers : uint32_t {
   WRITE_DONE_BY_OTHER,
   // Write calls that asked for the WAL.
   WRITE_WITH_WAL,
+  // Writes that failed with Incomplete instead of waiting out a stall (no_slowdown).
+  WRITE_TIMEDOUT,
   // Bytes compaction read and wrote; bytes flushes wrote.
   COMPACT_READ_BYTES,
   COMPACT_WRITE_BYTES,
