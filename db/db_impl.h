@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -98,6 +99,16 @@ class DBImpl final : public DB {
   SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
   int TEST_NumImmutableMemtables();
   VersionSet* TEST_versions() { return versions_.get(); }
+  // A write that only goes to the WAL (a batch without keys; the second queue with
+  // two_write_queues), as transactions' markers will be.
+  Status TEST_WriteWalOnly(const WriteOptions& o, WriteBatch* batch) {
+    return WriteImpl(o, batch, /*disable_memtable=*/true);
+  }
+  // Called at the start of every memtable insert of a write, on the inserting thread
+  // (lets a test hold an insert pending). Set before writes start.
+  void TEST_SetBeforeMemtableInsert(std::function<void()> hook) {
+    test_before_insert_ = std::move(hook);
+  }
   // Every entry of user_key in the memtables and files, newest source first, as text.
   std::string TEST_KeyVersions(const Slice& user_key);
 
@@ -248,6 +259,7 @@ class DBImpl final : public DB {
   WriteThread write_thread_;
   WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
   WriteBatch group_batch_;           // the main queue's WAL leader's group record
+  std::function<void()> test_before_insert_;  // TEST_SetBeforeMemtableInsert
 
   std::unique_ptr<ThreadPool> flush_pool_;
   std::unique_ptr<ThreadPool> compaction_pool_;

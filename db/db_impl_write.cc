@@ -205,6 +205,7 @@ Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, Sequen
 }
 
 void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
+  if (test_before_insert_) test_before_insert_();
   w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent, this);
 }
 

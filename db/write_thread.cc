@@ -230,4 +230,11 @@ void WriteThread::WaitForMemtableWriters() {
   drain_waiters_.fetch_sub(1);
 }
 
+size_t WriteThread::TEST_QueuedWriters() {
+  MutexLock l(&queue_mu_);
+  size_t n = 0;
+  for (Writer* w = queue_head_; w != nullptr; w = w->next) n++;
+  return n;
+}
+
 }  // namespace shale

@@ -168,6 +168,9 @@ class WriteThread {
   // memtable may then be switched. Blocks; for the rare memtable switch.
   void WaitForMemtableWriters();
 
+  // Writers in the WAL queue, the leader included.
+  size_t TEST_QueuedWriters();
+
  private:
   // Waits until w's state has a bit of goal_mask; returns the state.
   uint8_t AwaitState(Writer* w, uint8_t goal_mask);
