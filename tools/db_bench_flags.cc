@@ -184,6 +184,12 @@ DEFINE_bool(unordered_write, false,
             "relaxes the guarantees around atomic reads and immutable snapshots");
 DEFINE_bool(two_write_queues, false,
             "Use a second write queue for WAL-only writes (not a RocksDB 7.8 db_bench flag)");
+DEFINE_bool(enable_write_thread_adaptive_yield, true,
+            "Use a yielding spin loop for brief writer thread waits.");
+DEFINE_uint64(write_thread_max_yield_usec, 100, "Maximum microseconds for write thread yield.");
+DEFINE_uint64(write_thread_slow_yield_usec, 3,
+              "The threshold at which a slow yield is considered a signal that other "
+              "processes or threads want the core.");
 DEFINE_bool(transaction_db, false,
             "Open a TransactionDB instance. Required for randomtransaction benchmark.");
 DEFINE_uint64(transaction_lock_timeout, 100,
@@ -216,12 +222,6 @@ struct CompatFlag {
 
 constexpr CompatFlag kCompatFlags[] = {
     {"mmap_read", nullptr},
-    {"unordered_write",
-     "--unordered_write=1 needs unordered writes, which shale does not have yet; running "
-     "without them would report ordered writes under that name"},
-    {"two_write_queues",
-     "--two_write_queues=1 needs a second write queue, which shale does not have yet; "
-     "running without one would report one queue under that name"},
     {"transaction_db",
      "--transaction_db=1 needs a TransactionDB, which shale does not have yet; running "
      "without one would report plain writes as transactional"},

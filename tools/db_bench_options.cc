@@ -137,6 +137,11 @@ bool Benchmark::BuildOptions(std::string* error) {
   options_.use_direct_io_for_flush_and_compaction = FLAGS_use_direct_io_for_flush_and_compaction;
   options_.allow_concurrent_memtable_write = FLAGS_allow_concurrent_memtable_write;
   options_.enable_pipelined_write = FLAGS_enable_pipelined_write;
+  options_.unordered_write = FLAGS_unordered_write;
+  options_.two_write_queues = FLAGS_two_write_queues;
+  options_.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
+  options_.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
+  options_.write_thread_slow_yield_usec = FLAGS_write_thread_slow_yield_usec;
   if (FLAGS_statistics) {
     dbstats_ = CreateDBStatistics();
     dbstats_->set_stats_level(static_cast<StatsLevel>(FLAGS_stats_level));

@@ -285,7 +285,7 @@ for b in xorupdaterandom randomtransaction compact0; do
   grep -q "not supported by shale yet" "$DIR/uns.err" || fail "$b: no message"
   grep -q ' micros/op ' "$DIR/uns.out" && fail "$b: ran fillseq before refusing"
 done
-for f in transaction_db unordered_write two_write_queues; do
+for f in transaction_db; do
   "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 "--$f=1" >"$DIR/uns.out" 2>"$DIR/uns.err" \
     && fail "--$f=1 accepted"
   grep -q "does not have yet" "$DIR/uns.err" || fail "--$f=1: no message"
@@ -293,5 +293,25 @@ for f in transaction_db unordered_write two_write_queues; do
 done
 "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 --compaction_style=1 >/dev/null 2>&1 \
   && fail "--compaction_style=1 accepted"
+
+# The write modes run (two threads, batches, with and without the WAL), and the mode
+# combinations RocksDB refuses fail at Open with its message.
+for mode in "--enable_pipelined_write=0" "--enable_pipelined_write=1" \
+            "--enable_pipelined_write=0 --allow_concurrent_memtable_write=0" \
+            "--enable_pipelined_write=0 --unordered_write=1" \
+            "--enable_pipelined_write=0 --two_write_queues=1" \
+            "--enable_pipelined_write=0 --unordered_write=1 --two_write_queues=1 --disable_wal=1" \
+            "--enable_write_thread_adaptive_yield=0 --write_thread_max_yield_usec=10"; do
+  # shellcheck disable=SC2086
+  "$BIN" --db="$DIR/modes" --benchmarks=fillseq,readrandom --num=2000 --threads=2 \
+    --batch_size=4 $mode >"$DIR/mode.out" 2>"$DIR/mode.err" || fail "$mode: $(head -3 "$DIR/mode.err")"
+  grep -q "^fillseq .* ops/sec" "$DIR/mode.out" || fail "$mode: no fillseq line"
+  grep -q 'WARNING: --' "$DIR/mode.err" && fail "$mode: $(grep 'WARNING: --' "$DIR/mode.err")"
+  grep -q '(2000 of 2000 found)' "$DIR/mode.out" || fail "$mode: readrandom did not find every key"
+done
+"$BIN" --db="$DIR/modes" --benchmarks=fillseq --num=10 --unordered_write=1 >/dev/null \
+  2>"$DIR/mode.err" && fail "--unordered_write=1 with pipelined writes (db_bench's default) accepted"
+grep -q "unordered_write is incompatible with enable_pipelined_write" "$DIR/mode.err" \
+  || fail "--unordered_write=1: not RocksDB's message: $(head -2 "$DIR/mode.err")"
 
 finish db_bench_test
