@@ -29,6 +29,14 @@ void DBImpl::LogOptionsAtOpen() {
   Header(log, "Options.max_background_flushes: %d", o.max_background_flushes);
   Header(log, "Options.max_subcompactions: %" PRIu32, o.max_subcompactions);
   Header(log, "Options.delayed_write_rate: %" PRIu64, o.delayed_write_rate);
+  Header(log, "Options.allow_concurrent_memtable_write: %d", o.allow_concurrent_memtable_write);
+  Header(log, "Options.enable_pipelined_write: %d", o.enable_pipelined_write);
+  Header(log, "Options.unordered_write: %d", o.unordered_write);
+  Header(log, "Options.two_write_queues: %d", o.two_write_queues);
+  Header(log, "Options.enable_write_thread_adaptive_yield: %d",
+         o.enable_write_thread_adaptive_yield);
+  Header(log, "Options.write_thread_max_yield_usec: %" PRIu64, o.write_thread_max_yield_usec);
+  Header(log, "Options.write_thread_slow_yield_usec: %" PRIu64, o.write_thread_slow_yield_usec);
   Header(log, "Options.stats_dump_period_sec: %u", o.stats_dump_period_sec);
   Header(log, "Options.statistics: %p", static_cast<void*>(o.statistics.get()));
   Header(log, "Options.comparator: %s", o.comparator->Name());
