@@ -34,8 +34,10 @@ void DBImpl::BackgroundCompactionCall() {
       // Releases the picker's hold and the input Version, under the mutex; only then are
       // the input files unreferenced and the sweep can delete them.
       c.reset();
-      DeleteObsoleteFiles();
+      // The error first: a MANIFEST whose append reached the disk but whose sync failed
+      // may name the outputs, so after a failure nothing may be swept.
       if (!s.ok() && !s.IsShutdownInProgress()) RecordBackgroundError(s);
+      DeleteObsoleteFiles();
     }
   }
   bg_compactions_scheduled_--;
@@ -76,9 +78,11 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
     if (s.ok()) {
       job.AddToEdit(&edit);
       s = versions_->LogAndApply(&edit, &mutex_);
+      // The MANIFEST may name the outputs now even though the edit failed (a failed sync
+      // after a good append): error mode, which stops every sweep, must begin before they
+      // leave pending_outputs_.
+      if (!s.ok()) RecordBackgroundError(s);
     }
-    // A failed LogAndApply puts the DB in error mode, which stops the obsolete-file sweep,
-    // so outputs the MANIFEST might name are never deleted.
     for (uint64_t number : outputs) pending_outputs_.erase(number);
     const CompactionJobStats& js = job.stats();
     for (size_t i = 0; i < c->num_input_levels(); i++) {
@@ -195,11 +199,12 @@ Status DBImpl::RunManualCompaction(int input_level, int output_level, const Inte
     }
     Status s = RunCompaction(c.get(), max_subcompactions);
     c.reset();  // unrefs the input Version: its files may go now
-    DeleteObsoleteFiles();
+    // As in BackgroundCompactionCall: record a failure before any sweep.
     if (!s.ok()) {
       RecordBackgroundError(s);
       return s;
     }
+    DeleteObsoleteFiles();
     if (compaction_end == nullptr) return Status::OK();
     // Continue right after the chunk's largest key.
     next_begin = InternalKey(compaction_end->user_key(), 0, static_cast<ValueType>(0));

@@ -29,7 +29,11 @@ Status DBImpl::NewDB() {
     if (s.ok()) s = c;
   }
   if (s.ok()) s = SetCurrentFile(env_, dbname_, 1, db_dir_.get());
-  if (!s.ok()) env_->DeleteFile(manifest).PermitUncheckedError();
+  // Only a MANIFEST that CURRENT cannot name is garbage: after a rename whose directory
+  // sync failed, deleting it would leave a CURRENT that every later Open rejects.
+  if (!s.ok() && !CurrentMayName(env_, dbname_, 1)) {
+    env_->DeleteFile(manifest).PermitUncheckedError();
+  }
   return s;
 }
 

@@ -142,4 +142,11 @@ Status SetCurrentFile(Env* env, const std::string& dbname, uint64_t descriptor_n
   return s;
 }
 
+bool CurrentMayName(Env* env, const std::string& dbname, uint64_t descriptor_number) {
+  std::string contents;
+  if (!ReadFileToString(env, CurrentFileName(dbname), &contents).ok()) return true;
+  const std::string manifest = DescriptorFileName(dbname, descriptor_number);
+  return contents == manifest.substr(dbname.size() + 1) + "\n";
+}
+
 }  // namespace shale

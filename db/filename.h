@@ -59,4 +59,9 @@ bool ParseFileName(const std::string& fname, uint64_t* number, FileType* type);
 Status SetCurrentFile(Env* env, const std::string& dbname, uint64_t descriptor_number,
                       Directory* dir);
 
+// Whether CURRENT may name MANIFEST-<descriptor_number>: true when it does, or when CURRENT
+// cannot be read to tell. A MANIFEST for which this holds must never be deleted, even
+// after SetCurrentFile failed (its rename may have happened before the directory sync).
+bool CurrentMayName(Env* env, const std::string& dbname, uint64_t descriptor_number);
+
 }  // namespace shale

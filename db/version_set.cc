@@ -698,18 +698,6 @@ void VersionSet::EncodeSnapshot(const Version* v, std::string* dst) const {
   edit.EncodeTo(dst);
 }
 
-namespace {
-
-// Whether CURRENT may name MANIFEST-<number> (true when that cannot be told).
-bool CurrentMayName(Env* env, const std::string& dbname, uint64_t number) {
-  std::string contents;
-  if (!ReadFileToString(env, CurrentFileName(dbname), &contents).ok()) return true;
-  const std::string manifest = DescriptorFileName(dbname, number);
-  return contents == manifest.substr(dbname.size() + 1) + "\n";
-}
-
-}  // namespace
-
 Status VersionSet::WriteManifest(const std::string& snapshot, const std::string& record,
                                  uint64_t new_manifest) {
   Status s;
