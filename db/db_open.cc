@@ -1,11 +1,13 @@
 // Opening a DB: lock, create or recover the MANIFEST, replay the WAL files newer than the
 // MANIFEST's log number into L0 files, and start a fresh WAL.
 #include <algorithm>
+#include <cinttypes>
 
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
+#include "util/logging.h"
 
 namespace shale {
 
@@ -130,7 +132,12 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   const WALRecoveryMode mode = options_.wal_recovery_mode;
   MemTable* mem = nullptr;
   Status s;
-  bool stop_replay = false;  // kPointInTimeRecovery: nothing after the first damage
+  // kPointInTimeRecovery: after damage (a corrupted record, or an incomplete one at the
+  // end of a log that is not the newest), the next log is replayed only if its first batch
+  // continues the sequence right after the last one replayed; otherwise it could leave a
+  // hole, and replay stops there, keeping the consistent prefix.
+  bool stop_replay = false;
+  bool after_damage = false;
   auto flush_mem = [&]() -> Status {
     mutex_.AssertHeld();  // as in the enclosing function (the analysis does not enter lambdas)
     FileMetaData meta;
@@ -173,6 +180,18 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         if (skip_damage) continue;
         break;
       }
+      if (after_damage) {
+        if (WriteBatchInternal::Sequence(&batch) != *max_sequence + 1) {
+          SHALE_LOG_WARN(info_log_,
+                         "Point-in-time recovery stops at %s: its first batch (sequence %" PRIu64
+                         ") does not follow the last one replayed (%" PRIu64
+                         ") after damage in the log before it",
+                         fname.c_str(), WriteBatchInternal::Sequence(&batch), *max_sequence);
+          stop_replay = true;
+          break;
+        }
+        after_damage = false;
+      }
       if (mem == nullptr) {
         mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
                          options_.arena_block_size, options_.memtable_huge_page_size);
@@ -195,6 +214,10 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
     }
     if (s.ok() && !reporter.io_error.ok()) s = reporter.io_error;
     if (!s.ok()) break;  // an I/O error or a failed flush: recovery fails in every mode
+    if (stop_replay) break;
+    if (mode == WALRecoveryMode::kPointInTimeRecovery && reader.EndedInTornRecord()) {
+      after_damage = true;
+    }
     if (!reporter.status.ok()) {
       switch (mode) {
         case WALRecoveryMode::kSkipAnyCorruptedRecords:
@@ -202,9 +225,10 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
           s = Status::OK();
           break;
         case WALRecoveryMode::kPointInTimeRecovery:
-          // Keep the consistent prefix before the damage; drop everything after it.
+          // Keep the consistent prefix before the damage; later logs only if they continue
+          // it without a gap.
           s = Status::OK();
-          stop_replay = true;
+          after_damage = true;
           break;
         case WALRecoveryMode::kTolerateCorruptedTailRecords:
         case WALRecoveryMode::kAbsoluteConsistency:

@@ -200,6 +200,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
       case kTornTail:
         if (type == kTornTail || in_fragmented_record) {
           in_zeros_ = false;
+          ended_torn_ = true;
           if (mode == WALRecoveryMode::kAbsoluteConsistency) {
             ReportCorruption(drop_size + (in_fragmented_record ? record_bytes : 0),
                              in_fragmented_record ? record_offset : offset,

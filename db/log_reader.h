@@ -82,6 +82,10 @@ class Reader {
   uint64_t LastRecordOffset() const { return last_record_offset_; }
   // Whether the whole file has been read (the last read came back short).
   bool IsEOF() const { return eof_; }
+  // Whether the reading ended at an incomplete record that was not reported (the modes
+  // other than kAbsoluteConsistency take it as the clean end). Recovery asks, because in
+  // a log that is not the newest such an end is damage, not a crash's cut.
+  bool EndedInTornRecord() const { return ended_torn_; }
   uint64_t log_number() const { return log_number_; }
   const std::string& file_name() const { return file_name_; }
   SequentialFile* file() { return file_.get(); }
@@ -114,6 +118,7 @@ class Reader {
   Slice buffer_;  // unread part of the current block
   bool eof_ = false;
   bool stopped_ = false;               // damage or a read error ended the reading for good
+  bool ended_torn_ = false;            // see EndedInTornRecord
   uint64_t end_of_buffer_offset_ = 0;  // file offset just past buffer_
   uint64_t last_record_offset_ = 0;
   const char* bad_reason_ = "";
