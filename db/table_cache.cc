@@ -30,7 +30,6 @@ TableCache::TableCache(const std::string& dbname, const Options& options,
     : dbname_(dbname),
       env_(options.env),
       icmp_(icmp),
-      paranoid_checks_(options.paranoid_checks),
       capacity_(max_open_files < 0 ? 0
                                    : static_cast<size_t>(max_open_files > 0 ? max_open_files : 1)) {
   if (const auto* factory =
@@ -52,7 +51,6 @@ Status TableCache::OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>
   options.icmp = icmp_;
   options.table_options = table_options_;
   options.file_name = fname;
-  options.verify_checksums_on_open = paranoid_checks_;
   options.statistics = statistics_;
   options.is_level0 = f.added_at_level0;
   std::unique_ptr<TableReader> opened;

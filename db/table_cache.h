@@ -29,7 +29,7 @@ namespace shale {
 class TableCache {
  public:
   // icmp must outlive the cache. options supplies env, table format options,
-  // use_direct_reads and paranoid_checks (verify checksums of a file's meta blocks at open).
+  // and use_direct_reads (a file's meta blocks are always verified at open).
   TableCache(const std::string& dbname, const Options& options, const InternalKeyComparator* icmp,
              int max_open_files);
   ~TableCache();
@@ -71,7 +71,6 @@ class TableCache {
   const InternalKeyComparator* const icmp_;
   BlockBasedTableOptions table_options_;
   EnvOptions env_options_;
-  const bool paranoid_checks_;
   Statistics* statistics_ = nullptr;  // options.statistics: block cache and filter tickers
   const size_t capacity_;  // 0: unbounded
 

@@ -252,7 +252,10 @@ Cache::Priority TableReader::PriorityOf(BlockKind kind) const {
 }
 
 Status TableReader::ReadMetaBlocks() {
-  const bool verify = options_.verify_checksums_on_open;
+  // Every block read at open is verified, whatever paranoid_checks says: a flipped bit in
+  // an index or filter would otherwise make lookups skip the file and answer with an older
+  // value and OK.
+  const bool verify = true;
   const std::string* name = &options_.file_name;
   const BlockHandle& meta_handle = footer_.metaindex_handle();
 
@@ -304,18 +307,18 @@ Status TableReader::ReadMetaBlocks() {
         std::string("opened with ") + cmp_name);
   }
 
-  s = LoadIndex(footer_.index_handle(), verify);
+  s = LoadIndex(footer_.index_handle());
   if (!s.ok()) return s;
   if (have_filter && options_.table_options.whole_key_filtering) {
-    s = LoadFilter(filter_handle, verify);
+    s = LoadFilter(filter_handle);
     if (!s.ok()) return s;
   }
   return Status::OK();
 }
 
-Status TableReader::LoadIndex(const BlockHandle& handle, bool verify) {
+Status TableReader::LoadIndex(const BlockHandle& handle) {
   BlockContents contents;
-  Status s = ReadBlockAt(handle, verify, &contents);
+  Status s = ReadBlockAt(handle, /*verify=*/true, &contents);
   if (!s.ok()) return s;
   auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
   s = block->status();
@@ -345,9 +348,9 @@ Status TableReader::LoadIndex(const BlockHandle& handle, bool verify) {
   return Status::OK();
 }
 
-Status TableReader::LoadFilter(const BlockHandle& handle, bool verify) {
+Status TableReader::LoadFilter(const BlockHandle& handle) {
   BlockContents contents;
-  Status s = ReadBlockAt(handle, verify, &contents);
+  Status s = ReadBlockAt(handle, /*verify=*/true, &contents);
   if (!s.ok()) return s;
   has_filter_ = true;
   filter_handle_ = handle;
@@ -387,12 +390,15 @@ Status TableReader::GetBlock(const ReadOptions& read_options, const BlockHandle&
       return Status::OK();
     }
   }
+  // Index blocks are always verified (as at open); a data block only when asked, and then
+  // an unverified one is never cached, where a later verifying read would trust it.
+  const bool verify = read_options.verify_checksums || kind != BlockKind::kData;
   BlockContents contents;
-  Status s = ReadBlockAt(handle, read_options.verify_checksums, &contents);
+  Status s = ReadBlockAt(handle, verify, &contents);
   if (!s.ok()) return s;
   auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
   // A malformed block is handed out (its iterators report the error) but never cached.
-  if (cache_ != nullptr && read_options.fill_cache && block->status().ok()) {
+  if (cache_ != nullptr && read_options.fill_cache && verify && block->status().ok()) {
     Cache::Handle* h = nullptr;
     if (InsertCounted(cache_, key, block.get(), BlockCharge(*block), &DeleteCachedBlock,
                       PriorityOf(kind), kind_index, options_.statistics, &h)) {
@@ -432,8 +438,9 @@ void TableReader::GetFilter(const ReadOptions& read_options, FilterRef* out) con
     return;
   }
   BlockContents contents;
-  // An unreadable filter only costs the filtering: the lookup goes on without it.
-  if (!ReadBlockAt(filter_handle_, read_options.verify_checksums, &contents).ok()) return;
+  // Always verified: a damaged filter could hide a key. An unreadable one only costs the
+  // filtering: the lookup goes on without it.
+  if (!ReadBlockAt(filter_handle_, /*verify=*/true, &contents).ok()) return;
   auto holder = std::make_unique<FilterHolder>(std::move(contents));
   if (read_options.fill_cache &&
       InsertCounted(cache_, key, holder.get(), holder->Charge(), &FilterHolder::DeleteCached,

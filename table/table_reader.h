@@ -46,9 +46,6 @@ struct TableReaderOptions {
   const InternalKeyComparator* icmp = nullptr;  // must outlive the reader
   BlockBasedTableOptions table_options;
   std::string file_name;  // for messages
-  // Verify the checksums of the blocks read at Open (metaindex, properties, index,
-  // filter). The footer is always checked.
-  bool verify_checksums_on_open = true;
   // The file lives in level 0 (pin_l0_filter_and_index_blocks_in_cache applies).
   bool is_level0 = false;
   // Where block cache and filter tickers are recorded; may be null; must outlive the reader.
@@ -119,8 +116,8 @@ class TableReader {
   Status ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents) const;
   // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
   // kept referenced when pinned).
-  Status LoadIndex(const BlockHandle& handle, bool verify);
-  Status LoadFilter(const BlockHandle& handle, bool verify);
+  Status LoadIndex(const BlockHandle& handle);
+  Status LoadFilter(const BlockHandle& handle);
   // The block at handle, from the cache or the file (then inserted per fill_cache).
   Status GetBlock(const ReadOptions& read_options, const BlockHandle& handle, BlockKind kind,
                   BlockRef* out) const;
