@@ -120,6 +120,7 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
       std::unique_ptr<WritableFile> file;
       EnvOptions env_options;
       env_options.use_direct_writes = options_.use_direct_io_for_flush_and_compaction;
+      env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
       s = env_->NewWritableFile(fname, &file, env_options);
       if (s.ok()) {
         TableBuilderOptions tbo;
@@ -164,7 +165,7 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, FileMetaData* meta) {
           meta->file_size = builder.FileSize();
           meta->num_entries = builder.NumEntries();
           meta->num_deletions = builder.GetTableProperties().num_deletions;
-          s = file->Sync();
+          s = options_.use_fsync ? file->Fsync() : file->Sync();
         }
         if (s.ok()) s = file->Close();
         // The directory entry must be durable before the MANIFEST names the file.

@@ -4,10 +4,12 @@
 // reads back. A failed MANIFEST sync after a good append is the hard case: the MANIFEST
 // names the outputs, so they must survive the failure (they once were swept at once).
 // Also: a failed directory sync while NewDB switches CURRENT must not leave a CURRENT
-// naming a deleted MANIFEST.
+// naming a deleted MANIFEST; flush honours use_fsync and writable_file_max_buffer_size.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -145,6 +147,82 @@ TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
   std::string v;
   ASSERT_OK(db->Get(ReadOptions(), "k", &v));
   ASSERT_EQ(v, "v");
+}
+
+// Records, for every SST file created, the buffer size asked for and the kinds of sync.
+class SyncRecordingEnv : public EnvWrapper {
+ public:
+  struct Record {
+    size_t buffer_size = 0;
+    int syncs = 0;
+    int fsyncs = 0;
+  };
+  explicit SyncRecordingEnv(Env* base) : EnvWrapper(base) {}
+
+  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
+                         const EnvOptions& options) override {
+    Status s = target()->NewWritableFile(fname, result, options);
+    if (!s.ok() || fname.size() < 4 || fname.substr(fname.size() - 4) != ".sst") return s;
+    std::lock_guard<std::mutex> l(mu_);
+    files_[fname].buffer_size = options.writable_file_max_buffer_size;
+    *result = std::make_unique<File>(this, fname, std::move(*result));
+    return s;
+  }
+
+  std::map<std::string, Record> files() {
+    std::lock_guard<std::mutex> l(mu_);
+    return files_;
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(SyncRecordingEnv* env, std::string fname, std::unique_ptr<WritableFile> target)
+        : env_(env), fname_(std::move(fname)), target_(std::move(target)) {}
+    Status Append(const Slice& data) override { return target_->Append(data); }
+    Status Flush() override { return target_->Flush(); }
+    Status Sync() override {
+      env_->Count(fname_, false);
+      return target_->Sync();
+    }
+    Status Fsync() override {
+      env_->Count(fname_, true);
+      return target_->Fsync();
+    }
+    Status Close() override { return target_->Close(); }
+    uint64_t GetFileSize() override { return target_->GetFileSize(); }
+
+   private:
+    SyncRecordingEnv* const env_;
+    const std::string fname_;
+    std::unique_ptr<WritableFile> target_;
+  };
+
+  void Count(const std::string& fname, bool full) {
+    std::lock_guard<std::mutex> l(mu_);
+    (full ? files_[fname].fsyncs : files_[fname].syncs)++;
+  }
+
+  std::mutex mu_;
+  std::map<std::string, Record> files_;
+};
+
+TEST(FlushOptionsTest, FlushHonoursUseFsyncAndWritableBufferSize) {
+  TempDirectory dir("flush_fsync");
+  SyncRecordingEnv env(Env::Default());
+  Options options = OptionsOn(&env);
+  options.use_fsync = true;
+  options.writable_file_max_buffer_size = 12345;
+  std::unique_ptr<DB> db;
+  ASSERT_OK(DB::Open(options, dir.path() + "/db", &db));
+  ASSERT_OK(db->Put(WriteOptions(), "a", "1"));
+  ASSERT_OK(db->Flush(FlushOptions()));
+  const auto files = env.files();
+  ASSERT_EQ(files.size(), 1u);
+  const SyncRecordingEnv::Record& r = files.begin()->second;
+  EXPECT_EQ(r.buffer_size, 12345u);
+  EXPECT_GE(r.fsyncs, 1);
+  EXPECT_EQ(r.syncs, 0);
 }
 
 }  // namespace
