@@ -154,15 +154,14 @@ class DBImpl final : public DB {
   Status UnorderedWriteImpl(WriteThread::Writer* w);
   Status WriteWalOnly(WriteThread::Writer* w);
   // The leader's part before the memtable: makes room, forms the group, logs it (one WAL
-  // record, one sync), and assigns each member its sequence and memtable. *parallel: the
-  // members may insert their own batches concurrently. On error the group is formed but
-  // nothing of it is logged or allocated.
-  Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group, bool* parallel);
+  // record, one sync), and assigns each member its sequence and memtable. On error the
+  // group is formed but nothing of it is logged or allocated.
+  Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
   // Appends record to the WAL (syncing if asked) under log_mutex_, numbering it from
   // last_allocated_ + 1 (*first) and allocating count sequences once it is logged.
   Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
-  // Publishes the group's sequences (its inserts being done) and ends it.
+  // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
   // Makes the active memtable immutable (if not empty) for a flush, as an exclusive writer.
   Status SwitchMemtableForFlush();

@@ -62,22 +62,34 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_
 
   // This thread leads a group: it alone touches the WAL queue's state.
   WriteGroup group;
-  bool parallel = false;
-  s = WalStage(&w, &group, &parallel);
+  s = WalStage(&w, &group);
   if (!s.ok()) {
     group.ForEach([&](Writer* m) { m->status = s; });
     write_thread_.ExitGroup(&group, &w);
     return s;
   }
-  if (options_.enable_pipelined_write) write_thread_.EnterMemtableStage(&group);
-  if (parallel) {
+  if (options_.enable_pipelined_write) {
+    const uint8_t stage = write_thread_.EnterMemtableStage(&group);
+    if (stage == WriteThread::kParallelMemtableWriter) {
+      // An earlier group's memtable stage took this one along.
+      InsertOwnBatch(&w, /*concurrent=*/true);
+      if (write_thread_.CompleteParallelWriter(&w)) FinishGroup(w.group, &w);
+      return w.status;
+    }
+    if (stage == WriteThread::kCompleted) return w.status;
+  }
+  // This thread leads the memtable stage of its group (and, pipelined, of the groups it
+  // took along). A Merge reads the memtable (max_successive_merges) and orders itself
+  // against other writes to its key: a batch with one inserts serially, as RocksDB's does.
+  if (options_.allow_concurrent_memtable_write && group.batch_size > 1 &&
+      !group.BatchHasMerge()) {
     write_thread_.LaunchParallelWriters(&group);
     InsertOwnBatch(&w, /*concurrent=*/true);
     if (write_thread_.CompleteParallelWriter(&w)) FinishGroup(&group, &w);
   } else {
-    // One inserter at a time: serial inserts never overlap concurrent ones, since groups
+    // One inserter at a time: serial inserts never overlap concurrent ones, since batches
     // take their memtable stage in turn.
-    group.ForEach([&](Writer* m) { InsertOwnBatch(m, /*concurrent=*/false); });
+    group.ForEachInBatch([&](Writer* m) { InsertOwnBatch(m, /*concurrent=*/false); });
     FinishGroup(&group, &w);
   }
   return w.status;
@@ -94,8 +106,7 @@ Status DBImpl::UnorderedWriteImpl(Writer* w) {
   if (state == WriteThread::kCompleted) return w->status;
 
   WriteGroup group;
-  bool parallel;
-  Status s = WalStage(w, &group, &parallel);
+  Status s = WalStage(w, &group);
   if (!s.ok()) {
     group.ForEach([&](Writer* m) { m->status = s; });
     write_thread_.ExitGroup(&group, w);
@@ -112,7 +123,7 @@ Status DBImpl::UnorderedWriteImpl(Writer* w) {
   return w->status;
 }
 
-Status DBImpl::WalStage(Writer* leader, WriteGroup* group, bool* parallel) {
+Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   Status s;
   {
     MutexLock l(&mutex_);
@@ -127,13 +138,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group, bool* parallel) {
   }
 
   uint64_t count = 0;
-  *parallel = options_.allow_concurrent_memtable_write && group->size > 1;
-  group->ForEach([&](Writer* m) {
-    count += WriteBatchInternal::Count(m->batch);
-    // A Merge reads the memtable (max_successive_merges) and orders itself against other
-    // writes to its key: such a group inserts serially, as RocksDB's does.
-    *parallel = *parallel && !m->has_merge;
-  });
+  group->ForEach([&](Writer* m) { count += WriteBatchInternal::Count(m->batch); });
 
   InternalStats& stats = *internal_stats_;
   stats.writes.fetch_add(group->size, std::memory_order_relaxed);
@@ -210,14 +215,14 @@ void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
 }
 
 void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
-  // Every insert of the group is done, and (groups finishing in WAL order) every earlier
-  // group's: the group's sequences may become visible.
+  // Every insert of the batch is done, and (batches finishing in WAL order) every earlier
+  // batch's: its sequences may become visible.
   Status failed;
-  group->ForEach([&](Writer* m) {
+  group->ForEachInBatch([&](Writer* m) {
     if (failed.ok() && !m->status.ok()) failed = m->status;
   });
   if (failed.ok()) {
-    last_published_.store(group->last_sequence, std::memory_order_release);
+    last_published_.store(group->batch_last->last_sequence, std::memory_order_release);
   } else {
     MutexLock l(&mutex_);
     RecordBackgroundError(failed);

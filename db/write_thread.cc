@@ -16,8 +16,8 @@ inline void CpuRelax() {
 #endif
 }
 
-// About a microsecond or two of pauses: long enough to catch a leader that finishes a
-// small group, short enough to waste little when it does not.
+// A few microseconds of pauses (a pause takes 5-140 cycles, by CPU): long enough to catch
+// a leader that finishes a small group, short enough to waste little when it does not.
 constexpr int kSpinIterations = 200;
 // Yields that each took longer than slow_yield_usec mean other threads want this CPU:
 // after this many, blocking serves everyone better than yielding on.
@@ -25,7 +25,24 @@ constexpr int kMaxSlowYields = 3;
 
 }  // namespace
 
+size_t WriteThread::MaxBusyWaiters() {
+  const size_t cpus = std::thread::hardware_concurrency();
+  return cpus > 1 ? cpus - 1 : 1;
+}
+
 uint8_t WriteThread::AwaitState(Writer* w, uint8_t goal_mask) {
+  // Busy waiting pays only while a core is free for it: with more waiters than that, they
+  // would take the CPU from the leader they wait for. The rest block at once.
+  if (busy_waiters_.fetch_add(1, std::memory_order_relaxed) >= max_busy_waiters_) {
+    busy_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    return BlockingAwaitState(w, goal_mask);
+  }
+  const uint8_t s = BusyAwaitState(w, goal_mask);
+  busy_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  return (s & goal_mask) != 0 ? s : BlockingAwaitState(w, goal_mask);
+}
+
+uint8_t WriteThread::BusyAwaitState(Writer* w, uint8_t goal_mask) {
   for (int i = 0; i < kSpinIterations; i++) {
     const uint8_t s = w->state.load(std::memory_order_acquire);
     if ((s & goal_mask) != 0) return s;
@@ -48,7 +65,7 @@ uint8_t WriteThread::AwaitState(Writer* w, uint8_t goal_mask) {
       before = now;
     }
   }
-  return BlockingAwaitState(w, goal_mask);
+  return w->state.load(std::memory_order_acquire);
 }
 
 uint8_t WriteThread::BlockingAwaitState(Writer* w, uint8_t goal_mask) {
@@ -104,6 +121,10 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
   group->size = 1;
   group->bytes = leader->batch == nullptr ? 0 : leader->batch->GetDataSize();
   group->pipelined = false;
+  group->has_merge = leader->has_merge;
+  group->next_in_memtable_queue = nullptr;
+  group->batch_last = group;
+  group->batch_size = 1;
   if (leader->batch == nullptr) return;
   size_t max_bytes = kMaxGroupBytes;
   if (group->bytes <= (128 << 10)) max_bytes = group->bytes + (128 << 10);
@@ -118,9 +139,11 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
     const size_t bytes = w->batch->GetDataSize();
     if (group->bytes + bytes > max_bytes) break;
     group->bytes += bytes;
+    group->has_merge = group->has_merge || w->has_merge;
     group->last = w;
     group->size++;
   }
+  group->batch_size = group->size;
 }
 
 WriteThread::Writer* WriteThread::PopGroup(WriteGroup* group) {
@@ -130,21 +153,38 @@ WriteThread::Writer* WriteThread::PopGroup(WriteGroup* group) {
   return queue_head_;
 }
 
+template <typename Fn>
+void WriteThread::ForEachFollowerSafely(WriteGroup* group, Fn fn) {
+  WriteGroup* const batch_last = group->batch_last;
+  for (WriteGroup* g = group;;) {
+    // Everything about g is read before fn may complete g's leader (g is on its stack),
+    // and no link past the batch's end is read (a newer writer or group may be linking
+    // itself there).
+    WriteGroup* const g_next = g == batch_last ? nullptr : g->next_in_memtable_queue;
+    Writer* const g_leader = g->leader;
+    Writer* const g_last = g->last;
+    if (g_leader != g_last) {
+      for (Writer* w = g_leader->next;;) {
+        Writer* const after = w == g_last ? nullptr : w->next;
+        fn(w);  // w may return at once (unordered writes): its link was read first
+        if (after == nullptr) break;
+        w = after;
+      }
+    }
+    if (g != group) fn(g_leader);
+    if (g_next == nullptr) break;
+    g = g_next;
+  }
+}
+
 void WriteThread::LaunchParallelWriters(WriteGroup* group) {
-  group->running.store(group->size, std::memory_order_relaxed);
+  group->running.store(group->batch_size, std::memory_order_relaxed);
   group->leader->group = group;
-  if (group->leader == group->last) return;
-  // The release in SetState publishes running, sequences and mem to each member. A member
-  // may return as soon as it has its state (unordered writes): read its link first, and
-  // never the last member's (a newer writer may be linking itself there).
-  Writer* const last = group->last;
-  for (Writer* w = group->leader->next;;) {
-    Writer* const after = w == last ? nullptr : w->next;
+  // The release in SetState publishes running, sequences and mem to each member.
+  ForEachFollowerSafely(group, [group](Writer* w) {
     w->group = group;
     SetState(w, kParallelMemtableWriter);
-    if (after == nullptr) break;
-    w = after;
-  }
+  });
 }
 
 bool WriteThread::CompleteParallelWriter(Writer* w) {
@@ -157,9 +197,8 @@ bool WriteThread::CompleteParallelWriter(Writer* w) {
   return true;
 }
 
-void WriteThread::EnterMemtableStage(WriteGroup* group) {
+uint8_t WriteThread::EnterMemtableStage(WriteGroup* group) {
   group->pipelined = true;
-  group->next_in_memtable_queue = nullptr;
   bool first;
   {
     // Join the memtable queue before the next WAL leader can exist: it must queue behind.
@@ -174,18 +213,35 @@ void WriteThread::EnterMemtableStage(WriteGroup* group) {
   }
   Writer* next = PopGroup(group);
   if (next != nullptr) SetState(next, kGroupLeader);
-  if (!first) AwaitState(group->leader, kMemtableWriterLeader);
+  const uint8_t state =
+      first ? kMemtableWriterLeader
+            : AwaitState(group->leader,
+                         kMemtableWriterLeader | kParallelMemtableWriter | kCompleted);
+  if (state == kMemtableWriterLeader) GatherBatch(group);
+  return state;
+}
+
+void WriteThread::GatherBatch(WriteGroup* group) {
+  // Every group queued now joins this memtable stage: one handoff for all of them instead
+  // of one per group.
+  MutexLock l(&memtable_mu_);
+  size_t members = 0;
+  for (WriteGroup* g = group;; g = g->next_in_memtable_queue) {
+    members += g->size;
+    if (g == memtable_tail_) break;
+  }
+  group->batch_last = memtable_tail_;
+  group->batch_size = members;
 }
 
 void WriteThread::ExitGroup(WriteGroup* group, Writer* self) {
-  // Read everything first: once the leader is completed, the group is gone.
+  // Read first: once the leader is completed, the group is gone.
   Writer* const leader = group->leader;
-  Writer* const last = group->last;
   if (group->pipelined) {
     WriteGroup* next_group;
     {
       MutexLock l(&memtable_mu_);
-      memtable_head_ = group->next_in_memtable_queue;
+      memtable_head_ = group->batch_last->next_in_memtable_queue;
       if (memtable_head_ == nullptr) {
         memtable_tail_ = nullptr;
         if (drain_waiters_.load() > 0) memtable_cv_.SignalAll();
@@ -197,14 +253,9 @@ void WriteThread::ExitGroup(WriteGroup* group, Writer* self) {
     Writer* next = PopGroup(group);
     if (next != nullptr) SetState(next, kGroupLeader);
   }
-  if (leader != last) {
-    for (Writer* w = leader->next;;) {
-      Writer* const after = w == last ? nullptr : w->next;
-      if (w != self) SetState(w, kCompleted);
-      if (after == nullptr) break;
-      w = after;
-    }
-  }
+  ForEachFollowerSafely(group, [self](Writer* w) {
+    if (w != self) SetState(w, kCompleted);
+  });
   if (self != leader) SetState(leader, kCompleted);
 }
 

@@ -25,8 +25,9 @@
 //
 // Waiting: a writer waits for its state to change by spinning briefly, then (with adaptive
 // yield) yielding the CPU for up to max_yield_usec, then blocking on its own condition
-// variable. The common handoff, a leader completing followers that are still spinning or
-// yielding, costs no system call.
+// variable; at most one busy waiter per core but one, so that waiters never crowd out the
+// leader they wait for (the others block at once). The common handoff, a leader completing
+// followers that are still spinning or yielding, costs no system call.
 //
 // Thread safety: every method is thread-safe. The queues are guarded by their own mutexes
 // (held for a few pointer updates), never by the DB mutex. A Writer and a WriteGroup live
@@ -88,16 +89,22 @@ class WriteThread {
     std::condition_variable cv;
   };
 
-  // A leader and the contiguous run of writers behind it, leader..last.
+  // A leader and the contiguous run of writers behind it, leader..last. Its memtable stage
+  // covers a batch of groups: this one alone, or (pipelined) this one and the groups queued
+  // behind it in the memtable queue when it came to lead, this..batch_last.
   struct WriteGroup {
     Writer* leader = nullptr;
     Writer* last = nullptr;
     size_t size = 0;
-    size_t bytes = 0;  // of the batches
+    size_t bytes = 0;         // of the batches
+    bool has_merge = false;   // a member's batch holds a Merge
     SequenceNumber last_sequence = 0;
     bool pipelined = false;  // leaves through the memtable queue
-    std::atomic<size_t> running{0};  // members still inserting in parallel
     WriteGroup* next_in_memtable_queue = nullptr;  // guarded by memtable_mu_
+    // Set on the batch's first group by its memtable leader.
+    WriteGroup* batch_last = nullptr;
+    size_t batch_size = 0;           // members of all the batch's groups
+    std::atomic<size_t> running{0};  // members still inserting in parallel
 
     // Calls fn(Writer*) for each member, leader first. fn must not complete a member.
     template <typename Fn>
@@ -106,6 +113,22 @@ class WriteThread {
         fn(w);
         if (w == last) break;
       }
+    }
+    // The same over every group of the batch this group begins.
+    template <typename Fn>
+    void ForEachInBatch(Fn fn) const {
+      for (const WriteGroup* g = this;; g = g->next_in_memtable_queue) {
+        g->ForEach(fn);
+        if (g == batch_last) break;
+      }
+    }
+    bool BatchHasMerge() const {
+      bool merge = false;
+      for (const WriteGroup* g = this;; g = g->next_in_memtable_queue) {
+        merge = merge || g->has_merge;
+        if (g == batch_last) break;
+      }
+      return merge;
     }
   };
 
@@ -136,23 +159,29 @@ class WriteThread {
   // budget. An exclusive leader forms a group of one.
   void EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group);
 
-  // REQUIRES: group's sequences are assigned (Writer::sequence, mem, group->last_sequence).
-  // Hands every member but the leader kParallelMemtableWriter; the leader inserts its own
-  // batch without waiting for a state.
+  // REQUIRES: the batch's sequences are assigned (Writer::sequence, mem, last_sequence).
+  // Hands every member of the batch group begins kParallelMemtableWriter but its leader,
+  // which inserts its own batch without waiting for a state.
   void LaunchParallelWriters(WriteGroup* group);
-  // Called by each member of a parallel group after its insert. Returns true for the last
-  // one, which must publish and call ExitGroup; the others wait here until completed.
+  // Called by each member of a parallel batch after its insert. Returns true for the last
+  // one, which must publish and call ExitGroup(w->group, w); the others wait here until
+  // completed.
   bool CompleteParallelWriter(Writer* w);
 
   // Pipelined writes: the group leaves the WAL queue (handing it to the next leader) and
-  // joins the memtable queue; returns once the group may insert (groups insert, publish and
-  // complete in WAL order).
-  void EnterMemtableStage(WriteGroup* group);
+  // joins the memtable queue. Returns, for the group's leader:
+  // - kMemtableWriterLeader: lead the memtable stage of the batch this group begins (the
+  //   group and those queued behind it now; batch_last and batch_size are set);
+  // - kParallelMemtableWriter: an earlier batch took the group along: insert the leader's
+  //   own batch and CompleteParallelWriter, as a member of leader->group;
+  // - kCompleted: an earlier batch took the group along and inserted it.
+  // Batches insert, publish and complete in WAL order.
+  uint8_t EnterMemtableStage(WriteGroup* group);
 
-  // Ends a group whose memtable stage is done, called by the leader or the member that
-  // finished last (`self`): the group leaves its queue (the WAL queue, or the memtable
-  // queue when pipelined), the next leader is woken, and every member other than self is
-  // completed, the leader last. Members' statuses must be set.
+  // Ends the batch group begins, its memtable stage done, called by its leader or by the
+  // member that finished last (`self`): its groups leave their queue (the WAL queue, or the
+  // memtable queue when pipelined), the next leader is woken, and every member other than
+  // self is completed, group's leader last. Members' statuses must be set.
   void ExitGroup(WriteGroup* group, Writer* self);
 
   // The group leaves the WAL queue and the next leader is woken; its members are not
@@ -174,14 +203,27 @@ class WriteThread {
  private:
   // Waits until w's state has a bit of goal_mask; returns the state.
   uint8_t AwaitState(Writer* w, uint8_t goal_mask);
+  // Spins, then yields; returns the state, which may not have reached goal_mask yet.
+  uint8_t BusyAwaitState(Writer* w, uint8_t goal_mask);
   uint8_t BlockingAwaitState(Writer* w, uint8_t goal_mask);
   // Hands w a new state, waking it if it blocked. The caller must not touch w afterwards
   // when the state is kCompleted (w's owner may return at once).
   static void SetState(Writer* w, uint8_t new_state);
   // Removes leader..last from the front of the WAL queue; returns the new front (or null).
   Writer* PopGroup(WriteGroup* group);
+  // Makes group's batch every group queued from it to the memtable queue's tail.
+  void GatherBatch(WriteGroup* group);
+  // Calls fn(w) for every member of the batch group begins but its leader, reading each
+  // link before fn runs (fn may complete w) and never past the batch's last member.
+  template <typename Fn>
+  static void ForEachFollowerSafely(WriteGroup* group, Fn fn);
+
+  static size_t MaxBusyWaiters();
 
   const WaitOptions wait_;
+  // Writers spinning or yielding now, and how many may (one per core but one).
+  std::atomic<size_t> busy_waiters_{0};
+  const size_t max_busy_waiters_ = MaxBusyWaiters();
 
   Mutex queue_mu_;
   Writer* queue_head_ GUARDED_BY(queue_mu_) = nullptr;  // the leader
