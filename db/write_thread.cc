@@ -106,13 +106,29 @@ uint8_t WriteThread::JoinBatchGroup(Writer* w) {
     }
     queue_tail_ = w;
     leader = queue_head_ == w;
+    queued_.fetch_add(1, std::memory_order_relaxed);
   }
   if (leader) {
     // Nobody else knows of w yet as a leader: no setter can race this store.
     w->state.store(kGroupLeader, std::memory_order_relaxed);
     return kGroupLeader;
   }
-  return AwaitState(w, kGroupLeader | kParallelMemtableWriter | kCompleted);
+  const uint8_t state = AwaitState(w, kGroupLeader | kParallelMemtableWriter | kCompleted);
+  w->handed_leadership = state == kGroupLeader;
+  return state;
+}
+
+void WriteThread::AwaitCompanion(Writer* leader) {
+  // Handed the queue by a group that just finished, this leader knows other threads are
+  // writing; the one that led last is likely preparing its next batch right now. Without a
+  // short wait for it, two writers take turns leading groups of one and never insert in
+  // parallel; with it, they share the group. Bounded, and only when the queue is empty.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::nanoseconds(kCompanionWaitNanos);
+  while (queued_.load(std::memory_order_relaxed) <= 1) {
+    for (int i = 0; i < 8; i++) CpuRelax();
+    if (Clock::now() >= deadline) break;
+  }
 }
 
 void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
@@ -126,6 +142,7 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
   group->batch_last = group;
   group->batch_size = 1;
   if (leader->batch == nullptr) return;
+  if (leader->handed_leadership && companion_wait_) AwaitCompanion(leader);
   size_t max_bytes = kMaxGroupBytes;
   if (group->bytes <= (128 << 10)) max_bytes = group->bytes + (128 << 10);
 
@@ -150,6 +167,7 @@ WriteThread::Writer* WriteThread::PopGroup(WriteGroup* group) {
   MutexLock l(&queue_mu_);
   queue_head_ = group->last->next;
   if (queue_head_ == nullptr) queue_tail_ = nullptr;
+  queued_.fetch_sub(group->size, std::memory_order_relaxed);
   return queue_head_;
 }
 

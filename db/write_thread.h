@@ -76,6 +76,7 @@ class WriteThread {
     MemTable* mem = nullptr;      // where the batch goes (parallel and unordered inserts)
     WriteGroup* group = nullptr;  // set while a group's memtable stage runs
     Status status;
+    bool handed_leadership = false;  // led after waiting in the queue (set by the writer)
 
     Writer() = default;
     Writer(const Writer&) = delete;
@@ -144,8 +145,15 @@ class WriteThread {
   // batch is small so a small write is not delayed behind big ones).
   static constexpr size_t kMaxGroupBytes = 1 << 20;
 
+  // How long a leader handed the queue by a finished group waits for a companion writer
+  // before forming its group (see AwaitCompanion).
+  static constexpr int64_t kCompanionWaitNanos = 3000;
+
   WriteThread() : WriteThread(WaitOptions{}) {}
-  explicit WriteThread(const WaitOptions& wait) : wait_(wait) {}
+  // companion_wait: let handed-over leaders wait for a companion (ordered writes, where a
+  // group holds the queue through its inserts).
+  explicit WriteThread(const WaitOptions& wait, bool companion_wait = false)
+      : wait_(wait), companion_wait_(companion_wait) {}
   WriteThread(const WriteThread&) = delete;
   WriteThread& operator=(const WriteThread&) = delete;
 
@@ -219,8 +227,11 @@ class WriteThread {
   static void ForEachFollowerSafely(WriteGroup* group, Fn fn);
 
   static size_t MaxBusyWaiters();
+  void AwaitCompanion(Writer* leader);
 
   const WaitOptions wait_;
+  const bool companion_wait_;
+  std::atomic<size_t> queued_{0};  // writers in the WAL queue (a hint, read unlocked)
   // Writers spinning or yielding now, and how many may (one per core but one).
   std::atomic<size_t> busy_waiters_{0};
   const size_t max_busy_waiters_ = MaxBusyWaiters();
