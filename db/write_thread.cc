@@ -25,25 +25,24 @@ constexpr int kMaxSlowYields = 3;
 
 }  // namespace
 
-size_t WriteThread::MaxBusyWaiters() {
+size_t WriteThread::MaxSpinners() {
   const size_t cpus = std::thread::hardware_concurrency();
   return cpus > 1 ? cpus - 1 : 1;
 }
 
 uint8_t WriteThread::AwaitState(Writer* w, uint8_t goal_mask) {
-  // Busy waiting pays only while a core is free for it: with more waiters than that, they
-  // would take the CPU from the leader they wait for. The rest block at once.
-  if (busy_waiters_.fetch_add(1, std::memory_order_relaxed) >= max_busy_waiters_) {
-    busy_waiters_.fetch_sub(1, std::memory_order_relaxed);
-    return BlockingAwaitState(w, goal_mask);
-  }
-  const uint8_t s = BusyAwaitState(w, goal_mask);
-  busy_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  // Spinning pays only while a core is free for it: with more spinners than that, they
+  // would take the CPU from the leader they wait for. The others go straight to yielding,
+  // which hands the CPU over and gives up (blocks) once it sees the CPU is busy.
+  const bool spin =
+      spinners_.fetch_add(1, std::memory_order_relaxed) < max_spinners_;
+  const uint8_t s = BusyAwaitState(w, goal_mask, spin);
+  spinners_.fetch_sub(1, std::memory_order_relaxed);
   return (s & goal_mask) != 0 ? s : BlockingAwaitState(w, goal_mask);
 }
 
-uint8_t WriteThread::BusyAwaitState(Writer* w, uint8_t goal_mask) {
-  for (int i = 0; i < kSpinIterations; i++) {
+uint8_t WriteThread::BusyAwaitState(Writer* w, uint8_t goal_mask, bool spin) {
+  for (int i = 0; spin && i < kSpinIterations; i++) {
     const uint8_t s = w->state.load(std::memory_order_acquire);
     if ((s & goal_mask) != 0) return s;
     CpuRelax();

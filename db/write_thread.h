@@ -25,9 +25,9 @@
 //
 // Waiting: a writer waits for its state to change by spinning briefly, then (with adaptive
 // yield) yielding the CPU for up to max_yield_usec, then blocking on its own condition
-// variable; at most one busy waiter per core but one, so that waiters never crowd out the
-// leader they wait for (the others block at once). The common handoff, a leader completing
-// followers that are still spinning or yielding, costs no system call.
+// variable. At most one waiter per core but one spins, so that spinners never crowd out
+// the leader they wait for; the others start with yielding. The common handoff, a leader
+// completing followers that are still spinning or yielding, costs no system call.
 //
 // Thread safety: every method is thread-safe. The queues are guarded by their own mutexes
 // (held for a few pointer updates), never by the DB mutex. A Writer and a WriteGroup live
@@ -211,8 +211,8 @@ class WriteThread {
  private:
   // Waits until w's state has a bit of goal_mask; returns the state.
   uint8_t AwaitState(Writer* w, uint8_t goal_mask);
-  // Spins, then yields; returns the state, which may not have reached goal_mask yet.
-  uint8_t BusyAwaitState(Writer* w, uint8_t goal_mask);
+  // Spins (if spin), then yields; returns the state, which may not have reached goal_mask.
+  uint8_t BusyAwaitState(Writer* w, uint8_t goal_mask, bool spin);
   uint8_t BlockingAwaitState(Writer* w, uint8_t goal_mask);
   // Hands w a new state, waking it if it blocked. The caller must not touch w afterwards
   // when the state is kCompleted (w's owner may return at once).
@@ -226,15 +226,15 @@ class WriteThread {
   template <typename Fn>
   static void ForEachFollowerSafely(WriteGroup* group, Fn fn);
 
-  static size_t MaxBusyWaiters();
+  static size_t MaxSpinners();
   void AwaitCompanion(Writer* leader);
 
   const WaitOptions wait_;
   const bool companion_wait_;
   std::atomic<size_t> queued_{0};  // writers in the WAL queue (a hint, read unlocked)
-  // Writers spinning or yielding now, and how many may (one per core but one).
-  std::atomic<size_t> busy_waiters_{0};
-  const size_t max_busy_waiters_ = MaxBusyWaiters();
+  // Writers busy waiting now, and how many of them may spin (one per core but one).
+  std::atomic<size_t> spinners_{0};
+  const size_t max_spinners_ = MaxSpinners();
 
   Mutex queue_mu_;
   Writer* queue_head_ GUARDED_BY(queue_mu_) = nullptr;  // the leader
