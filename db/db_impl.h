@@ -157,9 +157,13 @@ class DBImpl final : public DB {
   // record, one sync), and assigns each member its sequence and memtable. On error the
   // group is formed but nothing of it is logged or allocated.
   Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
-  // Appends record to the WAL (syncing if asked) under log_mutex_, numbering it from
-  // last_allocated_ + 1 (*first) and allocating count sequences once it is logged.
+  // Appends record to the WAL (syncing if asked), numbering it from last_allocated_ + 1
+  // (*first) and allocating count sequences once it is logged; under log_mutex_ with two
+  // write queues.
   Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
+  // The same, by the only appender: log_mutex_ held, or a single queue's WAL leader.
+  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count,
+                              SequenceNumber* first);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
   // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
@@ -246,8 +250,9 @@ class DBImpl final : public DB {
   // Writes that reached only the memtable (disableWAL) since the last flush.
   bool has_unpersisted_data_ GUARDED_BY(mutex_) = false;
 
-  // The WAL: appended under log_mutex_ (both write queues append; a memtable switch
-  // replaces it holding the DB mutex too), and by Open before any writer.
+  // The WAL: appended by the main queue's WAL leader, under log_mutex_ when two queues
+  // append (a memtable switch replaces it holding log_mutex_ and the DB mutex), and by
+  // Open before any writer.
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
   uint64_t logfile_number_ = 0;  // written by a WAL leader under mutex_

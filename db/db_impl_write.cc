@@ -191,7 +191,14 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
 }
 
 Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first) {
+  // With one queue, its WAL leader is the only appender (and the one that switches WALs).
+  if (!options_.two_write_queues) return AppendToWalExclusive(record, sync, count, first);
   MutexLock log_lock(&log_mutex_);
+  return AppendToWalExclusive(record, sync, count, first);
+}
+
+Status DBImpl::AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count,
+                                    SequenceNumber* first) {
   *first = last_allocated_.load(std::memory_order_relaxed) + 1;
   WriteBatchInternal::SetSequence(record, *first);
   const Slice contents = WriteBatchInternal::Contents(record);

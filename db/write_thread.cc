@@ -142,6 +142,9 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
   group->batch_size = 1;
   if (leader->batch == nullptr) return;
   if (leader->handed_leadership && companion_wait_) AwaitCompanion(leader);
+  // A lone writer (the common single-threaded case) skips the scan and its lock; one that
+  // queues meanwhile leads the next group.
+  if (queued_.load(std::memory_order_relaxed) <= 1) return;
   size_t max_bytes = kMaxGroupBytes;
   if (group->bytes <= (128 << 10)) max_bytes = group->bytes + (128 << 10);
 
@@ -230,10 +233,11 @@ uint8_t WriteThread::EnterMemtableStage(WriteGroup* group) {
   }
   Writer* next = PopGroup(group);
   if (next != nullptr) SetState(next, kGroupLeader);
-  const uint8_t state =
-      first ? kMemtableWriterLeader
-            : AwaitState(group->leader,
-                         kMemtableWriterLeader | kParallelMemtableWriter | kCompleted);
+  // A group that found the memtable queue empty starts at once, alone: groups queued
+  // behind it since take the next stage.
+  if (first) return kMemtableWriterLeader;
+  const uint8_t state = AwaitState(
+      group->leader, kMemtableWriterLeader | kParallelMemtableWriter | kCompleted);
   if (state == kMemtableWriterLeader) GatherBatch(group);
   return state;
 }
