@@ -14,9 +14,11 @@
 namespace shale::microbench {
 namespace {
 
-WriteThread* Thread() {
-  static WriteThread* thread = new WriteThread();
-  return thread;
+// The DB's ordered mode waits briefly for a companion writer (see AwaitCompanion).
+WriteThread* Thread(bool companion_wait) {
+  static WriteThread* plain = new WriteThread();
+  static WriteThread* companion = new WriteThread(WriteThread::WaitOptions{}, true);
+  return companion_wait ? companion : plain;
 }
 
 std::atomic<uint64_t> applied{0};
@@ -27,8 +29,8 @@ void BusyWaitNanos(int64_t nanos) {
   }
 }
 
-void BM_WriteThreadHandoff(benchmark::State& state) {
-  WriteThread* wt = Thread();
+void Handoff(benchmark::State& state, bool companion_wait) {
+  WriteThread* wt = Thread(companion_wait);
   WriteBatch batch;
   if (!batch.Put("key", "value").ok()) Fail(state, "Put");
   for (auto _ : state) {
@@ -45,7 +47,10 @@ void BM_WriteThreadHandoff(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+void BM_WriteThreadHandoff(benchmark::State& state) { Handoff(state, false); }
+void BM_WriteThreadHandoffCompanionWait(benchmark::State& state) { Handoff(state, true); }
 BENCHMARK(BM_WriteThreadHandoff)->ThreadRange(1, 8)->UseRealTime();
+BENCHMARK(BM_WriteThreadHandoffCompanionWait)->ThreadRange(1, 8)->UseRealTime();
 
 }  // namespace
 }  // namespace shale::microbench
