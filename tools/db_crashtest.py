@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Crash-test driver for db_stress: kill it, restart it on the same DB and expected state,
+let it verify every key, repeat.
+
+  blackbox   db_stress runs until this driver SIGKILLs it at a random moment
+             (--interval seconds on average).
+  whitebox   db_stress kills itself at a random kill point inside the engine's file I/O
+             (--kill_random_test: WAL/SST/MANIFEST append and sync, CURRENT rename, file
+             deletion), sometimes already during recovery.
+
+Every restart verifies the whole key space against the oracle before doing anything else;
+a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
+kills or --duration seconds, whichever comes first, then a last run verifies again.
+The seed of run i is --seed + i; each run prints its full option line, so a failure can be
+replayed with the same flags. Extra arguments after `--` go to every db_stress run.
+"""
+import argparse
+import collections
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["blackbox", "whitebox"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    p.add_argument("--db_stress", default=os.path.join(here, "..", "build", "tools", "db_stress"))
+    p.add_argument("--db", default="", help="DB directory (default: a new temporary one)")
+    p.add_argument("--duration", type=float, default=600, help="seconds to run at most")
+    p.add_argument("--kills", type=int, default=0, help="stop after this many kills (0: none)")
+    p.add_argument("--interval", type=float, default=3.0,
+                   help="blackbox: mean seconds between kills; whitebox: longest run")
+    p.add_argument("--kill_random_test", type=int, default=20000,
+                   help="whitebox: a kill point fires 1 time in N")
+    p.add_argument("--threads", type=int, default=4)
+    p.add_argument("--max_key", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0, help="0: from the clock")
+    p.add_argument("--keep", action="store_true", help="keep the DB directory at the end")
+    p.add_argument("extra", nargs="*", help="more db_stress flags (after --)")
+    return p.parse_args()
+
+
+def tail(text, lines=40):
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def main():
+    args = parse_args()
+    seed = args.seed or int(time.time() * 1000) % (1 << 31)
+    rng = random.Random(seed)
+    tmp = None
+    db = args.db
+    if not db:
+        tmp = tempfile.mkdtemp(prefix="shale_crashtest_")
+        db = os.path.join(tmp, "db")
+    expected = db + ".expected"
+    base = [args.db_stress, "--db=" + db, "--expected_values_dir=" + expected,
+            "--threads=%d" % args.threads, "--max_key=%d" % args.max_key] + args.extra
+    print("db_crashtest: %s --seed=%d on %s" % (args.mode, seed, db), flush=True)
+
+    start = time.time()
+    kills = runs = 0
+    points = collections.Counter()  # whitebox: kills by kill point
+    failed = None
+    while failed is None:
+        if args.kills and kills >= args.kills:
+            break
+        if time.time() - start >= args.duration:
+            break
+        cmd = base + ["--seed=%d" % (seed + runs), "--reopen=0"]
+        if runs == 0:
+            cmd.append("--destroy_db_initially")
+        if args.mode == "blackbox":
+            cmd += ["--ops_per_thread=0", "--duration=3600"]
+        else:
+            cmd += ["--ops_per_thread=0", "--duration=%d" % max(1, int(args.interval)),
+                    "--kill_random_test=%d" % args.kill_random_test]
+            if rng.random() < 0.2:
+                cmd.append("--kill_during_recovery")
+        runs += 1
+        out = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        if args.mode == "blackbox":
+            deadline = time.time() + rng.uniform(0.3, 1.7) * args.interval
+            while time.time() < deadline and proc.poll() is None:
+                time.sleep(0.02)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        else:
+            try:
+                proc.wait(timeout=args.interval + 120)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+        rc = proc.wait()
+        out.seek(0)
+        log = out.read()
+        out.close()
+        if rc == -signal.SIGKILL:
+            kills += 1
+            for line in log.splitlines():
+                if line.startswith("db_stress: kill point: "):
+                    points[line[len("db_stress: kill point: "):].split(" (")[0]] += 1
+        elif rc != 0:
+            failed = (cmd, rc, log)
+        if "FAILED" in log:
+            failed = (cmd, rc, log)
+
+    if failed is None:
+        # The last word: a run that only verifies (at start and at its end).
+        cmd = base + ["--seed=%d" % (seed + runs), "--reopen=0", "--ops_per_thread=%d" %
+                      args.threads]
+        runs += 1
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if res.returncode != 0:
+            failed = (cmd, res.returncode, res.stdout)
+
+    elapsed = time.time() - start
+    if failed is not None:
+        cmd, rc, log = failed
+        print("db_crashtest: FAILED (exit %d) after %d kills, %d runs, %.0f s\n  %s\n%s" %
+              (rc, kills, runs, elapsed, " ".join(cmd), tail(log)), flush=True)
+        print("db_crashtest: DB and expected state kept in %s" % os.path.dirname(db))
+        return 1
+    print("db_crashtest: %s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s" %
+          (args.mode, kills, runs, elapsed, seed,
+           "; kill points: " + ", ".join("%s %d" % kv for kv in sorted(points.items()))
+           if points else ""), flush=True)
+    if tmp is not None and not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

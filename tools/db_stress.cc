@@ -1,0 +1,292 @@
+// db_stress: the driver. Draws the DB options from --seed (each may be pinned by its flag)
+// and prints them, opens the DB and the expected state, verifies every key, then runs
+// --threads workers over the operation table for --ops_per_thread operations or
+// --duration seconds, reopening the DB --reopen times along the way (verifying every key
+// after each reopen), and verifies again at the end. Exit status 0 means no disagreement
+// with the oracle; 1 a failure (printed); 2 bad flags.
+//
+// Crash testing: run it again on the same --db and --expected_values_dir after a SIGKILL
+// (tools/db_crashtest.py does). --kill_random_test=N kills the process at a random kill
+// point inside the engine's file I/O (db_stress_env.h), 1 time in N.
+#include "tools/db_stress.h"
+
+#include <gflags/gflags.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shale/cache.h"
+#include "shale/db.h"
+#include "shale/filter_policy.h"
+#include "shale/table.h"
+#include "shale/utilities/merge_operators.h"
+#include "tools/db_stress_env.h"
+
+#ifndef GFLAGS_NAMESPACE
+#define GFLAGS_NAMESPACE google
+#endif
+
+DEFINE_string(db, "", "DB directory (required)");
+DEFINE_string(expected_values_dir, "",
+              "Directory of the expected-state file (default: <db>.expected); keep it with "
+              "the DB across crashes");
+DEFINE_uint64(seed, 0, "Seed of the drawn options and the operations (0: from the clock)");
+DEFINE_int32(threads, 4, "Worker threads");
+DEFINE_uint64(max_key, 20000, "Keys are 0 .. max_key-1");
+DEFINE_uint32(max_value_size, 100, "Longest filler after a value's 8-byte base");
+DEFINE_uint64(ops_per_thread, 10000, "Operations per worker (0: until --duration ends)");
+DEFINE_int32(duration, 0, "Seconds to run (0: until --ops_per_thread are done)");
+DEFINE_int32(reopen, 2, "Times the DB is closed, reopened and verified during the run");
+DEFINE_bool(destroy_db_initially, false, "Start from an empty DB and expected state");
+DEFINE_int32(log2_keys_per_lock, 2, "Keys per lock stripe, as a power of two");
+DEFINE_uint32(kill_random_test, 0, "Kill the process at a kill point 1 time in N (0: never)");
+DEFINE_bool(kill_during_recovery, false, "Arm kill points already while the DB opens");
+
+// Options: -1 (or "") draws the value from --seed.
+DEFINE_string(compression_type, "", "none, snappy, lz4, zstd");
+DEFINE_int64(block_size, -1, "Table block size");
+DEFINE_string(filter, "", "none, bloom, ribbon");
+DEFINE_int64(cache_size, -1, "Block cache bytes (0: no block cache)");
+DEFINE_int64(write_buffer_size, -1, "Memtable bytes");
+DEFINE_int64(max_bytes_for_level_base, -1, "L1 target bytes");
+DEFINE_int64(target_file_size_base, -1, "SST target bytes");
+DEFINE_int32(level0_file_num_compaction_trigger, -1, "L0 compaction trigger");
+DEFINE_int32(sync, -1, "WriteOptions::sync");
+DEFINE_int32(disable_wal, 0,
+             "WriteOptions::disableWAL (-1: drawn). A crash then loses unflushed writes, "
+             "which the latest-value oracle cannot tell from lost data: not for crash runs");
+DEFINE_int32(wal_recovery_mode, -1, "0..3 as WALRecoveryMode (-1: PIT or tolerate-tail)");
+DEFINE_int32(allow_concurrent_memtable_write, -1, "Write mode option");
+DEFINE_int32(enable_pipelined_write, -1, "Write mode option");
+DEFINE_int32(unordered_write, -1, "Write mode option");
+DEFINE_int32(two_write_queues, -1, "Write mode option");
+
+namespace shale::stress {
+namespace {
+
+// The options and write options for this run, drawn from rnd unless pinned by a flag.
+struct Drawn {
+  Options options;
+  WriteOptions write_options;
+  std::string summary;
+};
+
+template <typename T>
+T Pick(Random* rnd, int64_t flag, std::initializer_list<T> choices) {
+  const T drawn = choices.begin()[rnd->Uniform(static_cast<uint32_t>(choices.size()))];
+  return flag >= 0 ? static_cast<T>(flag) : drawn;
+}
+
+std::string PickName(Random* rnd, const std::string& flag, std::initializer_list<const char*> c) {
+  const char* drawn = c.begin()[rnd->Uniform(static_cast<uint32_t>(c.size()))];
+  return flag.empty() ? drawn : flag;
+}
+
+bool DrawOptions(uint64_t seed, Drawn* d) {
+  Random rnd(seed * 2654435761u + 17);
+  Options& o = d->options;
+  o.create_if_missing = true;
+  o.merge_operator = MergeOperators::CreateUInt64AddOperator();
+  const std::string compression =
+      PickName(&rnd, FLAGS_compression_type, {"none", "snappy", "lz4", "zstd"});
+  if (compression == "none") {
+    o.compression = kNoCompression;
+  } else if (compression == "snappy") {
+    o.compression = kSnappyCompression;
+  } else if (compression == "lz4") {
+    o.compression = kLZ4Compression;
+  } else if (compression == "zstd") {
+    o.compression = kZSTD;
+  } else {
+    fprintf(stderr, "db_stress: unknown --compression_type %s\n", compression.c_str());
+    return false;
+  }
+  if (!CompressionTypeSupported(o.compression)) o.compression = kNoCompression;
+  BlockBasedTableOptions t;
+  t.block_size = Pick<size_t>(&rnd, FLAGS_block_size, {256, 1024, 4096, 16384});
+  const std::string filter = PickName(&rnd, FLAGS_filter, {"none", "bloom", "ribbon"});
+  if (filter == "bloom") t.filter_policy.reset(NewBloomFilterPolicy(10));
+  if (filter == "ribbon") t.filter_policy.reset(NewRibbonFilterPolicy(10));
+  const int64_t cache = Pick<int64_t>(&rnd, FLAGS_cache_size, {0, 64 << 10, 1 << 20, 8 << 20});
+  if (cache == 0) {
+    t.no_block_cache = true;
+  } else {
+    t.block_cache = NewLRUCache(static_cast<size_t>(cache));
+  }
+  t.cache_index_and_filter_blocks = rnd.OneIn(2);
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+  o.write_buffer_size =
+      Pick<size_t>(&rnd, FLAGS_write_buffer_size, {64 << 10, 256 << 10, 1 << 20, 4 << 20});
+  o.max_bytes_for_level_base =
+      Pick<uint64_t>(&rnd, FLAGS_max_bytes_for_level_base, {256 << 10, 1 << 20, 10 << 20});
+  o.target_file_size_base =
+      Pick<uint64_t>(&rnd, FLAGS_target_file_size_base, {64 << 10, 256 << 10, 2 << 20});
+  o.level0_file_num_compaction_trigger =
+      Pick<int>(&rnd, FLAGS_level0_file_num_compaction_trigger, {2, 4, 8});
+  o.wal_recovery_mode = Pick<WALRecoveryMode>(
+      &rnd, FLAGS_wal_recovery_mode,
+      {WALRecoveryMode::kPointInTimeRecovery, WALRecoveryMode::kTolerateCorruptedTailRecords});
+  // One write mode, unless the flags pin some of its options.
+  const int mode = static_cast<int>(rnd.Uniform(5));  // default, serial, pipelined, unordered, 2q
+  o.allow_concurrent_memtable_write =
+      Pick<bool>(&rnd, FLAGS_allow_concurrent_memtable_write, {mode != 1});
+  o.enable_pipelined_write = Pick<bool>(&rnd, FLAGS_enable_pipelined_write, {mode == 2});
+  o.unordered_write = Pick<bool>(&rnd, FLAGS_unordered_write, {mode == 3});
+  o.two_write_queues = Pick<bool>(&rnd, FLAGS_two_write_queues, {mode == 4});
+  d->write_options.sync = Pick<bool>(&rnd, FLAGS_sync, {false, false, false, true});
+  d->write_options.disableWAL = Pick<bool>(&rnd, FLAGS_disable_wal, {false, false, false, true});
+  if (d->write_options.disableWAL) d->write_options.sync = false;
+
+  char buf[1024];
+  snprintf(buf, sizeof(buf),
+           "--compression_type=%s --block_size=%zu --filter=%s --cache_size=%lld "
+           "--write_buffer_size=%zu --max_bytes_for_level_base=%llu "
+           "--target_file_size_base=%llu --level0_file_num_compaction_trigger=%d "
+           "--wal_recovery_mode=%d --allow_concurrent_memtable_write=%d "
+           "--enable_pipelined_write=%d --unordered_write=%d --two_write_queues=%d --sync=%d "
+           "--disable_wal=%d (cache_index_and_filter_blocks=%d)",
+           compression.c_str(), t.block_size, filter.c_str(), static_cast<long long>(cache),
+           o.write_buffer_size, static_cast<unsigned long long>(o.max_bytes_for_level_base),
+           static_cast<unsigned long long>(o.target_file_size_base),
+           o.level0_file_num_compaction_trigger, static_cast<int>(o.wal_recovery_mode),
+           o.allow_concurrent_memtable_write, o.enable_pipelined_write, o.unordered_write,
+           o.two_write_queues, d->write_options.sync, d->write_options.disableWAL,
+           t.cache_index_and_filter_blocks);
+  d->summary = buf;
+  return true;
+}
+
+void Worker(Context* ctx, ThreadState* t, uint64_t ops, std::chrono::steady_clock::time_point end,
+            std::vector<uint64_t>* counts) {
+  const OpKind* table = OpTable();
+  int64_t total = 0;
+  for (const OpKind* k = table; k->name != nullptr; k++) total += std::max(0, *k->weight);
+  if (total == 0) return;
+  for (uint64_t i = 0; (ops == 0 || i < ops) && !ctx->stop.load(); i++) {
+    if (FLAGS_duration > 0 && (i & 63) == 0 && std::chrono::steady_clock::now() >= end) break;
+    int64_t r = t->rnd.Uniform(static_cast<uint32_t>(total));
+    const OpKind* k = table;
+    for (; r >= std::max(0, *k->weight); k++) r -= std::max(0, *k->weight);
+    if (!DrainSnapshots(ctx, t, false) || !k->run(ctx, t)) return;
+    (*counts)[k - table]++;
+    t->ops_done++;
+  }
+  DrainSnapshots(ctx, t, true);
+}
+
+int Run() {
+  if (FLAGS_db.empty()) {
+    fprintf(stderr, "db_stress: --db is required\n");
+    return 2;
+  }
+  if (FLAGS_max_key == 0 || FLAGS_threads < 1 || FLAGS_reopen < 0) {
+    fprintf(stderr, "db_stress: --max_key and --threads must be positive, --reopen >= 0\n");
+    return 2;
+  }
+  const uint64_t seed =
+      FLAGS_seed != 0
+          ? FLAGS_seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  Drawn drawn;
+  if (!DrawOptions(seed, &drawn)) return 2;
+  const std::string expected_dir =
+      FLAGS_expected_values_dir.empty() ? FLAGS_db + ".expected" : FLAGS_expected_values_dir;
+  printf("db_stress: --seed=%llu --threads=%d --max_key=%llu %s\n",
+         static_cast<unsigned long long>(seed), FLAGS_threads,
+         static_cast<unsigned long long>(FLAGS_max_key), drawn.summary.c_str());
+  fflush(stdout);
+
+  KillPointEnv env(Env::Default(), FLAGS_kill_random_test, seed);
+  drawn.options.env = &env;
+  if (FLAGS_destroy_db_initially) {
+    Status s = DestroyDB(FLAGS_db, Options());
+    if (!s.ok()) fprintf(stderr, "db_stress: DestroyDB: %s\n", s.ToString().c_str());
+  }
+  std::unique_ptr<ExpectedState> state;
+  Status s = ExpectedState::Open(expected_dir, FLAGS_max_key, FLAGS_destroy_db_initially, &state);
+  if (!s.ok()) {
+    fprintf(stderr, "db_stress: expected state: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  KeyLocks locks(FLAGS_max_key, FLAGS_log2_keys_per_lock);
+  Context ctx;
+  ctx.state = state.get();
+  ctx.locks = &locks;
+  ctx.max_key = FLAGS_max_key;
+  ctx.max_value_size = FLAGS_max_value_size;
+  ctx.write_options = drawn.write_options;
+
+  std::unique_ptr<DB> db;
+  auto open = [&]() -> bool {
+    env.SetEnabled(FLAGS_kill_during_recovery);
+    Status os = DB::Open(drawn.options, FLAGS_db, &db);
+    if (!os.ok()) return Fail(&ctx, "Open: " + os.ToString());
+    ctx.db = db.get();
+    if (!VerifyAll(&ctx)) return false;
+    env.SetEnabled(true);
+    return true;
+  };
+  if (!open()) return 1;
+
+  const OpKind* table = OpTable();
+  size_t kinds = 0;
+  while (table[kinds].name != nullptr) kinds++;
+  std::vector<std::vector<uint64_t>> counts(FLAGS_threads, std::vector<uint64_t>(kinds, 0));
+  std::vector<ThreadState> threads(FLAGS_threads);
+  for (int i = 0; i < FLAGS_threads; i++) {
+    threads[i].id = i;
+    threads[i].rnd = Random(seed + 1000003ull * (i + 1));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const int phases = FLAGS_reopen + 1;
+  for (int phase = 0; phase < phases && !ctx.failed.load(); phase++) {
+    const auto end = start + std::chrono::seconds(FLAGS_duration) * (phase + 1) / phases;
+    const uint64_t ops = FLAGS_ops_per_thread / phases;
+    std::vector<std::thread> workers;
+    for (int i = 0; i < FLAGS_threads; i++) {
+      workers.emplace_back(Worker, &ctx, &threads[i], ops, end, &counts[i]);
+    }
+    for (auto& w : workers) w.join();
+    if (ctx.failed.load()) break;
+    if (phase + 1 < phases) {
+      s = db->Close();
+      if (!s.ok()) {
+        Fail(&ctx, "Close: " + s.ToString());
+        break;
+      }
+      db.reset();
+      ctx.db = nullptr;
+      if (!open()) break;
+    }
+  }
+  if (!ctx.failed.load() && VerifyAll(&ctx)) {
+    s = db->Close();
+    if (!s.ok()) Fail(&ctx, "Close: " + s.ToString());
+  }
+  uint64_t total = 0;
+  std::string line;
+  for (size_t k = 0; k < kinds; k++) {
+    uint64_t n = 0;
+    for (const auto& c : counts) n += c[k];
+    total += n;
+    line += std::string(" ") + table[k].name + "=" + std::to_string(n);
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  printf("db_stress: %llu operations in %.1f s:%s; %s\n", static_cast<unsigned long long>(total),
+         secs, line.c_str(), ctx.failed.load() ? "FAILED" : "no failures");
+  return ctx.failed.load() ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace shale::stress
+
+int main(int argc, char** argv) {
+  GFLAGS_NAMESPACE::SetUsageMessage("db_stress --db=<dir> [--expected_values_dir=<dir>] ...");
+  GFLAGS_NAMESPACE::ParseCommandLineFlags(&argc, &argv, true);
+  return shale::stress::Run();
+}

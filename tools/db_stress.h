@@ -1,0 +1,88 @@
+// db_stress: many threads run a random mix of operations against one DB and check every
+// answer against the expected-state oracle (db_stress_state.h). The pieces shared between
+// the driver (db_stress.cc) and the operations (db_stress_ops.cc).
+//
+// The operation table: each kind is one entry (a name, its weight flag, a function).
+// Adding a kind means writing its function and adding the entry; the driver draws kinds
+// by weight and counts them.
+//
+// Thread safety: Context is shared by the workers; its DB pointer changes only while no
+// worker runs (reopen). ThreadState belongs to one worker.
+#pragma once
+
+#include <gflags/gflags.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shale/db.h"
+#include "tools/db_stress_state.h"
+#include "util/random.h"
+
+namespace shale::stress {
+
+struct Context {
+  DB* db = nullptr;
+  ExpectedState* state = nullptr;
+  KeyLocks* locks = nullptr;
+  uint64_t max_key = 0;
+  uint32_t max_value_size = 0;
+  WriteOptions write_options;
+  std::atomic<bool> failed{false};
+  std::atomic<bool> stop{false};
+};
+
+// A snapshot taken earlier by a worker and what one key must read as in it.
+struct HeldSnapshot {
+  const Snapshot* snapshot = nullptr;
+  uint64_t key = 0;
+  uint32_t word = 0;
+  uint64_t release_after_op = 0;
+};
+
+struct ThreadState {
+  int id = 0;
+  Random rnd{1};
+  uint64_t ops_done = 0;
+  std::deque<HeldSnapshot> snapshots;
+};
+
+// One operation kind. Returns false (after printing why) when the DB disagreed with the
+// oracle or failed.
+struct OpKind {
+  const char* name;
+  const int32_t* weight;  // a gflags value
+  bool (*run)(Context* ctx, ThreadState* t);
+};
+
+// The table, terminated by an entry with a null name.
+const OpKind* OpTable();
+
+// Checks every key against the oracle (no worker may run). A key with a pending write may
+// hold either value; what it holds is committed. False on a mismatch.
+bool VerifyAll(Context* ctx);
+
+// Releases the thread's held snapshots after checking them.
+bool DrainSnapshots(Context* ctx, ThreadState* t, bool all);
+
+// Prints a failure and marks the run failed; returns false.
+bool Fail(Context* ctx, const std::string& what);
+
+}  // namespace shale::stress
+
+// Operation weights (db_stress_ops.cc).
+DECLARE_int32(put_weight);
+DECLARE_int32(delete_weight);
+DECLARE_int32(single_delete_weight);
+DECLARE_int32(merge_weight);
+DECLARE_int32(batch_weight);
+DECLARE_int32(get_weight);
+DECLARE_int32(multiget_weight);
+DECLARE_int32(iterate_weight);
+DECLARE_int32(snapshot_weight);
+DECLARE_int32(flush_weight);
+DECLARE_int32(compact_range_weight);

@@ -1,0 +1,360 @@
+// db_stress's operations and their checks against the oracle (see db_stress.h).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shale/iterator.h"
+#include "shale/write_batch.h"
+#include "tools/db_stress.h"
+#include "util/coding.h"
+
+DEFINE_int32(put_weight, 30, "Weight of single-key Puts");
+DEFINE_int32(delete_weight, 8, "Weight of single-key Deletes");
+DEFINE_int32(single_delete_weight, 4, "Weight of SingleDeletes (on single-delete keys only)");
+DEFINE_int32(merge_weight, 8, "Weight of uint64add Merges");
+DEFINE_int32(batch_weight, 10, "Weight of multi-key WriteBatches");
+DEFINE_int32(get_weight, 20, "Weight of Gets");
+DEFINE_int32(multiget_weight, 6, "Weight of MultiGets");
+DEFINE_int32(iterate_weight, 8, "Weight of iterator checks over a key range");
+DEFINE_int32(snapshot_weight, 3, "Weight of snapshots held and read later");
+DEFINE_int32(flush_weight, 1, "Weight of Flushes");
+DEFINE_int32(compact_range_weight, 1, "Weight of CompactRange over a random range");
+
+namespace shale::stress {
+
+namespace {
+
+enum class WriteKind { kPut, kDelete, kSingleDelete, kMerge };
+
+// One key's write, decided from the oracle while the key's lock is held.
+struct Planned {
+  uint64_t key = 0;
+  WriteKind kind = WriteKind::kPut;
+  uint32_t word = 0;     // what the key holds after the write
+  uint32_t operand = 0;  // merges
+};
+
+uint64_t RandomKey(Context* ctx, ThreadState* t) { return t->rnd.Next64() % ctx->max_key; }
+
+uint32_t NewPutWord(ThreadState* t) { return kExists | (1 + t->rnd.Uniform(1u << 24)); }
+
+Planned Plan(Context* ctx, ThreadState* t, uint64_t key, WriteKind wanted) {
+  const uint32_t current = ctx->state->committed(key);
+  Planned p;
+  p.key = key;
+  if (IsSingleDeleteKey(key)) {
+    // Put while absent, SingleDelete while present: nothing else ever touches these keys.
+    p.kind = current != 0 ? WriteKind::kSingleDelete : WriteKind::kPut;
+    p.word = current != 0 ? 0 : NewPutWord(t);
+    return p;
+  }
+  p.kind = wanted == WriteKind::kSingleDelete ? WriteKind::kDelete : wanted;
+  switch (p.kind) {
+    case WriteKind::kPut: p.word = NewPutWord(t); break;
+    case WriteKind::kDelete: p.word = 0; break;
+    case WriteKind::kMerge:
+      p.operand = 1 + t->rnd.Uniform(16);
+      p.word = MergeResult(current, p.operand);
+      if (p.word == 0) {  // the sum would leave the oracle's range: overwrite instead
+        p.kind = WriteKind::kPut;
+        p.word = NewPutWord(t);
+      }
+      break;
+    case WriteKind::kSingleDelete: break;
+  }
+  return p;
+}
+
+// Adds the write to batch, or issues it alone when batch is null.
+Status Apply(Context* ctx, const Planned& p, WriteBatch* batch) {
+  const std::string key = KeyString(p.key);
+  const WriteOptions& wo = ctx->write_options;
+  switch (p.kind) {
+    case WriteKind::kPut: {
+      const std::string value = ValueString(p.key, p.word, ctx->max_value_size);
+      return batch != nullptr ? batch->Put(key, value) : ctx->db->Put(wo, key, value);
+    }
+    case WriteKind::kDelete:
+      return batch != nullptr ? batch->Delete(key) : ctx->db->Delete(wo, key);
+    case WriteKind::kSingleDelete:
+      return batch != nullptr ? batch->SingleDelete(key) : ctx->db->SingleDelete(wo, key);
+    case WriteKind::kMerge: {
+      std::string operand;
+      PutFixed64(&operand, p.operand);
+      return batch != nullptr ? batch->Merge(key, operand) : ctx->db->Merge(wo, key, operand);
+    }
+  }
+  return Status::InvalidArgument("unknown write kind");
+}
+
+// Whether a read of key (status s, value) agrees with `expected`; reports if not.
+bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const std::string& value,
+           uint32_t expected) {
+  if (s.IsNotFound() && expected == 0) return true;
+  if (s.ok() && expected != 0 && value == ValueString(key, expected, ctx->max_value_size)) {
+    return true;
+  }
+  bool parsed;
+  const uint32_t got = s.ok() ? ParseValue(key, value, ctx->max_value_size, &parsed) : 0;
+  return Fail(ctx, std::string(op) + " " + KeyString(key) + ": expected " + Describe(expected) +
+                       ", got " + (s.ok() ? Describe(got) : s.ToString()) +
+                       (s.ok() && !parsed ? " (a value this tool never wrote)" : ""));
+}
+
+bool WriteOne(Context* ctx, ThreadState* t, WriteKind kind) {
+  const uint64_t key = RandomKey(ctx, t);
+  std::lock_guard<std::mutex> l(ctx->locks->For(key));
+  const Planned p = Plan(ctx, t, key, kind);
+  ctx->state->SetPending(key, p.word);
+  Status s = Apply(ctx, p, nullptr);
+  if (!s.ok()) return Fail(ctx, "write of " + KeyString(key) + ": " + s.ToString());
+  ctx->state->Commit(key, p.word);
+  return true;
+}
+
+bool OpPut(Context* ctx, ThreadState* t) { return WriteOne(ctx, t, WriteKind::kPut); }
+bool OpDelete(Context* ctx, ThreadState* t) { return WriteOne(ctx, t, WriteKind::kDelete); }
+bool OpMerge(Context* ctx, ThreadState* t) { return WriteOne(ctx, t, WriteKind::kMerge); }
+
+bool OpSingleDelete(Context* ctx, ThreadState* t) {
+  // Only single-delete keys may take one; pick one of them.
+  const uint64_t slots = std::max<uint64_t>(1, ctx->max_key / kSingleDeleteStride);
+  const uint64_t key = (t->rnd.Next64() % slots) * kSingleDeleteStride;
+  std::lock_guard<std::mutex> l(ctx->locks->For(key));
+  const Planned p = Plan(ctx, t, key, WriteKind::kSingleDelete);
+  ctx->state->SetPending(key, p.word);
+  Status s = Apply(ctx, p, nullptr);
+  if (!s.ok()) return Fail(ctx, "SingleDelete/Put of " + KeyString(key) + ": " + s.ToString());
+  ctx->state->Commit(key, p.word);
+  return true;
+}
+
+// Distinct keys: a run of neighbours or scattered ones.
+std::vector<uint64_t> PickKeys(Context* ctx, ThreadState* t, uint32_t max_n) {
+  const uint32_t n = 2 + t->rnd.Uniform(max_n - 1);
+  std::vector<uint64_t> keys;
+  if (t->rnd.OneIn(2)) {
+    const uint64_t first = RandomKey(ctx, t);
+    for (uint64_t k = first; k < ctx->max_key && keys.size() < n; k++) keys.push_back(k);
+  } else {
+    for (uint32_t i = 0; i < n; i++) keys.push_back(RandomKey(ctx, t));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  }
+  return keys;
+}
+
+bool OpBatch(Context* ctx, ThreadState* t) {
+  const std::vector<uint64_t> keys = PickKeys(ctx, t, 8);
+  auto held = ctx->locks->LockKeys(keys);
+  WriteBatch batch;
+  std::vector<Planned> plans;
+  for (uint64_t key : keys) {
+    const auto kind = static_cast<WriteKind>(t->rnd.Uniform(4));
+    plans.push_back(Plan(ctx, t, key, kind));
+    Status s = Apply(ctx, plans.back(), &batch);
+    if (!s.ok()) return Fail(ctx, "building a batch: " + s.ToString());
+  }
+  for (const Planned& p : plans) ctx->state->SetPending(p.key, p.word);
+  Status s = ctx->db->Write(ctx->write_options, &batch);
+  if (!s.ok()) return Fail(ctx, "batch write: " + s.ToString());
+  for (const Planned& p : plans) ctx->state->Commit(p.key, p.word);
+  return true;
+}
+
+bool OpGet(Context* ctx, ThreadState* t) {
+  const uint64_t key = RandomKey(ctx, t);
+  std::lock_guard<std::mutex> l(ctx->locks->For(key));
+  std::string value;
+  Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+  return Check(ctx, "Get", key, s, value, ctx->state->committed(key));
+}
+
+bool OpMultiGet(Context* ctx, ThreadState* t) {
+  const std::vector<uint64_t> keys = PickKeys(ctx, t, 16);
+  auto held = ctx->locks->LockKeys(keys);
+  std::vector<std::string> key_strings;
+  for (uint64_t k : keys) key_strings.push_back(KeyString(k));
+  std::vector<Slice> slices(key_strings.begin(), key_strings.end());
+  std::vector<std::string> values;
+  std::vector<Status> statuses = ctx->db->MultiGet(ReadOptions(), slices, &values);
+  if (statuses.size() != keys.size() || values.size() != keys.size()) {
+    return Fail(ctx, "MultiGet returned the wrong number of results");
+  }
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (!Check(ctx, "MultiGet", keys[i], statuses[i], values[i], ctx->state->committed(keys[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Checks that `it` is at expected key `key` with its expected value.
+bool AtKey(Context* ctx, Iterator* it, uint64_t key, uint32_t word, const char* where) {
+  if (!it->Valid()) {
+    return Fail(ctx, std::string(where) + ": iterator ended before " + KeyString(key) + " (" +
+                         it->status().ToString() + ")");
+  }
+  if (it->key().ToString() != KeyString(key)) {
+    return Fail(ctx, std::string(where) + ": at " + it->key().ToString() + ", expected " +
+                         KeyString(key) + " (" + Describe(word) + ")");
+  }
+  return Check(ctx, where, key, Status::OK(), it->value().ToString(), word);
+}
+
+// The iterator must be past the range: invalid with bounds, else outside [lo, hi).
+bool PastRange(Context* ctx, Iterator* it, bool bounded, const std::string& lo,
+               const std::string& hi, const char* where) {
+  if (!it->status().ok()) return Fail(ctx, std::string(where) + ": " + it->status().ToString());
+  if (!it->Valid()) return true;
+  const std::string k = it->key().ToString();
+  if (!bounded && (k >= hi || k < lo)) return true;
+  return Fail(ctx, std::string(where) + ": unexpected key " + k + " in [" + lo + ", " + hi + ")");
+}
+
+bool OpIterate(Context* ctx, ThreadState* t) {
+  const uint64_t lo = RandomKey(ctx, t);
+  const uint64_t hi = std::min<uint64_t>(ctx->max_key, lo + 1 + t->rnd.Uniform(64));
+  auto held = ctx->locks->LockRange(lo, hi - 1);
+  std::vector<std::pair<uint64_t, uint32_t>> expected;
+  for (uint64_t k = lo; k < hi; k++) {
+    const uint32_t w = ctx->state->committed(k);
+    if (w != 0) expected.emplace_back(k, w);
+  }
+  const std::string lo_key = KeyString(lo), hi_key = KeyString(hi);
+  const Slice lo_slice(lo_key), hi_slice(hi_key);
+  ReadOptions ro;
+  const bool bounded = t->rnd.OneIn(2);
+  if (bounded) {
+    ro.iterate_lower_bound = &lo_slice;
+    ro.iterate_upper_bound = &hi_slice;
+  }
+  std::unique_ptr<Iterator> it(ctx->db->NewIterator(ro));
+  it->Seek(lo_key);
+  for (const auto& [k, w] : expected) {
+    if (!AtKey(ctx, it.get(), k, w, "iterator Next")) return false;
+    it->Next();
+  }
+  if (!PastRange(ctx, it.get(), bounded, lo_key, hi_key, "iterator Next")) return false;
+  it->SeekForPrev(KeyString(hi - 1));
+  for (auto e = expected.rbegin(); e != expected.rend(); ++e) {
+    if (!AtKey(ctx, it.get(), e->first, e->second, "iterator Prev")) return false;
+    it->Prev();
+  }
+  if (!PastRange(ctx, it.get(), bounded, lo_key, hi_key, "iterator Prev")) return false;
+  // A Seek into the middle, then a change of direction.
+  const uint64_t mid = lo + t->rnd.Uniform(static_cast<uint32_t>(hi - lo));
+  auto first = std::lower_bound(expected.begin(), expected.end(), std::make_pair(mid, 0u));
+  it->Seek(KeyString(mid));
+  if (first == expected.end()) return PastRange(ctx, it.get(), bounded, lo_key, hi_key, "Seek");
+  if (!AtKey(ctx, it.get(), first->first, first->second, "Seek")) return false;
+  it->Prev();
+  if (first == expected.begin()) return PastRange(ctx, it.get(), bounded, lo_key, hi_key, "Prev");
+  --first;
+  return AtKey(ctx, it.get(), first->first, first->second, "Seek then Prev");
+}
+
+bool OpSnapshot(Context* ctx, ThreadState* t) {
+  const uint64_t key = RandomKey(ctx, t);
+  HeldSnapshot h;
+  h.key = key;
+  {
+    std::lock_guard<std::mutex> l(ctx->locks->For(key));
+    h.snapshot = ctx->db->GetSnapshot();
+    h.word = ctx->state->committed(key);
+  }
+  h.release_after_op = t->ops_done + 1 + t->rnd.Uniform(100);
+  t->snapshots.push_back(h);
+  return true;
+}
+
+bool OpFlush(Context* ctx, ThreadState*) {
+  Status s = ctx->db->Flush(FlushOptions());
+  return s.ok() || Fail(ctx, "Flush: " + s.ToString());
+}
+
+bool OpCompactRange(Context* ctx, ThreadState* t) {
+  uint64_t a = RandomKey(ctx, t), b = RandomKey(ctx, t);
+  if (a > b) std::swap(a, b);
+  const std::string begin = KeyString(a), end = KeyString(b);
+  const Slice bs(begin), es(end);
+  Status s = ctx->db->CompactRange(CompactRangeOptions(), &bs, &es);
+  return s.ok() || Fail(ctx, "CompactRange: " + s.ToString());
+}
+
+const OpKind kOps[] = {
+    {"put", &FLAGS_put_weight, OpPut},
+    {"delete", &FLAGS_delete_weight, OpDelete},
+    {"single_delete", &FLAGS_single_delete_weight, OpSingleDelete},
+    {"merge", &FLAGS_merge_weight, OpMerge},
+    {"batch", &FLAGS_batch_weight, OpBatch},
+    {"get", &FLAGS_get_weight, OpGet},
+    {"multiget", &FLAGS_multiget_weight, OpMultiGet},
+    {"iterate", &FLAGS_iterate_weight, OpIterate},
+    {"snapshot", &FLAGS_snapshot_weight, OpSnapshot},
+    {"flush", &FLAGS_flush_weight, OpFlush},
+    {"compact_range", &FLAGS_compact_range_weight, OpCompactRange},
+    {nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+const OpKind* OpTable() { return kOps; }
+
+bool Fail(Context* ctx, const std::string& what) {
+  fprintf(stderr, "db_stress: FAILED: %s\n", what.c_str());
+  ctx->failed.store(true);
+  ctx->stop.store(true);
+  return false;
+}
+
+bool DrainSnapshots(Context* ctx, ThreadState* t, bool all) {
+  bool ok = true;
+  while (!t->snapshots.empty() && (all || t->snapshots.front().release_after_op <= t->ops_done)) {
+    HeldSnapshot h = t->snapshots.front();
+    t->snapshots.pop_front();
+    ReadOptions ro;
+    ro.snapshot = h.snapshot;
+    std::string value;
+    Status s = ctx->db->Get(ro, KeyString(h.key), &value);
+    if (ok && !ctx->failed.load()) ok = Check(ctx, "Get at a snapshot", h.key, s, value, h.word);
+    ctx->db->ReleaseSnapshot(h.snapshot);
+  }
+  return ok;
+}
+
+bool VerifyAll(Context* ctx) {
+  uint64_t resolved = 0;
+  for (uint64_t key = 0; key < ctx->max_key; key++) {
+    std::string value;
+    Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+    const uint32_t committed = ctx->state->committed(key);
+    const uint32_t pending = ctx->state->pending(key);
+    uint32_t got = 0;
+    if (s.ok()) {
+      bool parsed;
+      got = ParseValue(key, value, ctx->max_value_size, &parsed);
+      if (!parsed) return Check(ctx, "verify", key, s, value, committed);
+    } else if (!s.IsNotFound()) {
+      return Fail(ctx, "verify " + KeyString(key) + ": " + s.ToString());
+    }
+    if (got != committed) {
+      if (pending == 0 || got != ExpectedState::PendingWord(pending)) {
+        return Fail(ctx, "verify " + KeyString(key) + ": expected " + Describe(committed) +
+                             (pending != 0 ? " or " + Describe(ExpectedState::PendingWord(pending))
+                                           : std::string()) +
+                             ", got " + Describe(got));
+      }
+    }
+    if (pending != 0) resolved++;
+    ctx->state->Commit(key, got);
+  }
+  fprintf(stdout, "db_stress: verified %llu keys (%llu writes in flight resolved)\n",
+          static_cast<unsigned long long>(ctx->max_key), static_cast<unsigned long long>(resolved));
+  return true;
+}
+
+}  // namespace shale::stress

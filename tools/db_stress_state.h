@@ -1,0 +1,107 @@
+// db_stress's expected-state oracle: the latest value of every key, in a memory-mapped file
+// that survives a SIGKILL of the process (the pages belong to the kernel's page cache), and
+// the per-key locks that keep the oracle and the DB in step.
+//
+// Each key has two 32-bit words. `committed` is the value the DB must hold; `pending`, when
+// non-zero, is a write issued to the DB but not yet known to have finished: after a crash
+// the DB may hold either. A writer, holding the key's lock, stores pending, writes the DB,
+// then stores committed and clears pending. A reader holding the lock sees exactly what the
+// DB must return.
+//
+// A value word: 0 means absent (never written, or deleted). Otherwise bit 31 is set,
+// bit 30 says the value is "bare" (exactly the 8 bytes of Fixed64(base), what the
+// uint64add merge operator produces) and bits 0..28 are the base. A non-bare value is
+// Fixed64(base) followed by 1..N filler bytes derived from the key and the base (never
+// 8 bytes long, so uint64add reads it as 0).
+//
+// Keys whose index is a multiple of kSingleDeleteStride are "single-delete keys": only
+// ever Put while absent and SingleDeleted while present, so SingleDelete's contract (at
+// most one Put since the last deletion, no Delete, no Merge) always holds for them.
+//
+// Thread safety: Slot words may be read and written from any thread holding the key's
+// lock (KeyLocks); Open/Close from one thread while no worker runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shale/status.h"
+
+namespace shale::stress {
+
+inline constexpr uint32_t kExists = 1u << 31;
+inline constexpr uint32_t kBare = 1u << 30;
+inline constexpr uint32_t kBaseMask = (1u << 29) - 1;
+inline constexpr uint32_t kSingleDeleteStride = 8;
+
+inline bool IsSingleDeleteKey(uint64_t key) { return key % kSingleDeleteStride == 0; }
+
+// The key's bytes: fixed-width decimal, so byte order is numeric order.
+std::string KeyString(uint64_t key);
+// The value bytes a value word stands for (REQUIRES: word != 0).
+std::string ValueString(uint64_t key, uint32_t word, uint32_t max_value_size);
+// The word for a value read from the DB, if it is one this tool could have written for
+// the key; 0 (with *ok false) when it is not.
+uint32_t ParseValue(uint64_t key, const std::string& value, uint32_t max_value_size, bool* ok);
+// The word uint64add leaves after merging operand d into `word`; 0 when the sum would
+// not fit in a base (the caller writes something else then).
+uint32_t MergeResult(uint32_t word, uint32_t d);
+// "absent" or "base 123 (bare)" for messages.
+std::string Describe(uint32_t word);
+
+class ExpectedState {
+ public:
+  ~ExpectedState();
+  // Maps <dir>/shale_stress.expected for max_key keys, creating it (all absent) if it does
+  // not exist or `fresh`. An existing file made for another max_key is an error.
+  static Status Open(const std::string& dir, uint64_t max_key, bool fresh,
+                     std::unique_ptr<ExpectedState>* out);
+
+  uint64_t max_key() const { return max_key_; }
+  uint32_t committed(uint64_t key) const { return Load(&slots_[2 * key]); }
+  uint32_t pending(uint64_t key) const { return Load(&slots_[2 * key + 1]); }
+  // Before the DB write: word may now be in the DB.
+  void SetPending(uint64_t key, uint32_t word) { Store(&slots_[2 * key + 1], word | kPendingBit); }
+  // After an acknowledged DB write, or after verification resolved what the DB holds.
+  void Commit(uint64_t key, uint32_t word) {
+    Store(&slots_[2 * key], word);
+    Store(&slots_[2 * key + 1], 0);
+  }
+  // The pending word without its marker; valid when pending(key) != 0.
+  static uint32_t PendingWord(uint32_t pending) { return pending & ~kPendingBit; }
+
+ private:
+  // Marks a pending word as present even when the word itself is 0 (a pending delete).
+  // Bit 29 is free: bases stay below 2^29 (kBaseMask).
+  static constexpr uint32_t kPendingBit = 1u << 29;
+  ExpectedState() = default;
+  static uint32_t Load(const uint32_t* p);
+  static void Store(uint32_t* p, uint32_t v);
+
+  int fd_ = -1;
+  size_t bytes_ = 0;
+  uint64_t max_key_ = 0;
+  uint32_t* slots_ = nullptr;  // 2 * max_key_ words after the header
+  void* map_ = nullptr;
+};
+
+// Striped per-key locks: key k uses lock k >> log2_keys_per_lock, so a run of consecutive
+// keys shares few locks. Sets of locks are always taken in ascending order.
+class KeyLocks {
+ public:
+  KeyLocks(uint64_t max_key, int log2_keys_per_lock);
+  std::mutex& For(uint64_t key) { return locks_[key >> shift_]; }
+  // Locks every key in [first, last] (inclusive), in order; unlocked when the result dies.
+  std::vector<std::unique_lock<std::mutex>> LockRange(uint64_t first, uint64_t last);
+  // Locks the given keys (any order, duplicates allowed).
+  std::vector<std::unique_lock<std::mutex>> LockKeys(std::vector<uint64_t> keys);
+
+ private:
+  const int shift_;
+  std::vector<std::mutex> locks_;
+};
+
+}  // namespace shale::stress
