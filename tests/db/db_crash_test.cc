@@ -1,13 +1,20 @@
 // Crash consistency: (a) simulated power losses through the fault-injecting Env at random
-// points, (b) a real child process writing with sync=true killed by SIGKILL. After each
-// crash the DB must open and hold a prefix of the history that includes every write made
-// durable (synced, or covered by a completed Flush) — no holes, nothing invented.
+// points, realistic ones (torn and garbage tails of unsynced data, undone creates, renames
+// and deletions), some of them during the recovery that follows another, and some rounds
+// writing without the WAL; (b) a real child process writing with sync=true killed by
+// SIGKILL. After each crash the DB must open and hold a prefix of the history that
+// includes every write made durable (synced, or covered by a completed Flush) — no holes,
+// nothing invented.
+//
+// SHALE_CRASH_CYCLES=N runs N power losses (default 150) and N/6 kills (default 25).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +30,13 @@ namespace shale {
 namespace {
 
 using Model = std::map<std::string, std::string>;
+
+// $SHALE_CRASH_CYCLES, or 150.
+int CrashCycles() {
+  const char* env = getenv("SHALE_CRASH_CYCLES");
+  const int n = env != nullptr ? atoi(env) : 0;
+  return n > 0 ? n : 150;
+}
 
 // One history entry: a batch of puts (value set) and deletes (value empty).
 struct Op {
@@ -66,14 +80,19 @@ TEST(DBCrashTest, SimulatedPowerLoss) {
   TempDirectory dir("crash_power");
   const std::string dbname = dir.path() + "/db";
   FaultInjectionTestEnv env(Env::Default());
+  env.SetSeed(seed);
+  env.SetRealisticPowerLoss(true);
   Options options;
   options.create_if_missing = true;
   options.env = &env;
   options.write_buffer_size = 8 << 10;  // frequent flushes, so crashes hit them too
 
   Model base;  // the state verified after the last crash
-  constexpr int kCrashes = 150;
-  for (int round = 0; round < kCrashes; round++) {
+  const int crashes = CrashCycles();
+  for (int round = 0; round < crashes; round++) {
+    // Every fourth round writes without the WAL: only flushed writes are durable then, and
+    // what survives must still be a prefix.
+    const bool no_wal = round % 4 == 3;
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, dbname, &db);
     ASSERT_TRUE(s.ok()) << "round " << round << " seed " << seed << ": " << s.ToString();
@@ -103,7 +122,8 @@ TEST(DBCrashTest, SimulatedPowerLoss) {
         }
       }
       WriteOptions wo;
-      wo.sync = rnd.OneIn(3);
+      wo.disableWAL = no_wal;
+      wo.sync = !no_wal && rnd.OneIn(3);
       Status ws = db->Write(wo, &batch);
       // A write that fails is not acknowledged; it may or may not survive (a prefix either
       // way), so it stays in the history as a candidate.
@@ -116,6 +136,15 @@ TEST(DBCrashTest, SimulatedPowerLoss) {
     ASSERT_TRUE(env.SimulatePowerLoss().ok());
     env.SetFilesystemActive(true);
     env.ResetState();
+    if (rnd.OneIn(4)) {
+      // Power fails again during the recovery (or right after it).
+      env.DeactivateAfter(static_cast<int>(rnd.Uniform(40)));
+      s = DB::Open(options, dbname, &db);
+      env.SetFilesystemActive(false);
+      db.reset();
+      ASSERT_TRUE(env.SimulatePowerLoss().ok());
+      env.ResetState();
+    }
 
     s = DB::Open(options, dbname, &db);
     ASSERT_TRUE(s.ok()) << "reopen round " << round << " seed " << seed << ": " << s.ToString();
@@ -160,8 +189,8 @@ TEST(DBCrashTest, KilledChildProcessKeepsSyncedWrites) {
   TempDirectory dir("crash_kill");
   const std::string dbname = dir.path() + "/db";
   int next = 0;  // the first index not yet known to be in the DB
-  constexpr int kCycles = 25;
-  for (int cycle = 0; cycle < kCycles; cycle++) {
+  const int cycles = std::max(1, CrashCycles() / 6);
+  for (int cycle = 0; cycle < cycles; cycle++) {
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
     pid_t pid = fork();

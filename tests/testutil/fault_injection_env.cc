@@ -224,10 +224,29 @@ Status FaultInjectionTestEnv::NewDirectory(const std::string& name,
 
 Status FaultInjectionTestEnv::DeleteFile(const std::string& fname) {
   Status s = CheckActive();
-  if (s.ok()) s = target()->DeleteFile(fname);
+  if (!s.ok()) return s;
+  DirOp op;
+  bool undoable;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    undoable = realistic_;
+  }
+  if (undoable) {
+    // What survives of the file if the deletion is lost: its synced bytes.
+    op.is_delete = true;
+    op.path = fname;
+    op.dir = DirOf(fname);
+    op.had_old_target = ReadFileToString(target(), fname, &op.old_target_data).ok();
+  }
+  s = target()->DeleteFile(fname);
   if (s.ok()) {
     std::lock_guard<std::mutex> l(mu_);
-    files_.erase(fname);
+    auto it = files_.find(fname);
+    if (it != files_.end()) {
+      op.old_target_data.resize(std::min<uint64_t>(op.old_target_data.size(), it->second.synced));
+      files_.erase(it);
+    }
+    if (undoable && op.had_old_target) pending_.push_back(std::move(op));
   }
   return s;
 }
@@ -295,9 +314,11 @@ Status FaultInjectionTestEnv::RenameFile(const std::string& src, const std::stri
 
 Status FaultInjectionTestEnv::DropUnsyncedFileData() {
   std::map<std::string, FileState> files;
+  bool realistic;
   {
     std::lock_guard<std::mutex> l(mu_);
     files = files_;
+    realistic = realistic_;
     for (auto& [name, state] : files_) state.appended = state.synced;
   }
   Status result;
@@ -305,8 +326,31 @@ Status FaultInjectionTestEnv::DropUnsyncedFileData() {
     uint64_t size;
     if (!target()->GetFileSize(name, &size).ok()) continue;  // deleted meanwhile
     if (size <= state.synced) continue;
-    Status s = target()->TruncateFile(name, state.synced);
+    uint64_t keep = state.synced;
+    std::string garbage;
+    if (realistic) {
+      std::lock_guard<std::mutex> l(mu_);
+      keep += rnd_.Uniform(static_cast<uint32_t>(std::min<uint64_t>(size - keep, 1 << 30)) + 1);
+      if (keep > state.synced && rnd_.OneIn(2)) {
+        // A torn last sector: up to 64 of the surviving unsynced bytes are garbage.
+        const uint64_t n =
+            1 + rnd_.Uniform(static_cast<uint32_t>(std::min<uint64_t>(keep - state.synced, 64)));
+        for (uint64_t i = 0; i < n; i++) garbage.push_back(static_cast<char>(rnd_.Next()));
+      }
+    }
+    Status s = target()->TruncateFile(name, keep);
+    if (s.ok() && !garbage.empty()) {
+      std::string data;
+      s = ReadFileToString(target(), name, &data);
+      if (s.ok()) {
+        data.replace(data.size() - garbage.size(), garbage.size(), garbage);
+        s = WriteStringToFile(target(), data, name, false);
+      }
+    }
     if (!s.ok() && result.ok()) result = s;
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(name);
+    if (it != files_.end()) it->second.appended = it->second.synced = keep;
   }
   return result;
 }
@@ -324,6 +368,10 @@ Status FaultInjectionTestEnv::DeleteFilesCreatedAfterLastDirSync() {
   // Newest first, so that a file created and then renamed is renamed back, then deleted.
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
     DirOp& op = *it;
+    if (op.is_delete) {
+      note(WriteStringToFile(target(), op.old_target_data, op.path, true));
+      continue;
+    }
     if (!op.is_rename) {
       Status s = target()->DeleteFile(op.path);
       if (!s.IsPathNotFound()) note(s);
@@ -359,6 +407,16 @@ void FaultInjectionTestEnv::SetFilesystemActive(bool active, Status error) {
   std::lock_guard<std::mutex> l(mu_);
   active_ = active;
   error_ = active ? Status::OK() : std::move(error);
+}
+
+void FaultInjectionTestEnv::DeactivateAfter(int n) {
+  std::lock_guard<std::mutex> l(mu_);
+  deactivate_countdown_ = n;
+}
+
+void FaultInjectionTestEnv::SetRealisticPowerLoss(bool on) {
+  std::lock_guard<std::mutex> l(mu_);
+  realistic_ = on;
 }
 
 bool FaultInjectionTestEnv::IsFilesystemActive() {
@@ -413,6 +471,7 @@ int64_t FaultInjectionTestEnv::SyncedSize(const std::string& fname) {
 void FaultInjectionTestEnv::ResetState() {
   std::lock_guard<std::mutex> l(mu_);
   active_ = true;
+  deactivate_countdown_ = -1;
   error_ = Status::OK();
   files_.clear();
   pending_.clear();
@@ -423,6 +482,10 @@ void FaultInjectionTestEnv::ResetState() {
 
 Status FaultInjectionTestEnv::CheckActive() {
   std::lock_guard<std::mutex> l(mu_);
+  if (active_ && deactivate_countdown_ >= 0 && deactivate_countdown_-- == 0) {
+    active_ = false;
+    error_ = Status::IOError("injected power loss");
+  }
   return active_ ? Status::OK() : error_;
 }
 

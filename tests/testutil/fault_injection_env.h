@@ -8,8 +8,15 @@
 //  - DropUnsyncedFileData() truncates each tracked file to its last synced size;
 //  - DeleteFilesCreatedAfterLastDirSync() deletes the files whose creation was not made
 //    durable by a directory sync and undoes such renames (restoring the old target's bytes).
-// Deletions are treated as durable at once, and a rename counts as durable when the
-// target's directory is synced.
+// A rename counts as durable when the target's directory is synced.
+//
+// SetRealisticPowerLoss(true) makes the loss harsher, as real disks and file systems can:
+//  - a file's unsynced bytes are not simply dropped: a random prefix of them survives,
+//    and sometimes its last bytes are garbage (a torn sector), never touching synced bytes;
+//  - a deletion is undone too unless the directory was synced after it (the file comes
+//    back with its synced bytes; it costs a read of the file before each deletion).
+// DeactivateAfter(n) turns the file system off after n more mutating calls, for a power
+// loss in the middle of something (a recovery, say) without knowing where it is.
 //
 // Error injection. SetFilesystemActive(false) makes every mutating call (create, append,
 // flush, sync, close, rename, delete, truncate, mkdir, directory sync) fail with the given
@@ -83,6 +90,11 @@ class FaultInjectionTestEnv : public EnvWrapper {
   Status SimulatePowerLoss();
 
   void SetFilesystemActive(bool active, Status error = Status::IOError("injected"));
+  // After n more mutating calls (append, sync, create, rename, delete, truncate, mkdir,
+  // directory sync) every later one fails as if SetFilesystemActive(false) had been called.
+  void DeactivateAfter(int n);
+  // See the header comment. Uses the seed of SetSeed.
+  void SetRealisticPowerLoss(bool on);
   bool IsFilesystemActive();
   Status GetError();  // what calls fail with while inactive
 
@@ -120,7 +132,8 @@ class FaultInjectionTestEnv : public EnvWrapper {
   struct DirOp {
     std::string dir;  // the directory whose sync makes it durable
     bool is_rename = false;
-    std::string path;             // the file created, or the rename target
+    bool is_delete = false;       // realistic mode: undo restores old_target_data at path
+    std::string path;             // the file created, the rename target or the deleted file
     std::string src;              // rename only
     bool had_old_target = false;  // rename only: target existed and is restored on undo
     std::string old_target_data;
@@ -146,6 +159,8 @@ class FaultInjectionTestEnv : public EnvWrapper {
 
   std::mutex mu_;
   bool active_ = true;                           // guarded by mu_
+  int deactivate_countdown_ = -1;                // guarded by mu_; < 0: off
+  bool realistic_ = false;                       // guarded by mu_
   Status error_;                                 // guarded by mu_
   std::map<std::string, FileState> files_;       // guarded by mu_
   std::vector<DirOp> pending_;                   // oldest first; guarded by mu_
