@@ -194,8 +194,19 @@ class Block::Iter final : public InternalIterator {
       return false;
     }
     value_ = Slice(delta + non_shared, value_len);
+    // Entries must start exactly at every restart point they reach, with no shared prefix
+    // there: otherwise Prev and Seek, which start from restart points, would parse other
+    // entries than a forward scan does.
     while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
       restart_index_++;
+      if (RestartPoint(restart_index_) != current_) {
+        CorruptionError(current_);
+        return false;
+      }
+    }
+    if (RestartPoint(restart_index_) == current_ && shared != 0) {
+      CorruptionError(current_);
+      return false;
     }
     return true;
   }

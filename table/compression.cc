@@ -121,7 +121,12 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       if (!snappy::GetUncompressedLength(input.data(), input.size(), &n)) {
         return Bad(type, "unreadable length");
       }
-      if (n > kMaxUncompressedSize) return Bad(type, "length too large");
+      // A snappy element of k input bytes yields at most 64 output bytes (a copy with a
+      // 2-byte offset takes 3 bytes): a claim beyond 22-fold is damage, refused before
+      // allocating for it.
+      if (n > kMaxUncompressedSize || n > static_cast<uint64_t>(input.size()) * 22 + 64) {
+        return Bad(type, "length too large");
+      }
       auto buf = TryAllocate(n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       if (!snappy::RawUncompress(input.data(), input.size(), buf.get())) {
@@ -162,6 +167,10 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       // The frame header records the size too; the two must agree before allocating.
       if (ZSTD_getFrameContentSize(in.data(), in.size()) != n) {
         return Bad(type, "length disagrees with the frame header");
+      }
+      // The densest zstd block is an RLE block: 4 bytes for at most 128 KiB.
+      if (static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 32768 + 65536) {
+        return Bad(type, "length too large");
       }
       auto buf = TryAllocate(n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
