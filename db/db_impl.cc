@@ -96,8 +96,9 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
     : dbname_(dbname),
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
-      write_thread_(WaitOptionsOf(options_),
-                    /*companion_wait=*/!options_.enable_pipelined_write && !options_.unordered_write),
+      write_thread_(
+          WaitOptionsOf(options_),
+          /*companion_wait=*/!options_.enable_pipelined_write && !options_.unordered_write),
       nonmem_write_thread_(WaitOptionsOf(options_)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();

@@ -81,8 +81,8 @@ class DBImpl final : public DB {
   SequenceNumber GetLatestSequenceNumber() const override {
     return last_published_.load(std::memory_order_acquire);
   }
-  using DB::GetProperty;
   using DB::GetIntProperty;
+  using DB::GetProperty;
   bool GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) override;
   bool GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint64_t* value) override;
   const std::string& GetName() const override { return dbname_; }
@@ -162,8 +162,7 @@ class DBImpl final : public DB {
   // write queues.
   Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
   // The same, by the only appender: log_mutex_ held, or a single queue's WAL leader.
-  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count,
-                              SequenceNumber* first);
+  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
   // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
@@ -194,8 +193,7 @@ class DBImpl final : public DB {
   // installs the result and releases c's files. max_subcompactions 0: the options' value.
   Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(mutex_);
   Status RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
-                             const InternalKey* end, uint32_t max_subcompactions)
-      REQUIRES(mutex_);
+                             const InternalKey* end, uint32_t max_subcompactions) REQUIRES(mutex_);
   // Moves every file of `level` (the only level with data) to target_level (-1: the
   // smallest level that can hold them).
   Status RefitLevel(int level, int target_level) REQUIRES(mutex_);
@@ -232,7 +230,7 @@ class DBImpl final : public DB {
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
   bool flush_scheduled_ GUARDED_BY(mutex_) = false;
   std::unique_ptr<CompactionPicker> picker_;  // its methods REQUIRE mutex_
-  int max_compactions_ = 1;                    // compaction threads
+  int max_compactions_ = 1;                   // compaction threads
   int bg_compactions_scheduled_ GUARDED_BY(mutex_) = 0;
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;
   // Bumped whenever the tree or memtables change; a failed pick remembers the value so the
@@ -261,8 +259,8 @@ class DBImpl final : public DB {
   std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};
   WriteThread write_thread_;
-  WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
-  WriteBatch group_batch_;           // the main queue's WAL leader's group record
+  WriteThread nonmem_write_thread_;           // two_write_queues: WAL-only writes
+  WriteBatch group_batch_;                    // the main queue's WAL leader's group record
   std::function<void()> test_before_insert_;  // TEST_SetBeforeMemtableInsert
 
   std::unique_ptr<ThreadPool> flush_pool_;
@@ -286,11 +284,13 @@ class DBImpl final : public DB {
   // Memtable hit or miss and the level that answered (LookupKeyIn's found_level): ticked
   // for every key of a Get or a MultiGet.
   void RecordLookupLevel(int level);
+
  public:
   // Open's LOG lines: the options in effect (db_info_log.cc).
   void LogOptionsAtOpen();
   // Starts the periodic stats dump (after a successful open).
   void StartStatsDump();
+
  private:
   std::thread stats_dump_thread_;
   CondVar stats_dump_cv_{&mutex_};

@@ -81,8 +81,7 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_
   // This thread leads the memtable stage of its group (and, pipelined, of the groups it
   // took along). A Merge reads the memtable (max_successive_merges) and orders itself
   // against other writes to its key: a batch with one inserts serially, as RocksDB's does.
-  if (options_.allow_concurrent_memtable_write && group.batch_size > 1 &&
-      !group.BatchHasMerge()) {
+  if (options_.allow_concurrent_memtable_write && group.batch_size > 1 && !group.BatchHasMerge()) {
     write_thread_.LaunchParallelWriters(&group);
     InsertOwnBatch(&w, /*concurrent=*/true);
     if (write_thread_.CompleteParallelWriter(&w)) FinishGroup(&group, &w);
@@ -376,8 +375,7 @@ Status DBImpl::SwitchMemtable() {
     if (log_ != nullptr) {
       // A later sync=true write syncs only the new WAL, yet promises every earlier write
       // too: make the old WAL's records durable before leaving it.
-      Status close =
-          log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
+      Status close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
       if (close.ok()) close = log_->Close();
       if (!close.ok()) {
         RecordBackgroundError(close);

@@ -34,8 +34,7 @@ uint8_t WriteThread::AwaitState(Writer* w, uint8_t goal_mask) {
   // Spinning pays only while a core is free for it: with more spinners than that, they
   // would take the CPU from the leader they wait for. The others go straight to yielding,
   // which hands the CPU over and gives up (blocks) once it sees the CPU is busy.
-  const bool spin =
-      spinners_.fetch_add(1, std::memory_order_relaxed) < max_spinners_;
+  const bool spin = spinners_.fetch_add(1, std::memory_order_relaxed) < max_spinners_;
   const uint8_t s = BusyAwaitState(w, goal_mask, spin);
   spinners_.fetch_sub(1, std::memory_order_relaxed);
   return (s & goal_mask) != 0 ? s : BlockingAwaitState(w, goal_mask);
@@ -236,8 +235,8 @@ uint8_t WriteThread::EnterMemtableStage(WriteGroup* group) {
   // A group that found the memtable queue empty starts at once, alone: groups queued
   // behind it since take the next stage.
   if (first) return kMemtableWriterLeader;
-  const uint8_t state = AwaitState(
-      group->leader, kMemtableWriterLeader | kParallelMemtableWriter | kCompleted);
+  const uint8_t state =
+      AwaitState(group->leader, kMemtableWriterLeader | kParallelMemtableWriter | kCompleted);
   if (state == kMemtableWriterLeader) GatherBatch(group);
   return state;
 }

@@ -97,10 +97,10 @@ class WriteThread {
     Writer* leader = nullptr;
     Writer* last = nullptr;
     size_t size = 0;
-    size_t bytes = 0;         // of the batches
-    bool has_merge = false;   // a member's batch holds a Merge
+    size_t bytes = 0;        // of the batches
+    bool has_merge = false;  // a member's batch holds a Merge
     SequenceNumber last_sequence = 0;
-    bool pipelined = false;  // leaves through the memtable queue
+    bool pipelined = false;                        // leaves through the memtable queue
     WriteGroup* next_in_memtable_queue = nullptr;  // guarded by memtable_mu_
     // Set on the batch's first group by its memtable leader.
     WriteGroup* batch_last = nullptr;

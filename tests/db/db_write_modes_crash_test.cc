@@ -33,9 +33,12 @@ struct Mode {
   bool concurrent, pipelined, unordered, two_queues;
 };
 const Mode kModes[] = {
-    {"Serial", false, false, false, false},   {"Parallel", true, false, false, false},
-    {"Pipelined", true, true, false, false},  {"Unordered", true, false, true, false},
-    {"ParallelTwoQueues", true, false, false, true}, {"UnorderedTwoQueues", true, false, true, true},
+    {"Serial", false, false, false, false},
+    {"Parallel", true, false, false, false},
+    {"Pipelined", true, true, false, false},
+    {"Unordered", true, false, true, false},
+    {"ParallelTwoQueues", true, false, false, true},
+    {"UnorderedTwoQueues", true, false, true, true},
 };
 
 int Cycles() {

@@ -40,9 +40,12 @@ struct WriteMode {
 };
 
 const WriteMode kModes[] = {
-    {"Serial", false, false, false, false},     {"Parallel", true, false, false, false},
-    {"Pipelined", true, true, false, false},    {"Unordered", true, false, true, false},
-    {"SerialTwoQueues", false, false, false, true}, {"ParallelTwoQueues", true, false, false, true},
+    {"Serial", false, false, false, false},
+    {"Parallel", true, false, false, false},
+    {"Pipelined", true, true, false, false},
+    {"Unordered", true, false, true, false},
+    {"SerialTwoQueues", false, false, false, true},
+    {"ParallelTwoQueues", true, false, false, true},
     {"UnorderedTwoQueues", true, false, true, true},
 };
 
@@ -66,7 +69,9 @@ WriteOptions WalOptions(Wal wal) {
   return w;
 }
 
-std::string OwnKey(int t, uint32_t k) { return "own" + std::to_string(t) + "_" + std::to_string(k); }
+std::string OwnKey(int t, uint32_t k) {
+  return "own" + std::to_string(t) + "_" + std::to_string(k);
+}
 std::string SharedKey(uint32_t k) { return "shared" + std::to_string(k); }
 std::string BatchKey(int t, char part) { return "batch" + std::to_string(t) + part; }
 const char kCounter[] = "counter";
@@ -328,18 +333,20 @@ TEST_P(DBWriteModesTest, FlushWaitsForPendingInsert) {
   ASSERT_OK(db_->Close());
   Open();
   std::string v;
-  for (const char* k : {"before", "pending", "after"}) ASSERT_OK(db_->Get(ReadOptions(), k, &v)) << k;
+  for (const char* k : {"before", "pending", "after"}) {
+    ASSERT_OK(db_->Get(ReadOptions(), k, &v)) << k;
+  }
 }
 
 std::string ParamName(const testing::TestParamInfo<std::tuple<WriteMode, Wal>>& info) {
   static const char* wal[] = {"SyncWal", "Wal", "NoWal"};
-  return std::string(std::get<0>(info.param).name) +
-         wal[static_cast<int>(std::get<1>(info.param))];
+  return std::string(std::get<0>(info.param).name) + wal[static_cast<int>(std::get<1>(info.param))];
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, DBWriteModesTest,
                          testing::Combine(testing::ValuesIn(kModes),
-                                          testing::Values(Wal::kSync, Wal::kNoSync, Wal::kDisabled)),
+                                          testing::Values(Wal::kSync, Wal::kNoSync,
+                                                          Wal::kDisabled)),
                          ParamName);
 
 TEST(DBWriteModesOpenTest, RefusesWhatRocksDBRefuses) {
@@ -353,9 +360,12 @@ TEST(DBWriteModesOpenTest, RefusesWhatRocksDBRefuses) {
   const Case cases[] = {
       {false, false, true, false, 0, true,
        "unordered_write is incompatible with !allow_concurrent_memtable_write"},
-      {true, true, true, false, 0, true, "unordered_write is incompatible with enable_pipelined_write"},
-      {true, false, true, false, 2, true, "max_successive_merges > 0 is incompatible with unordered_write"},
-      {true, true, false, true, 0, false, "pipelined_writes is not compatible with concurrent prepares"},
+      {true, true, true, false, 0, true,
+       "unordered_write is incompatible with enable_pipelined_write"},
+      {true, false, true, false, 2, true,
+       "max_successive_merges > 0 is incompatible with unordered_write"},
+      {true, true, false, true, 0, false,
+       "pipelined_writes is not compatible with concurrent prepares"},
   };
   for (const Case& c : cases) {
     Options o;
@@ -368,7 +378,8 @@ TEST(DBWriteModesOpenTest, RefusesWhatRocksDBRefuses) {
     std::unique_ptr<DB> db;
     Status s = DB::Open(o, dir.File("db"), &db);
     EXPECT_EQ(db, nullptr);
-    EXPECT_EQ(c.invalid_argument ? s.IsInvalidArgument() : s.IsNotSupported(), true) << s.ToString();
+    EXPECT_EQ(c.invalid_argument ? s.IsInvalidArgument() : s.IsNotSupported(), true)
+        << s.ToString();
     EXPECT_NE(s.ToString().find(c.message), std::string::npos) << s.ToString();
   }
   // The combinations that are allowed open.
@@ -428,7 +439,9 @@ TEST(DBWriteModesErrorTest, MalformedBatchFailsAlone) {
     db.reset();
     ASSERT_OK(DB::Open(o, dir.File("db"), &db));
     std::string v;
-    for (int t = 1; t < 4; t++) ASSERT_OK(db->Get(ReadOptions(), OwnKey(t, 299), &v));
+    for (int t = 1; t < 4; t++) {
+      ASSERT_OK(db->Get(ReadOptions(), OwnKey(t, 299), &v));
+    }
     EXPECT_TRUE(db->Get(ReadOptions(), "k", &v).IsNotFound());
     EXPECT_TRUE(db->Get(ReadOptions(), "x", &v).IsNotFound());
   }
@@ -475,7 +488,9 @@ TEST(DBWriteModesErrorTest, FailedWalWriteFailsGroupAndLaterWrites) {
     env.ClearFailure(FailOn::kWrite);
     ASSERT_OK(DB::Open(o, dir.File("db"), &db));
     std::string v;
-    for (const std::string& k : acked) ASSERT_OK(db->Get(ReadOptions(), k, &v)) << k;
+    for (const std::string& k : acked) {
+      ASSERT_OK(db->Get(ReadOptions(), k, &v)) << k;
+    }
   }
 }
 
@@ -499,7 +514,9 @@ TEST(DBWriteModesTwoQueuesTest, WalOrderIsSequenceOrder) {
           if (t % 2 == 0) {
             WriteBatch b;
             ASSERT_OK(b.Put(OwnKey(t, i), "v"));
-            if (i % 2 == 0) ASSERT_OK(b.Put(OwnKey(t, i) + "x", "v"));
+            if (i % 2 == 0) {
+              ASSERT_OK(b.Put(OwnKey(t, i) + "x", "v"));
+            }
             ASSERT_OK(db->Write(WriteOptions(), &b));
           } else {
             WriteBatch b;

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -132,7 +132,8 @@ void RunParallelGroups(bool pipelined) {
           g.last_sequence = seq - 1;
           // Pipelined, an earlier batch may take the group along (its leader then inserts
           // as a member); nobody completes a writer without its insert here.
-          uint8_t stage = pipelined ? wt.EnterMemtableStage(&g) : WriteThread::kMemtableWriterLeader;
+          uint8_t stage =
+              pipelined ? wt.EnterMemtableStage(&g) : WriteThread::kMemtableWriterLeader;
           if (stage == WriteThread::kCompleted) {
             errors++;
             continue;
