@@ -23,7 +23,8 @@ Block::Block(BlockContents&& contents, const std::string* file_name, uint64_t fi
   uint32_t prev = 0;
   for (uint32_t i = 0; i < count; i++) {
     const uint32_t r = DecodeFixed32(data + restart_offset + i * sizeof(uint32_t));
-    if (r > restart_offset || r < prev || (i == 0 && r != 0)) {
+    // Each restart point starts an entry, so none lies at the end (but in an empty block).
+    if (r > restart_offset || (r == restart_offset && r != 0) || r < prev || (i == 0 && r != 0)) {
       malformed_ = "bad restart point in block";
       return;
     }
@@ -178,6 +179,11 @@ class Block::Iter final : public InternalIterator {
   bool ParseNextKey() {
     current_ = NextEntryOffset();
     if (current_ >= restarts_) {
+      // The end, with a restart point not yet reached: it lay inside the last entry.
+      if (current_ == restarts_ && restart_index_ + 1 < num_restarts_) {
+        CorruptionError(current_);
+        return false;
+      }
       Invalidate();
       return false;
     }

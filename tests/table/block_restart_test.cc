@@ -54,6 +54,19 @@ TEST(BlockRestartTest, RestartInsideAnEntryIsCorruption) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString() << " after " << n << " entries";
 }
 
+TEST(BlockRestartTest, RestartInsideTheLastEntryIsCorruption) {
+  int n = 0;
+  Status s = ForwardScan(ThreeEntries({0, 5, 12}), &n);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString() << " after " << n << " entries";
+}
+
+TEST(BlockRestartTest, RestartAtTheEndIsCorruption) {
+  // SeekToLast would start there and find nothing, with OK, while a forward scan finds 3.
+  int n = 0;
+  Status s = ForwardScan(ThreeEntries({0, 15}), &n);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString() << " after " << n << " entries";
+}
+
 TEST(BlockRestartTest, SharedPrefixAtARestartIsCorruption) {
   // b shares one byte with a, yet a restart point says b starts afresh.
   std::string b(
