@@ -68,6 +68,18 @@ Status DBImpl::Recover() {
   s = versions_->VerifyFilesExist(/*open_tables=*/options_.paranoid_checks);
   if (!s.ok()) return s;
 
+  // The MANIFEST's log number names the oldest WAL recovery needs, and a WAL is deleted
+  // only after a durable edit moved that number past it. So a missing one means the
+  // MANIFEST lost its latest edits: damage in its last record that reads like the torn
+  // tail of a crash. Opening would show an older state as if it were the latest.
+  if (options_.paranoid_checks && versions_->LogNumber() != 0) {
+    const std::string wal = LogFileName(dbname_, versions_->LogNumber());
+    if (env_->FileExists(wal).IsNotFound()) {
+      return Status::Corruption(wal, "WAL named by the MANIFEST is missing (the MANIFEST may "
+                                     "have lost its last edits)");
+    }
+  }
+
   // Replay every WAL at least as new as the MANIFEST's log number, oldest first.
   std::vector<std::string> children;
   s = env_->GetChildren(dbname_, &children);

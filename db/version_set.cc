@@ -794,6 +794,19 @@ struct ManifestReporter : public log::Reporter {
   }
 };
 
+// Records with a good checksum anywhere in the log file (damage skipped); 0 if unreadable.
+size_t CountIntactRecords(Env* env, const std::string& fname, uint64_t number) {
+  std::unique_ptr<SequentialFile> file;
+  if (!env->NewSequentialFile(fname, &file, EnvOptions()).ok()) return 0;
+  ManifestReporter ignore;
+  log::Reader reader(std::move(file), &ignore, /*checksum=*/true, number, fname);
+  Slice record;
+  std::string scratch;
+  size_t n = 0;
+  while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kSkipAnyCorruptedRecords)) n++;
+  return n;
+}
+
 Status AtOffset(const std::string& fname, uint64_t offset, const Status& s) {
   char buf[80];
   snprintf(buf, sizeof(buf), " at offset %" PRIu64 ": ", offset);
@@ -839,13 +852,16 @@ Status VersionSet::Recover() {
   uint64_t log_number = 0, prev_log_number = 0, next_file = 0;
   SequenceNumber last_sequence = 0;
   uint64_t max_file_number = 0;
+  Status tail_damage;  // damage dropped as an unsynced tail, reported if nothing usable came before
   {
     ManifestReporter reporter;
     log::Reader reader(std::move(file), &reporter, /*checksum=*/true, manifest_number, manifest);
     Slice record;
     std::string scratch;
+    size_t applied = 0;
     while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kTolerateCorruptedTailRecords) &&
            reporter.status.ok()) {
+      applied++;
       const uint64_t offset = reader.LastRecordOffset();
       VersionEdit edit;
       s = edit.DecodeFrom(record);
@@ -883,8 +899,20 @@ Status VersionSet::Recover() {
         last_sequence = edit.last_sequence();
       }
     }
-    // The reader's Corruption names the MANIFEST and the offset of the damage.
-    if (!reporter.status.ok()) return reporter.status;
+    // Damage with no intact record after it is the unsynced tail of an edit that was never
+    // acknowledged (every edit is synced before it takes effect), torn or garbled by a
+    // power loss: the edits before it are the MANIFEST. If the damage hit a durable edit
+    // instead, what that edit allowed to be deleted is missing and Open fails on it (the
+    // MANIFEST's WAL, or an input file of a compaction). Damage followed by intact
+    // records is Corruption; the reader's message names the MANIFEST and the offset.
+    if (!reporter.status.ok() &&
+        CountIntactRecords(env_, manifest, manifest_number) > applied) {
+      return reporter.status;
+    }
+    tail_damage = reporter.status;
+  }
+  if (!tail_damage.ok() && (!have_next_file || !have_log_number || !have_last_sequence)) {
+    return tail_damage;
   }
   if (!have_next_file) return Status::Corruption(manifest, "no next-file-number entry");
   if (!have_log_number) return Status::Corruption(manifest, "no log-number entry");
