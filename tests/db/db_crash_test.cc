@@ -32,11 +32,7 @@ namespace {
 using Model = std::map<std::string, std::string>;
 
 // $SHALE_CRASH_CYCLES, or 150.
-int CrashCycles() {
-  const char* env = getenv("SHALE_CRASH_CYCLES");
-  const int n = env != nullptr ? atoi(env) : 0;
-  return n > 0 ? n : 150;
-}
+int CrashCycles() { return TestKnob("SHALE_CRASH_CYCLES", 150); }
 
 // One history entry: a batch of puts (value set) and deletes (value empty).
 struct Op {

@@ -22,11 +22,7 @@ namespace {
 
 using Model = std::map<std::string, std::string>;
 
-int Rounds() {
-  const char* env = getenv("SHALE_CORRUPTION_ROUNDS");
-  const int n = env != nullptr ? atoi(env) : 0;
-  return n > 0 ? n : 60;
-}
+int Rounds() { return TestKnob("SHALE_CORRUPTION_ROUNDS", 60); }
 
 // A DB over several levels, all flushed, and what it holds.
 Model BuildDB(const std::string& dbname, Random* rnd) {

@@ -65,6 +65,12 @@ Status DestroyDir(const std::string& path, Env* env) {
   return env->DeleteDir(path);
 }
 
+int TestKnob(const char* name, int default_value) {
+  const char* env = getenv(name);
+  const int n = env != nullptr ? atoi(env) : 0;
+  return n > 0 ? n : default_value;
+}
+
 uint64_t TestSeed() {
   uint64_t seed;
   const char* env = getenv("SHALE_TEST_SEED");

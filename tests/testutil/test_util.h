@@ -58,6 +58,9 @@ Status DestroyDir(const std::string& path, Env* env = Env::Default());
 // Printed to stderr with the current test's name so a failure can be replayed.
 uint64_t TestSeed();
 
+// A count a long run may raise: the positive integer in $name, else default_value.
+int TestKnob(const char* name, int default_value);
+
 // XORs 0xff into `bytes_to_flip` bytes starting at `offset` (a negative offset counts back
 // from the end of the file). InvalidArgument if the range is not inside the file.
 Status CorruptFile(const std::string& path, int64_t offset, int bytes_to_flip,
