@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -41,10 +40,7 @@ const Mode kModes[] = {
     {"UnorderedTwoQueues", true, false, true, true},
 };
 
-int Cycles() {
-  const char* env = getenv("SHALE_CRASH_CYCLES");
-  return env != nullptr && atoi(env) > 0 ? atoi(env) : 3;
-}
+int Cycles() { return TestKnob("SHALE_CRASH_CYCLES", 3); }
 
 Options ModeOptions(const Mode& m, Env* env) {
   Options o;
