@@ -268,6 +268,21 @@ const FilterPolicy* NewRibbonFilterPolicy(double bloom_equivalent_bits_per_key,
   return new RibbonFilterPolicy(bloom_equivalent_bits_per_key, bloom_before_level);
 }
 
+bool DescribeBuiltinFilterPolicy(const FilterPolicy& policy, bool* ribbon,
+                                 int* bloom_before_level) {
+  if (dynamic_cast<const BloomFilterPolicy*>(&policy) != nullptr) {
+    *ribbon = false;
+    *bloom_before_level = 0;
+    return true;
+  }
+  if (const auto* rib = dynamic_cast<const RibbonFilterPolicy*>(&policy)) {
+    *ribbon = true;
+    *bloom_before_level = rib->bloom_before_level();
+    return true;
+  }
+  return false;
+}
+
 std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolicy& policy,
                                                         const FilterBuildingContext& context) {
   if (const auto* bloom = dynamic_cast<const BloomFilterPolicy*>(&policy)) {

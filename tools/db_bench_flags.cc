@@ -1,7 +1,64 @@
 #include "tools/db_bench_flags.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+
+#include "options/option_codec.h"
+#include "options/option_table.h"
+
+// Flags that set an option take their default and help from the option tables
+// (options/option_tables.cc), where a db_bench default that differs from the struct's (as
+// RocksDB's db_bench has a few) is recorded. BuildOptions maps them onto Options through
+// the same tables. They run during static initialization; the tables are constants.
+namespace {
+
+const shale::OptionInfo& BenchOption(const char* flag) {
+  for (shale::OptionStruct which : {shale::OptionStruct::kDB, shale::OptionStruct::kCF,
+                                    shale::OptionStruct::kBlockBasedTable}) {
+    for (const shale::OptionInfo& info : shale::OptionsTable(which)) {
+      const char* f = info.BenchFlag();
+      if (f != nullptr && std::string(f) == flag) return info;
+    }
+  }
+  fprintf(stderr, "db_bench: no option table entry has the flag --%s\n", flag);
+  std::abort();
+}
+
+const char* OptionHelp(const char* flag) { return BenchOption(flag).help; }
+
+template <typename T>
+T OptionDefault(const char* flag) {
+  const shale::OptionInfo& info = BenchOption(flag);
+  const std::string text = info.BenchDefault();
+  T value{};
+  bool ok;
+  if constexpr (std::is_same_v<T, bool>) {
+    ok = shale::ParseBool(text, &value);
+  } else if constexpr (std::is_same_v<T, double>) {
+    ok = shale::ParseDouble(text, &value);
+  } else if constexpr (std::is_signed_v<T>) {
+    long long v = 0;
+    ok = shale::ParseSigned(text, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), &v);
+    value = static_cast<T>(v);
+  } else {
+    unsigned long long v = 0;
+    ok = shale::ParseUnsigned(text, std::numeric_limits<T>::max(), &v);
+    value = static_cast<T>(v);
+  }
+  if (!ok) {
+    fprintf(stderr, "db_bench: default \"%s\" of --%s does not fit the flag\n", text.c_str(),
+            flag);
+    std::abort();
+  }
+  return value;
+}
+
+}  // namespace
+
+// An option's flag: RocksDB's db_bench name and type, the table's default and help.
+#define OPTION_FLAG(type, ctype, name) \
+  DEFINE_##type(name, OptionDefault<ctype>(#name), OptionHelp(#name))
 
 // The default list is RocksDB 7.8.3's, including the benchmarks shale cannot run yet; the
 // driver rejects those before running anything.
@@ -79,35 +136,26 @@ DEFINE_bool(use_existing_db, false,
             "If true, do not destroy the existing database.  If you set this flag and also "
             "specify a benchmark that wants a fresh database, that benchmark will fail.");
 DEFINE_string(compression_type, "snappy", "Algorithm to use to compress the database");
-DEFINE_int32(block_size, 4096, "Number of bytes in a block.");
+OPTION_FLAG(int32, int32_t, block_size);
 DEFINE_int32(bloom_bits, -1, "Bloom filter bits per key. Negative means use default.Zero disables.");
-DEFINE_int64(write_buffer_size, 67108864,
-             "Number of bytes to buffer in memtable before compacting");
+OPTION_FLAG(int64, int64_t, write_buffer_size);
 DEFINE_int64(arena_block_size, 0, "The size, in bytes, of one block in arena memory allocation.");
 DEFINE_bool(memtable_use_huge_page, false, "Try to use huge page in memtables.");
-DEFINE_int32(max_write_buffer_number, 2,
-             "The number of in-memory memtables. Each memtable is of size "
-             "write_buffer_size bytes.");
-DEFINE_int32(max_background_jobs, 2,
-             "The maximum number of concurrent background jobs that can occur in parallel.");
-DEFINE_int32(num_levels, 7, "The total number of levels");
-DEFINE_int32(open_files, -1,
-             "Maximum number of files to keep open at the same time (use default if == 0)");
-DEFINE_bool(use_direct_reads, false, "Use O_DIRECT for reading data");
-DEFINE_bool(use_direct_io_for_flush_and_compaction, false,
-            "Use O_DIRECT for background flush and compaction writes");
-DEFINE_bool(allow_concurrent_memtable_write, true,
-            "Allow multi-writers to update mem tables in parallel.");
-DEFINE_bool(enable_pipelined_write, true, "Allow WAL and memtable writes to be pipelined");
+OPTION_FLAG(int32, int32_t, max_write_buffer_number);
+OPTION_FLAG(int32, int32_t, max_background_jobs);
+OPTION_FLAG(int32, int32_t, num_levels);
+OPTION_FLAG(int32, int32_t, open_files);
+OPTION_FLAG(bool, bool, use_direct_reads);
+OPTION_FLAG(bool, bool, use_direct_io_for_flush_and_compaction);
+OPTION_FLAG(bool, bool, allow_concurrent_memtable_write);
+OPTION_FLAG(bool, bool, enable_pipelined_write);
 DEFINE_bool(sync, false, "Sync all writes to disk");
 DEFINE_bool(disable_wal, false, "If true, do not write WAL for write.");
 DEFINE_string(merge_operator, "",
               "Merge operator the DB is opened with, by name: put, uint64add, stringappend "
               "or max (or the operator's Name()). Empty: none, and the merge benchmarks "
               "are skipped. A DB written with one operator needs the same one to be read");
-DEFINE_int32(max_successive_merges, 0,
-             "Options::max_successive_merges: a key with this many operands in the "
-             "memtable has them folded on the next merge; 0 never folds");
+OPTION_FLAG(int32, int32_t, max_successive_merges);
 
 DEFINE_bool(histogram, false, "Print histogram of operation timings");
 DEFINE_int64(stats_interval, 0,
@@ -137,40 +185,29 @@ DEFINE_int32(cache_numshardbits, -1,
 DEFINE_double(cache_high_pri_pool_ratio, 0.0,
               "Share of the block cache kept for high-priority (index and filter) blocks");
 DEFINE_bool(use_ribbon_filter, false, "Ribbon filters (same false-positive rate) instead of Bloom");
-DEFINE_bool(cache_index_and_filter_blocks, false,
-            "Keep index and filter blocks in the block cache instead of in each table");
-DEFINE_bool(pin_l0_filter_and_index_blocks_in_cache, false,
-            "With cache_index_and_filter_blocks, L0 tables keep theirs pinned");
-DEFINE_bool(optimize_filters_for_hits, false,
-            "Build no filter for the last level (for workloads whose keys mostly exist)");
+OPTION_FLAG(bool, bool, cache_index_and_filter_blocks);
+OPTION_FLAG(bool, bool, pin_l0_filter_and_index_blocks_in_cache);
+OPTION_FLAG(bool, bool, optimize_filters_for_hits);
 DEFINE_bool(verify_checksum, true, "Check the checksum of every block read");
-DEFINE_int32(max_background_compactions, -1,
-             "Compactions that may run at once; -1 derives it from max_background_jobs");
-DEFINE_int32(max_background_flushes, -1,
-             "Flushes that may run at once; -1 derives it from max_background_jobs");
-DEFINE_uint64(subcompactions, 1, "Threads one compaction may be split into (max_subcompactions)");
-DEFINE_int32(min_write_buffer_number_to_merge, 1,
-             "Immutable memtables merged into one flush at least");
-DEFINE_int32(level0_file_num_compaction_trigger, 4, "L0 files that start a compaction into L1");
-DEFINE_int32(level0_slowdown_writes_trigger, 20, "L0 files at which writes are slowed down");
-DEFINE_int32(level0_stop_writes_trigger, 36, "L0 files at which writes stop");
-DEFINE_uint64(max_bytes_for_level_base, 268435456, "Target size in bytes of L1");
-DEFINE_double(max_bytes_for_level_multiplier, 10,
-              "Each level below L1 may hold this many times the level above");
-DEFINE_int64(target_file_size_base, 67108864, "Target size in bytes of a compaction output in L1");
-DEFINE_int32(target_file_size_multiplier, 1,
-             "Each level's target file size is this many times the one above");
-DEFINE_uint64(max_compaction_bytes, 0, "Largest compaction in bytes; 0: 25 target file sizes");
-DEFINE_bool(level_compaction_dynamic_level_bytes, false,
-            "Size the levels from the last one up instead of from L1 down");
-DEFINE_bool(disable_auto_compactions, false, "Run no compaction unless asked (compact)");
-DEFINE_uint64(delayed_write_rate, 8388608, "Bytes per second writes get while slowed down");
-DEFINE_uint64(soft_pending_compaction_bytes_limit, 64ull << 30,
-              "Writes slow down when compaction is this many bytes behind");
-DEFINE_uint64(hard_pending_compaction_bytes_limit, 128ull << 30,
-              "Writes stop when compaction is this many bytes behind");
-DEFINE_bool(use_fsync, false, "fsync instead of fdatasync");
-DEFINE_uint64(stats_dump_period_sec, 600, "Seconds between compaction stats in the info LOG");
+OPTION_FLAG(int32, int32_t, max_background_compactions);
+OPTION_FLAG(int32, int32_t, max_background_flushes);
+OPTION_FLAG(uint64, uint64_t, subcompactions);
+OPTION_FLAG(int32, int32_t, min_write_buffer_number_to_merge);
+OPTION_FLAG(int32, int32_t, level0_file_num_compaction_trigger);
+OPTION_FLAG(int32, int32_t, level0_slowdown_writes_trigger);
+OPTION_FLAG(int32, int32_t, level0_stop_writes_trigger);
+OPTION_FLAG(uint64, uint64_t, max_bytes_for_level_base);
+OPTION_FLAG(double, double, max_bytes_for_level_multiplier);
+OPTION_FLAG(int64, int64_t, target_file_size_base);
+OPTION_FLAG(int32, int32_t, target_file_size_multiplier);
+OPTION_FLAG(uint64, uint64_t, max_compaction_bytes);
+OPTION_FLAG(bool, bool, level_compaction_dynamic_level_bytes);
+OPTION_FLAG(bool, bool, disable_auto_compactions);
+OPTION_FLAG(uint64, uint64_t, delayed_write_rate);
+OPTION_FLAG(uint64, uint64_t, soft_pending_compaction_bytes_limit);
+OPTION_FLAG(uint64, uint64_t, hard_pending_compaction_bytes_limit);
+OPTION_FLAG(bool, bool, use_fsync);
+OPTION_FLAG(uint64, uint64_t, stats_dump_period_sec);
 DEFINE_int32(compaction_style, 0, "0: leveled, the only style shale has (1 universal, 2 FIFO)");
 
 // ---- Accepted for compatibility; shale has nothing to act on yet. ----
@@ -179,17 +216,11 @@ DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every
 DEFINE_uint64(wal_bytes_per_sync, 0, "Incremental background sync of WAL files every N bytes");
 DEFINE_int32(compression_max_dict_bytes, 0, "Size of a compression dictionary");
 DEFINE_bool(mmap_read, false, "Allow reads to occur via mmap-ing files");
-DEFINE_bool(unordered_write, false,
-            "Enable the unordered write feature, which provides higher throughput but "
-            "relaxes the guarantees around atomic reads and immutable snapshots");
-DEFINE_bool(two_write_queues, false,
-            "Use a second write queue for WAL-only writes (not a RocksDB 7.8 db_bench flag)");
-DEFINE_bool(enable_write_thread_adaptive_yield, true,
-            "Use a yielding spin loop for brief writer thread waits.");
-DEFINE_uint64(write_thread_max_yield_usec, 100, "Maximum microseconds for write thread yield.");
-DEFINE_uint64(write_thread_slow_yield_usec, 3,
-              "The threshold at which a slow yield is considered a signal that other "
-              "processes or threads want the core.");
+OPTION_FLAG(bool, bool, unordered_write);
+OPTION_FLAG(bool, bool, two_write_queues);
+OPTION_FLAG(bool, bool, enable_write_thread_adaptive_yield);
+OPTION_FLAG(uint64, uint64_t, write_thread_max_yield_usec);
+OPTION_FLAG(uint64, uint64_t, write_thread_slow_yield_usec);
 DEFINE_bool(transaction_db, false,
             "Open a TransactionDB instance. Required for randomtransaction benchmark.");
 DEFINE_uint64(transaction_lock_timeout, 100,

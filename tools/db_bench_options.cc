@@ -1,12 +1,15 @@
 // Benchmark::BuildOptions: the DB's Options from db_bench's flags, as RocksDB's db_bench
-// maps them (block cache, filter, statistics, leveled compaction, write stalls, merge
-// operator).
+// maps them. A flag that sets one option is mapped through the option tables
+// (options/option_table.h); the few the tables mark kOptionBenchByHand (compression by
+// name, block cache, filter, statistics, merge operator, arena and huge pages) are mapped
+// here by hand.
 #include <strings.h>
 
 #include <algorithm>
 #include <memory>
 #include <utility>
 
+#include "options/option_table.h"
 #include "shale/cache.h"
 #include "shale/compression_type.h"
 #include "shale/filter_policy.h"
@@ -49,13 +52,30 @@ bool BuildTableOptions(BlockBasedTableOptions* table, std::string* error) {
   } else {
     table->no_block_cache = true;
   }
-  table->cache_index_and_filter_blocks = FLAGS_cache_index_and_filter_blocks;
-  table->pin_l0_filter_and_index_blocks_in_cache = FLAGS_pin_l0_filter_and_index_blocks_in_cache;
-  if (FLAGS_block_size > 0) table->block_size = static_cast<size_t>(FLAGS_block_size);
   // Negative: the table default (no filter); zero: no filter.
   if (FLAGS_bloom_bits > 0) {
     table->filter_policy.reset(FLAGS_use_ribbon_filter ? NewRibbonFilterPolicy(FLAGS_bloom_bits)
                                                        : NewBloomFilterPolicy(FLAGS_bloom_bits));
+  }
+  return true;
+}
+
+// Every flag the tables name for `options` (a struct of kind `which`), parsed into it.
+bool ApplyOptionFlags(OptionStruct which, void* options, std::string* error) {
+  for (const OptionInfo& info : OptionsTable(which)) {
+    const char* flag = info.BenchFlag();
+    if (flag == nullptr || (info.flags & kOptionBenchByHand) != 0) continue;
+    std::string value;
+    if (!GFLAGS_NAMESPACE::GetCommandLineOption(flag, &value)) {
+      *error = std::string("option table names --") + flag + ", which db_bench lacks";
+      return false;
+    }
+    // Bounds are Open's business: it clamps or refuses as it would for any program.
+    Status s = ParseOption(info, value, options, /*check_bounds=*/false);
+    if (!s.ok()) {
+      *error = "--" + std::string(flag) + ": " + s.ToString();
+      return false;
+    }
   }
   return true;
 }
@@ -102,53 +122,26 @@ bool Benchmark::BuildOptions(std::string* error) {
   }
   options_ = Options();
   options_.merge_operator = std::move(merge_operator);
-  options_.max_successive_merges = static_cast<size_t>(FLAGS_max_successive_merges);
   options_.create_if_missing = true;
   options_.compression = compression;
-  options_.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
   options_.arena_block_size = static_cast<size_t>(std::max<int64_t>(FLAGS_arena_block_size, 0));
   // As RocksDB's db_bench: 2 MiB pages from the reserved huge-page pool when asked.
   options_.memtable_huge_page_size = FLAGS_memtable_use_huge_page ? (size_t{2} << 20) : 0;
-  options_.max_write_buffer_number = FLAGS_max_write_buffer_number;
-  options_.min_write_buffer_number_to_merge = FLAGS_min_write_buffer_number_to_merge;
-  options_.max_background_jobs = FLAGS_max_background_jobs;
-  options_.max_background_compactions = FLAGS_max_background_compactions;
-  options_.max_background_flushes = FLAGS_max_background_flushes;
-  options_.max_subcompactions = static_cast<uint32_t>(FLAGS_subcompactions);
-  options_.num_levels = FLAGS_num_levels;
-  options_.level0_file_num_compaction_trigger = FLAGS_level0_file_num_compaction_trigger;
-  options_.level0_slowdown_writes_trigger = FLAGS_level0_slowdown_writes_trigger;
-  options_.level0_stop_writes_trigger = FLAGS_level0_stop_writes_trigger;
-  options_.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
-  options_.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
-  options_.target_file_size_base = static_cast<uint64_t>(FLAGS_target_file_size_base);
-  options_.target_file_size_multiplier = FLAGS_target_file_size_multiplier;
-  options_.max_compaction_bytes = FLAGS_max_compaction_bytes;
-  options_.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
-  options_.disable_auto_compactions = FLAGS_disable_auto_compactions;
-  options_.delayed_write_rate = FLAGS_delayed_write_rate;
-  options_.soft_pending_compaction_bytes_limit = FLAGS_soft_pending_compaction_bytes_limit;
-  options_.hard_pending_compaction_bytes_limit = FLAGS_hard_pending_compaction_bytes_limit;
-  options_.optimize_filters_for_hits = FLAGS_optimize_filters_for_hits;
-  options_.max_open_files = FLAGS_open_files;
-  options_.use_fsync = FLAGS_use_fsync;
-  options_.stats_dump_period_sec = static_cast<unsigned int>(FLAGS_stats_dump_period_sec);
-  options_.use_direct_reads = FLAGS_use_direct_reads;
-  options_.use_direct_io_for_flush_and_compaction = FLAGS_use_direct_io_for_flush_and_compaction;
-  options_.allow_concurrent_memtable_write = FLAGS_allow_concurrent_memtable_write;
-  options_.enable_pipelined_write = FLAGS_enable_pipelined_write;
-  options_.unordered_write = FLAGS_unordered_write;
-  options_.two_write_queues = FLAGS_two_write_queues;
-  options_.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
-  options_.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
-  options_.write_thread_slow_yield_usec = FLAGS_write_thread_slow_yield_usec;
+  if (!ApplyOptionFlags(OptionStruct::kDB, static_cast<DBOptions*>(&options_), error) ||
+      !ApplyOptionFlags(OptionStruct::kCF, static_cast<ColumnFamilyOptions*>(&options_),
+                        error)) {
+    return false;
+  }
   if (FLAGS_statistics) {
     dbstats_ = CreateDBStatistics();
     dbstats_->set_stats_level(static_cast<StatsLevel>(FLAGS_stats_level));
     options_.statistics = dbstats_;
   }
   BlockBasedTableOptions table;
-  if (!BuildTableOptions(&table, error)) return false;
+  if (!BuildTableOptions(&table, error) ||
+      !ApplyOptionFlags(OptionStruct::kBlockBasedTable, &table, error)) {
+    return false;
+  }
   options_.table_factory.reset(NewBlockBasedTableFactory(table));
   return true;
 }

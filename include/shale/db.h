@@ -30,6 +30,15 @@ class ColumnFamilyHandle {
   virtual const Comparator* GetComparator() const = 0;
 };
 
+// A column family's name and options, as LoadLatestOptions returns them.
+struct ColumnFamilyDescriptor {
+  std::string name;
+  ColumnFamilyOptions options;
+  ColumnFamilyDescriptor() : name(kDefaultColumnFamilyName) {}
+  ColumnFamilyDescriptor(const std::string& _name, const ColumnFamilyOptions& _options)
+      : name(_name), options(_options) {}
+};
+
 // How GetMergeOperands is called.
 struct GetMergeOperandsOptions {
   // The length of the caller's PinnableSlice array: the most operands that are returned.
