@@ -6,11 +6,9 @@
 #include <thread>
 #include <utility>
 
-#include "db/filename.h"
 #include "db/level_iterator.h"
+#include "db/table_file_writer.h"
 #include "table/merging_iterator.h"
-#include "table/table_builder.h"
-#include "table/table_factory.h"
 #include "util/logging.h"
 #include "util/statistics.h"
 
@@ -28,10 +26,8 @@ struct CompactionJob::SubcompactionState {
   std::vector<uint64_t> created;      // every file number created (for cleanup)
   CompactionIterationStats iter_stats;
 
-  // The output being written.
-  std::unique_ptr<WritableFile> file;
-  std::unique_ptr<TableBuilder> builder;
-  FileMetaData current;
+  // The output being written (is_open() while there is one).
+  std::unique_ptr<TableFileWriter> writer;
 
   // Grandparent overlap of the current output.
   size_t grandparent_index = 0;
@@ -138,6 +134,7 @@ Status CompactionJob::Run() {
   const std::vector<std::string> splits = SplitPoints();
   std::vector<SubcompactionState> subs(splits.size() + 1);
   for (size_t i = 0; i < subs.size(); i++) {
+    subs[i].writer = std::make_unique<TableFileWriter>(options_, dbname_, icmp_);
     if (i > 0) {
       subs[i].has_start = true;
       subs[i].start = splits[i - 1];
@@ -164,7 +161,7 @@ Status CompactionJob::Run() {
     }
   }
   // The new files' directory entries must be durable before the MANIFEST names them.
-  if (s.ok() && db_dir_ != nullptr) s = db_dir_->Fsync();
+  if (s.ok()) s = SyncDirectory(db_dir_);
 
   outputs_.clear();
   for (SubcompactionState& sub : subs) {
@@ -258,30 +255,25 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
     const Slice user_key = iter.user_key();
     const bool new_user_key = !has_last || ucmp->Compare(user_key, last_user_key) != 0;
     if (ShouldStopBefore(sub, key)) cut_pending = true;
-    if (sub->builder != nullptr && new_user_key &&
-        (cut_pending || sub->builder->FileSize() >= compaction_->max_output_file_size())) {
+    if (sub->writer->is_open() && new_user_key &&
+        (cut_pending || sub->writer->FileSize() >= compaction_->max_output_file_size())) {
       s = FinishOutput(sub);
       if (!s.ok()) break;
     }
-    if (sub->builder == nullptr) {
+    if (!sub->writer->is_open()) {
       s = OpenOutput(sub);
       if (!s.ok()) break;
       cut_pending = false;
     }
-    sub->builder->Add(key, iter.value());
-    FileMetaData& meta = sub->current;
-    if (!meta.smallest.Valid()) meta.smallest.DecodeFrom(key);
-    meta.largest.DecodeFrom(key);
-    meta.smallest_seqno = std::min(meta.smallest_seqno, iter.ikey().sequence);
-    meta.largest_seqno = std::max(meta.largest_seqno, iter.ikey().sequence);
+    sub->writer->Add(key, iter.ikey().sequence, iter.value());
     if (new_user_key) {
       last_user_key.assign(user_key.data(), user_key.size());
       has_last = true;
     }
   }
   if (s.ok()) s = iter.status();
-  if (s.ok() && sub->builder != nullptr) s = FinishOutput(sub);
-  if (!s.ok() && sub->builder != nullptr) AbandonOutput(sub);
+  if (s.ok() && sub->writer->is_open()) s = FinishOutput(sub);
+  if (!s.ok()) sub->writer->Abandon();
   sub->iter_stats = iter.stats();
   sub->status = s;
 }
@@ -309,65 +301,21 @@ Status CompactionJob::OpenOutput(SubcompactionState* sub) {
     register_output_(number);
   }
   sub->created.push_back(number);
-  sub->current = FileMetaData();
-  sub->current.number = number;
-  const std::string fname = TableFileName(dbname_, number);
-  EnvOptions env_options;
-  env_options.use_direct_writes = options_.use_direct_io_for_flush_and_compaction;
-  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
-  Status s = options_.env->NewWritableFile(fname, &sub->file, env_options);
-  if (!s.ok()) return s;
-
-  TableBuilderOptions tbo;
-  tbo.icmp = icmp_;
-  if (options_.table_factory != nullptr &&
-      std::string(options_.table_factory->Name()) == BlockBasedTableFactory::kClassName) {
-    tbo.table_options =
-        static_cast<const BlockBasedTableFactory*>(options_.table_factory.get())->table_options();
-  }
-  tbo.compression = options_.compression;
-  tbo.file_name = fname;
-  tbo.level_at_creation = compaction_->output_level();
-  // Reads that reach the bottom of the tree usually find their key: no filter there.
-  tbo.skip_filters = options_.optimize_filters_for_hits && compaction_->bottommost_level();
-  sub->builder = std::make_unique<TableBuilder>(tbo, sub->file.get());
   sub->grandparent_overlap = 0;
-  return sub->builder->status();
+  // Reads that reach the bottom of the tree usually find their key: no filter there.
+  const bool skip_filters = options_.optimize_filters_for_hits && compaction_->bottommost_level();
+  return sub->writer->Open(number, compaction_->output_level(), /*is_flush=*/false, skip_filters);
 }
 
 Status CompactionJob::FinishOutput(SubcompactionState* sub) {
-  Status s = sub->builder->Finish();
-  FileMetaData& meta = sub->current;
-  if (s.ok()) {
-    meta.file_size = sub->builder->FileSize();
-    meta.num_entries = sub->builder->NumEntries();
-    meta.num_deletions = sub->builder->GetTableProperties().num_deletions;
-    s = options_.use_fsync ? sub->file->Fsync() : sub->file->Sync();
-  }
-  if (s.ok()) s = sub->file->Close();
-  sub->builder.reset();
-  sub->file.reset();
-  if (s.ok()) {
-    // Make sure the file reads back (this also opens it in the table cache for readers).
-    std::shared_ptr<TableReader> reader;
-    s = table_cache_->FindTable(meta, &reader);
-  }
-  if (s.ok()) sub->outputs.push_back(meta);
+  FileMetaData meta;
+  Status s = sub->writer->Finish(table_cache_, &meta);
+  if (s.ok()) sub->outputs.push_back(std::move(meta));
   return s;
 }
 
-void CompactionJob::AbandonOutput(SubcompactionState* sub) {
-  sub->builder->Abandon();
-  sub->builder.reset();
-  if (sub->file != nullptr) sub->file->Close().PermitUncheckedError();
-  sub->file.reset();
-}
-
 void CompactionJob::DeleteOutputs(const std::vector<uint64_t>& numbers) {
-  for (uint64_t number : numbers) {
-    table_cache_->Evict(number);
-    options_.env->DeleteFile(TableFileName(dbname_, number)).PermitUncheckedError();
-  }
+  for (uint64_t number : numbers) DeleteTableFile(options_.env, dbname_, number, table_cache_);
 }
 
 void CompactionJob::AddToEdit(VersionEdit* edit) const {

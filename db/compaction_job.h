@@ -5,9 +5,9 @@
 // Output files are cut at Compaction::max_output_file_size() and when the current file
 // would overlap more than max_grandparent_overlap_bytes() of the level below the output,
 // but never between two entries of the same user key, so files of a level never share a
-// user key. Each output is synced (fsync with use_fsync) and verified to open through the
-// TableCache; the DB directory is fsynced once at the end, before the caller records the
-// files in the MANIFEST.
+// user key. Each output is written by a TableFileWriter (synced, and verified to open
+// through the TableCache); the DB directory is synced once at the end, before the caller
+// records the files in the MANIFEST.
 //
 // Subcompactions: with max_subcompactions > 1 (the Compaction's own setting, else
 // DBOptions::max_subcompactions) and enough input files, the key range is split at input
@@ -93,7 +93,6 @@ class CompactionJob {
   bool ShouldStopBefore(SubcompactionState* sub, const Slice& key) const;
   Status OpenOutput(SubcompactionState* sub);
   Status FinishOutput(SubcompactionState* sub);
-  void AbandonOutput(SubcompactionState* sub);
   void DeleteOutputs(const std::vector<uint64_t>& numbers);
 
   const Options& options_;

@@ -14,9 +14,8 @@ void DBImpl::MaybeScheduleCompaction() {
   if (options_.disable_auto_compactions) return;
   Version* current = versions_->current();
   if (tree_version_ == nothing_to_pick_at_) return;  // a pick already found nothing here
-  if (bg_compactions_scheduled_ < max_compactions_ && picker_->NeedsCompaction(current)) {
-    bg_compactions_scheduled_++;
-    compaction_pool_->Schedule([this] { BackgroundCompactionCall(); });
+  if (scheduler_.CanScheduleCompaction() && picker_->NeedsCompaction(current)) {
+    scheduler_.ScheduleCompaction([this] { BackgroundCompactionCall(); });
   }
 }
 
@@ -40,7 +39,7 @@ void DBImpl::BackgroundCompactionCall() {
       DeleteObsoleteFiles();
     }
   }
-  bg_compactions_scheduled_--;
+  scheduler_.CompactionCallDone();
   // Another job may be possible now; when nothing could be picked, wait for the next
   // flush or compaction to change the tree instead of spinning.
   if (picked) MaybeScheduleCompaction();
@@ -48,7 +47,7 @@ void DBImpl::BackgroundCompactionCall() {
 }
 
 Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
-  running_compactions_++;
+  scheduler_.BeginCompaction();
   const uint64_t start = env_->NowMicros();
   LevelCompactionStats stats;
   VersionEdit edit;
@@ -107,7 +106,7 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   if (!s.ok()) picker_->ComputeScores(versions_->current());
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
-  running_compactions_--;
+  scheduler_.EndCompaction();
   return s;
 }
 
@@ -135,7 +134,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
   }
   // Automatic compactions step aside: wait for the running ones, start no new ones.
   manual_compactions_waiting_++;
-  while (bg_compactions_scheduled_ > 0 && bg_error_.ok()) bg_cv_.Wait();
+  while (scheduler_.compactions_scheduled() > 0 && bg_error_.ok()) bg_cv_.Wait();
   s = bg_error_;
 
   const InternalKey begin_key =
@@ -271,8 +270,7 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     const bool more_compaction = !options_.disable_auto_compactions &&
                                  tree_version_ != nothing_to_pick_at_ &&
                                  picker_->NeedsCompaction(current);
-    if (!flush_scheduled_ && default_cf_->imm().empty() && bg_compactions_scheduled_ == 0 &&
-        !more_compaction) {
+    if (scheduler_.Idle() && default_cf_->imm().empty() && !more_compaction) {
       break;
     }
     bg_cv_.Wait();

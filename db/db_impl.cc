@@ -90,12 +90,24 @@ Status ValidateWriteModes(const Options& o) {
   return Status::OK();
 }
 
+// Compaction threads: RocksDB's split of max_background_jobs, a quarter (at least one) for
+// flushes and the rest for compactions, unless the deprecated per-kind limits are both
+// given. Flushes run one at a time whatever their share (see BackgroundScheduler).
+int MaxCompactions(const Options& o) {
+  if (o.max_background_flushes > 0 && o.max_background_compactions > 0) {
+    return o.max_background_compactions;
+  }
+  const int flushes = std::max(1, o.max_background_jobs / 4);
+  return std::max(1, o.max_background_jobs - flushes);
+}
+
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname)
     : dbname_(dbname),
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
+      scheduler_(MaxCompactions(options_)),
       write_thread_(
           WaitOptionsOf(options_),
           /*companion_wait=*/!options_.enable_pipelined_write && !options_.unordered_write),
@@ -108,16 +120,6 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
       dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &default_cf_->internal_comparator());
-  // RocksDB's split of max_background_jobs: a quarter (at least one) for flushes, the rest
-  // for compactions, unless the deprecated per-kind limits are both given.
-  int flushes = std::max(1, options_.max_background_jobs / 4);
-  max_compactions_ = std::max(1, options_.max_background_jobs - flushes);
-  if (options_.max_background_flushes > 0 && options_.max_background_compactions > 0) {
-    flushes = options_.max_background_flushes;
-    max_compactions_ = options_.max_background_compactions;
-  }
-  flush_pool_ = std::make_unique<ThreadPool>(1);  // flushes run one at a time, oldest first
-  compaction_pool_ = std::make_unique<ThreadPool>(max_compactions_);
   picker_ = std::make_unique<CompactionPicker>(options_, &default_cf_->internal_comparator());
   internal_stats_ = std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros());
 }
@@ -145,12 +147,12 @@ Status DBImpl::CloseImpl() {
     shutting_down_ = true;
     shutting_down_flag_.store(true);
     stats_dump_cv_.SignalAll();
-    while (flush_scheduled_ || bg_compactions_scheduled_ > 0) bg_cv_.Wait();
+    while (!scheduler_.Idle()) bg_cv_.Wait();
     if (result.ok() && !bg_error_.ok()) result = bg_error_;
   }
   if (stats_dump_thread_.joinable()) stats_dump_thread_.join();
-  flush_pool_.reset();
-  compaction_pool_.reset();
+  // Idle was seen under the mutex with shutting_down_ set: nothing schedules any more.
+  scheduler_.Stop();
   if (log_ != nullptr) {
     Status s = log_->Close();
     if (result.ok()) result = s;

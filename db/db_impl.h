@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/background_scheduler.h"
 #include "db/column_family.h"
 #include "db/compaction_picker.h"
 #include "db/internal_stats.h"
@@ -34,7 +35,6 @@
 #include "shale/statistics.h"
 #include "util/mutexlock.h"
 #include "util/read_callback.h"
-#include "util/thread_pool.h"
 
 namespace shale {
 
@@ -114,7 +114,6 @@ class DBImpl final : public DB {
 
  private:
   friend class DB;
-  friend class FlushJob;
 
   // Point lookup of key as of seq in sv (db_impl_merge.cc): memtable, immutables, files.
   // With mc, operands are gathered into it down to the first Put or tombstone. Returns OK
@@ -179,12 +178,12 @@ class DBImpl final : public DB {
   // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
   Status SwitchMemtable() REQUIRES(mutex_);
 
-  // Flush (flush_job.cc).
+  // Flush (db_impl_flush.cc).
   void MaybeScheduleFlush() REQUIRES(mutex_);
   void BackgroundFlush();
+  // Runs a FlushJob on the oldest immutable memtable (mutex released during the I/O) and
+  // installs its result.
   Status FlushOldestImmutable() REQUIRES(mutex_);
-  // Writes mem into a new L0 file described by *meta (mutex released during the I/O).
-  Status WriteLevel0Table(MemTable* mem, FileMetaData* meta) REQUIRES(mutex_);
 
   // Compaction (db_compaction.cc).
   void MaybeScheduleCompaction() REQUIRES(mutex_);
@@ -228,18 +227,15 @@ class DBImpl final : public DB {
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
   SnapshotList snapshots_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
-  bool flush_scheduled_ GUARDED_BY(mutex_) = false;
   std::unique_ptr<CompactionPicker> picker_;  // its methods REQUIRE mutex_
-  int max_compactions_ = 1;                   // compaction threads
-  int bg_compactions_scheduled_ GUARDED_BY(mutex_) = 0;
+  // The flush and compaction threads and their counts; its methods but Stop REQUIRE mutex_.
+  BackgroundScheduler scheduler_;
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;
   // Bumped whenever the tree or memtables change; a failed pick remembers the value so the
   // same state is not picked from again.
   uint64_t tree_version_ GUARDED_BY(mutex_) = 0;
   uint64_t nothing_to_pick_at_ GUARDED_BY(mutex_) = UINT64_MAX;
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_ for lock-free readers
-  int running_flushes_ GUARDED_BY(mutex_) = 0;
-  int running_compactions_ GUARDED_BY(mutex_) = 0;
   std::unique_ptr<InternalStats> internal_stats_;
   WriteController write_controller_ GUARDED_BY(mutex_){options_};
   bool shutting_down_ GUARDED_BY(mutex_) = false;
@@ -262,9 +258,6 @@ class DBImpl final : public DB {
   WriteThread nonmem_write_thread_;           // two_write_queues: WAL-only writes
   WriteBatch group_batch_;                    // the main queue's WAL leader's group record
   std::function<void()> test_before_insert_;  // TEST_SetBeforeMemtableInsert
-
-  std::unique_ptr<ThreadPool> flush_pool_;
-  std::unique_ptr<ThreadPool> compaction_pool_;
 
   // options_.statistics and options_.info_log (the latter created at open when not given);
   // either may be null.

@@ -4,6 +4,7 @@
 #include <cinttypes>
 
 #include "db/db_impl.h"
+#include "db/flush_job.h"
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
@@ -152,10 +153,16 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   bool after_damage = false;
   auto flush_mem = [&]() -> Status {
     mutex_.AssertHeld();  // as in the enclosing function (the analysis does not enter lambdas)
-    FileMetaData meta;
-    Status fs = WriteLevel0Table(mem, &meta);
-    pending_outputs_.erase(meta.number);
-    if (fs.ok() && meta.file_size > 0) edit->AddFile(0, meta);
+    const uint64_t number = versions_->NewFileNumber();
+    pending_outputs_.insert(number);
+    FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+                 db_dir_.get(), mem, snapshots_.GetAll(), number);
+    mutex_.Unlock();
+    Status fs = job.Run();
+    mutex_.Lock();
+    // Nothing sweeps files before Open ends, and the edit is applied before it does.
+    pending_outputs_.erase(number);
+    if (fs.ok()) job.AddToEdit(edit);
     mem->Unref();
     mem = nullptr;
     return fs;

@@ -78,11 +78,11 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     return true;
   }
   if (name == Properties::kNumRunningFlushes) {
-    *value = running_flushes_;
+    *value = scheduler_.running_flushes();
     return true;
   }
   if (name == Properties::kNumRunningCompactions) {
-    *value = running_compactions_;
+    *value = scheduler_.running_compactions();
     return true;
   }
   if (name == Properties::kEstimatePendingCompactionBytes) {

@@ -1,0 +1,32 @@
+#include "db/background_scheduler.h"
+
+#include <cassert>
+#include <utility>
+
+namespace shale {
+
+BackgroundScheduler::BackgroundScheduler(int max_compactions)
+    : max_compactions_(max_compactions),
+      flush_pool_(std::make_unique<ThreadPool>(1)),
+      compaction_pool_(std::make_unique<ThreadPool>(max_compactions)) {}
+
+BackgroundScheduler::~BackgroundScheduler() { Stop(); }
+
+void BackgroundScheduler::ScheduleFlush(std::function<void()> job) {
+  assert(!flush_scheduled_ && flush_pool_ != nullptr);
+  flush_scheduled_ = true;
+  flush_pool_->Schedule(std::move(job));
+}
+
+void BackgroundScheduler::ScheduleCompaction(std::function<void()> job) {
+  assert(CanScheduleCompaction() && compaction_pool_ != nullptr);
+  compactions_scheduled_++;
+  compaction_pool_->Schedule(std::move(job));
+}
+
+void BackgroundScheduler::Stop() {
+  flush_pool_.reset();
+  compaction_pool_.reset();
+}
+
+}  // namespace shale

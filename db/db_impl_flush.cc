@@ -1,0 +1,110 @@
+// The DB's flushes: Flush, scheduling, and the background loop that turns immutable
+// memtables into L0 files (FlushJob), records them in the MANIFEST and drops the memtables,
+// after which the WAL files that fed them may be deleted.
+#include <cinttypes>
+
+#include "db/db_impl.h"
+#include "db/flush_job.h"
+#include "util/logging.h"
+#include "util/statistics.h"
+
+namespace shale {
+
+Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
+  Status s = SwitchMemtableForFlush();
+  if (!s.ok()) return s;
+  MutexLock l(&mutex_);
+  if (!o.wait) return bg_error_;
+  while (!default_cf_->imm().empty() && bg_error_.ok()) {
+    MaybeScheduleFlush();
+    bg_cv_.Wait();
+  }
+  if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) has_unpersisted_data_ = false;
+  return bg_error_;
+}
+
+void DBImpl::MaybeScheduleFlush() {
+  if (scheduler_.flush_scheduled() || shutting_down_ || !bg_error_.ok()) return;
+  if (default_cf_->imm().empty()) return;
+  scheduler_.ScheduleFlush([this] { BackgroundFlush(); });
+}
+
+void DBImpl::BackgroundFlush() {
+  MutexLock l(&mutex_);
+  while (!default_cf_->imm().empty() && bg_error_.ok()) {
+    Status s = FlushOldestImmutable();
+    if (!s.ok()) {
+      // The memtable stays in memory and its WAL on disk: nothing is lost, but the DB
+      // refuses writes from now on with this error.
+      RecordBackgroundError(s);
+      break;
+    }
+    bg_cv_.SignalAll();
+  }
+  scheduler_.FlushCallDone();
+  bg_cv_.SignalAll();
+}
+
+Status DBImpl::FlushOldestImmutable() {
+  MemTable* mem = default_cf_->imm().front();
+  const uint64_t job_id = next_job_id_.fetch_add(1);
+  SHALE_LOG_INFO(info_log_,
+                 "[default] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64
+                 ": %" PRIu64 " entries, %" PRIu64 " deletes, %zu bytes",
+                 job_id, mem->GetLogNumber(), mem->num_entries(), mem->num_deletes(),
+                 mem->ApproximateMemoryUsage());
+  const uint64_t number = versions_->NewFileNumber();
+  pending_outputs_.insert(number);
+  // What the flush may drop depends on the snapshots live now; one taken later sees
+  // nothing older than this memtable's newest entry.
+  FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+               db_dir_.get(), mem, snapshots_.GetAll(), number);
+  mem->Ref();
+  scheduler_.BeginFlush();
+  mutex_.Unlock();  // the SST is written and synced without the DB mutex
+  Status s = job.Run();
+  mutex_.Lock();
+  scheduler_.EndFlush();
+  mem->Unref();
+  if (!s.ok()) {
+    SHALE_LOG_ERROR(info_log_, "[default] [JOB %" PRIu64 "] Flush failed: %s", job_id,
+                    s.ToString().c_str());
+    pending_outputs_.erase(number);
+    return s;
+  }
+
+  VersionEdit edit;
+  job.AddToEdit(&edit);
+  // Once this memtable is in an SST, replay may start at the WAL of the next memtable.
+  const uint64_t next_log = default_cf_->imm().size() > 1 ? default_cf_->imm()[1]->GetLogNumber()
+                                                          : default_cf_->mem()->GetLogNumber();
+  edit.SetLogNumber(next_log);
+  edit.SetPrevLogNumber(0);
+  edit.SetLastSequence(last_published_.load(std::memory_order_acquire));
+  s = versions_->LogAndApply(&edit, &mutex_);
+  pending_outputs_.erase(number);
+  if (!s.ok()) return s;
+  const FileMetaData& meta = job.meta();
+  LevelCompactionStats stats;
+  stats.micros = job.elapsed_micros();
+  stats.bytes_written = meta.file_size;
+  stats.files_out = meta.file_size > 0 ? 1 : 0;
+  stats.count = 1;
+  stats.keys_in = mem->num_entries();
+  internal_stats_->AddCompactionStats(0, stats);
+  RecordTick(stats_, FLUSH_WRITE_BYTES, meta.file_size);
+  RecordTimeToHistogram(stats_, FLUSH_TIME, stats.micros);
+  SHALE_LOG_INFO(info_log_,
+                 "[default] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
+                 " bytes, %" PRIu64 " entries, %" PRIu64 " micros OK; %s",
+                 job_id, number, meta.file_size, meta.num_entries, stats.micros,
+                 versions_->current()->LevelSummary().c_str());
+  default_cf_->RemoveOldestImmutable();
+  InstallNewSuperVersion();
+  RecalculateWriteStallConditions();
+  MaybeScheduleCompaction();
+  DeleteObsoleteFiles();
+  return Status::OK();
+}
+
+}  // namespace shale
