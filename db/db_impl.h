@@ -38,6 +38,10 @@
 
 namespace shale {
 
+// The options a DB runs with: Open's, with the defaults filled in (Env, LOG, comparator,
+// table factory) and the values RocksDB clamps clamped (db_impl_open.cc).
+Options SanitizeOptions(const std::string& dbname, const Options& src);
+
 class DBImpl final : public DB {
  public:
   DBImpl(const Options& options, const std::string& dbname);
@@ -142,6 +146,10 @@ class DBImpl final : public DB {
   void MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_t num_keys,
                         const Slice* keys, PinnableSlice* values, Status* statuses,
                         bool sorted_input);
+  // The family cf names. REQUIRES: cf is null (the default family) or one of ours.
+  ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf) const {
+    return cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
+  }
   // True if cf names a family of this DB (null is the default family).
   bool IsOwnFamily(const ColumnFamilyHandle* cf) const {
     return cf == nullptr || cf == default_cf_handle_.get();
@@ -185,7 +193,7 @@ class DBImpl final : public DB {
   // installs its result.
   Status FlushOldestImmutable() REQUIRES(mutex_);
 
-  // Compaction (db_compaction.cc).
+  // Compaction (db_impl_compaction.cc).
   void MaybeScheduleCompaction() REQUIRES(mutex_);
   void BackgroundCompactionCall();
   // Runs c (a trivial move or a CompactionJob, with the mutex released during the I/O),
@@ -197,7 +205,7 @@ class DBImpl final : public DB {
   // smallest level that can hold them).
   Status RefitLevel(int level, int target_level) REQUIRES(mutex_);
 
-  // Open (db_open.cc).
+  // Open and recovery (db_impl_open.cc).
   Status NewDB();
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                          SequenceNumber* max_sequence) REQUIRES(mutex_);
@@ -235,10 +243,11 @@ class DBImpl final : public DB {
   // same state is not picked from again.
   uint64_t tree_version_ GUARDED_BY(mutex_) = 0;
   uint64_t nothing_to_pick_at_ GUARDED_BY(mutex_) = UINT64_MAX;
-  std::atomic<bool> shutting_down_flag_{false};  // shutting_down_ for lock-free readers
   std::unique_ptr<InternalStats> internal_stats_;
   WriteController write_controller_ GUARDED_BY(mutex_){options_};
-  bool shutting_down_ GUARDED_BY(mutex_) = false;
+  // Set once by Close, under mutex_ (so that a waiter on bg_cv_ cannot miss it); read
+  // anywhere, with or without the mutex (a compaction job polls it to stop early).
+  std::atomic<bool> shutting_down_{false};
   bool closed_ = false;
   Status bg_error_ GUARDED_BY(mutex_);
   // Writes that reached only the memtable (disableWAL) since the last flush.

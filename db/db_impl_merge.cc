@@ -47,7 +47,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   }
   *number_of_operands = 0;
   ColumnFamilyData* cfd =
-      cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
+      CfdOf(cf);
   SequenceNumber seq;
   std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return Status::ShutdownInProgress();

@@ -25,6 +25,46 @@
 
 namespace shale {
 
+// ---- The public writes: each builds a batch and goes through WriteImpl.
+
+Status DBImpl::Put(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                   const Slice& value) {
+  WriteBatch batch(key.size() + value.size() + 24);
+  Status s = batch.Put(cf, key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) {
+  WriteBatch batch(key.size() + 24);
+  Status s = batch.Delete(cf, key);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key) {
+  WriteBatch batch(key.size() + 24);
+  Status s = batch.SingleDelete(cf, key);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                     const Slice& value) {
+  if (options_.merge_operator == nullptr) {
+    return Status::NotSupported("Provide a merge_operator when opening DB");
+  }
+  WriteBatch batch(key.size() + value.size() + 24);
+  Status s = batch.Merge(cf, key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(o, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& o, WriteBatch* updates) {
+  if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+  return WriteImpl(o, updates);
+}
+
 using Writer = WriteThread::Writer;
 using WriteGroup = WriteThread::WriteGroup;
 

@@ -1,5 +1,6 @@
-// Opening a DB: lock, create or recover the MANIFEST, replay the WAL files newer than the
-// MANIFEST's log number into L0 files, and start a fresh WAL.
+// Opening a DB: the options it runs with (SanitizeOptions, and the combinations Open
+// refuses), lock, create or recover the MANIFEST, replay the WAL files newer than the
+// MANIFEST's log number into L0 files, and start a fresh WAL; DestroyDB.
 #include <algorithm>
 #include <cinttypes>
 
@@ -8,9 +9,78 @@
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
+#include "table/table_factory.h"
 #include "util/logging.h"
 
 namespace shale {
+
+namespace {
+
+// The info LOG in the DB directory, unless the caller gave one. An older LOG is moved
+// aside to LOG.old.<micros>. The directory is created only when the DB may be.
+std::shared_ptr<Logger> OpenInfoLog(Env* env, const std::string& dbname, const Options& o) {
+  if (!env->FileExists(dbname).ok()) {
+    if (!o.create_if_missing || !env->CreateDirIfMissing(dbname).ok()) return nullptr;
+  }
+  const std::string fname = InfoLogFileName(dbname);
+  if (env->FileExists(fname).ok()) {
+    env->RenameFile(fname, OldInfoLogFileName(dbname, env->NowMicros())).PermitUncheckedError();
+  }
+  std::shared_ptr<Logger> logger;
+  if (!env->NewLogger(fname, &logger).ok()) return nullptr;  // run without a LOG
+  logger->SetInfoLogLevel(o.info_log_level);
+  return logger;
+}
+
+// The write-mode combinations RocksDB refuses, with its codes and messages.
+Status ValidateWriteModes(const Options& o) {
+  if (o.unordered_write && !o.allow_concurrent_memtable_write) {
+    return Status::InvalidArgument(
+        "unordered_write is incompatible with !allow_concurrent_memtable_write");
+  }
+  if (o.unordered_write && o.enable_pipelined_write) {
+    return Status::InvalidArgument("unordered_write is incompatible with enable_pipelined_write");
+  }
+  if (o.unordered_write && o.max_successive_merges != 0) {
+    return Status::InvalidArgument(
+        "max_successive_merges > 0 is incompatible with unordered_write");
+  }
+  if (o.two_write_queues && o.enable_pipelined_write) {
+    // RocksDB answers this on every write; refusing the DB at Open says it once.
+    return Status::NotSupported("pipelined_writes is not compatible with concurrent prepares");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Options SanitizeOptions(const std::string& dbname, const Options& src) {
+  Options result = src;
+  if (result.env == nullptr) result.env = Env::Default();
+  if (result.info_log == nullptr) result.info_log = OpenInfoLog(result.env, dbname, result);
+  if (result.comparator == nullptr) result.comparator = BytewiseComparator();
+  result.max_write_buffer_number = std::max(result.max_write_buffer_number, 2);
+  result.write_buffer_size = std::clamp<size_t>(result.write_buffer_size, 4 << 10, 64ull << 30);
+  result.max_background_jobs = std::max(result.max_background_jobs, 1);
+  if (result.table_factory == nullptr) result.table_factory.reset(NewBlockBasedTableFactory());
+  // stop >= slowdown >= compaction trigger >= 1, as RocksDB enforces: an L0 stop below the
+  // compaction trigger would stop writes with nothing to clear it.
+  int& trigger = result.level0_file_num_compaction_trigger;
+  int& slowdown = result.level0_slowdown_writes_trigger;
+  int& stop = result.level0_stop_writes_trigger;
+  const int given[] = {stop, slowdown, trigger};
+  trigger = std::max(trigger, 1);
+  slowdown = std::max(slowdown, trigger);
+  stop = std::max(stop, slowdown);
+  if (stop != given[0] || slowdown != given[1] || trigger != given[2]) {
+    SHALE_LOG_WARN(result.info_log.get(),
+                   "level0 stop/slowdown/compaction triggers %d/%d/%d raised to %d/%d/%d "
+                   "(each must be at least the next, and the compaction trigger at least 1)",
+                   given[0], given[1], given[2], stop, slowdown, trigger);
+  }
+  return result;
+}
+
 
 Status DBImpl::NewDB() {
   VersionEdit edit;
@@ -275,6 +345,67 @@ Status DBImpl::FinishOpen() {
   DeleteObsoleteFiles();
   MaybeScheduleCompaction();
   return Status::OK();
+}
+
+Status DB::Open(const Options& options, const std::string& name, std::unique_ptr<DB>* dbptr) {
+  DB* db = nullptr;
+  Status s = Open(options, name, &db);
+  dbptr->reset(db);
+  return s;
+}
+
+Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
+  *dbptr = nullptr;
+  if (options.manual_wal_flush) return Status::NotSupported("manual_wal_flush");
+  if (Status s = ValidateWriteModes(options); !s.ok()) return s;
+  if (!CompressionTypeSupported(options.compression)) {
+    return Status::InvalidArgument("Compression type ",
+                                   CompressionTypeToString(options.compression) +
+                                       std::string(" is not linked with the binary."));
+  }
+  if (options.table_factory != nullptr &&
+      std::string(options.table_factory->Name()) != "BlockBasedTable") {
+    return Status::NotSupported("table factory", options.table_factory->Name());
+  }
+  auto impl = std::make_unique<DBImpl>(options, name);
+  impl->LogOptionsAtOpen();
+  Status s;
+  {
+    MutexLock l(&impl->mutex_);
+    s = impl->Recover();
+    if (s.ok()) s = impl->FinishOpen();
+  }
+  if (!s.ok()) {
+    SHALE_LOG_ERROR(impl->info_log_, "DB::Open failed: %s", s.ToString().c_str());
+    return s;
+  }
+  SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", name.c_str());
+  impl->StartStatsDump();
+  *dbptr = impl.release();
+  return s;
+}
+
+Status DestroyDB(const std::string& dbname, const Options& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  std::vector<std::string> children;
+  Status s = env->GetChildren(dbname, &children);
+  if (!s.ok()) return Status::OK();  // nothing to destroy
+  FileLock* lock;
+  const std::string lockname = LockFileName(dbname);
+  s = env->LockFile(lockname, &lock);
+  if (!s.ok()) return s;
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type != kDBLockFile) {
+      Status del = env->DeleteFile(dbname + "/" + name);
+      if (s.ok() && !del.ok()) s = del;
+    }
+  }
+  env->UnlockFile(lock).PermitUncheckedError();
+  env->DeleteFile(lockname).PermitUncheckedError();
+  env->DeleteDir(dbname).PermitUncheckedError();  // fails if other files remain: fine
+  return s;
 }
 
 }  // namespace shale

@@ -69,7 +69,7 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
           outputs.push_back(number);
         },
         db_dir_.get());
-    job.SetShuttingDown(&shutting_down_flag_);
+    job.SetShuttingDown(&shutting_down_);
     job.SetJobId(next_job_id_.fetch_add(1));
     mutex_.Unlock();  // the job reads and writes SST files without the DB mutex
     s = job.Run();

@@ -1,0 +1,132 @@
+// The DB's reads: the read view (a SuperVersion and a sequence), Get, iterators,
+// snapshots, and the read tickers. The point lookup itself and GetMergeOperands are in
+// db_impl_merge.cc, MultiGet in db_impl_multiget.cc.
+#include <memory>
+
+#include "db/db_impl.h"
+#include "db/db_iter.h"
+#include "db/merge_helper.h"
+#include "table/merging_iterator.h"
+#include "util/statistics.h"
+
+namespace shale {
+
+std::shared_ptr<SuperVersion> DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
+                                                      SequenceNumber* seq) {
+  *seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
+                               : last_published_.load(std::memory_order_acquire);
+  return cfd->GetSuperVersion();
+}
+
+Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                   PinnableSlice* value) {
+  ColumnFamilyData* cfd = CfdOf(cf);
+  SequenceNumber seq;
+  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
+  if (sv == nullptr) return Status::ShutdownInProgress();
+  StopWatch timer(env_, stats_, DB_GET);
+  int level = -2;
+  Status s = GetFromView(o, cfd, sv.get(), seq, nullptr, key, value, &level);
+  RecordGetStats(level, s, *value);
+  return s;
+}
+
+Status DBImpl::GetFromView(const ReadOptions& o, ColumnFamilyData* cfd, SuperVersion* sv,
+                           SequenceNumber seq, ReadCallback* callback, const Slice& key,
+                           PinnableSlice* value, int* found_level) {
+  value->Reset();  // drops what a previous read pinned into it
+  std::string* dst = value->GetSelf();
+  const MergeOperator* merge_op = cfd->options().merge_operator.get();
+  if (merge_op == nullptr) {
+    // The first operand met ends the lookup with NotSupported. A value found in a file
+    // stays in its block, pinned by *value, instead of being copied.
+    Status s = LookupKeyIn(o, sv, key, seq, dst, nullptr, value, found_level, callback);
+    if (s.ok() && !value->IsPinned()) value->PinSelf();
+    return s;
+  }
+  MergeContext mc;  // memtable operands are referenced: sv keeps the memtables alive
+  mc.merge_operator = merge_op;
+  Status s = LookupKeyIn(o, sv, key, seq, dst, &mc, nullptr, found_level, callback);
+  if (mc.empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
+    if (s.ok()) value->PinSelf();
+    return s;
+  }
+  std::string merged;
+  const Slice base(*dst);
+  s = FullMergeOperands(merge_op, key, s.ok() ? &base : nullptr, mc.GetOperands(), &merged,
+                        info_log_);
+  if (!s.ok()) {
+    RecordTick(stats_, NUMBER_MERGE_FAILURES);
+    return s;
+  }
+  dst->swap(merged);
+  value->PinSelf();
+  return s;
+}
+
+void DBImpl::RecordLookupLevel(int level) {
+  if (stats_ == nullptr) return;
+  stats_->recordTick(level == -1 ? MEMTABLE_HIT : MEMTABLE_MISS);
+  if (level == 0) stats_->recordTick(GET_HIT_L0);
+  if (level == 1) stats_->recordTick(GET_HIT_L1);
+  if (level >= 2) stats_->recordTick(GET_HIT_L2_AND_UP);
+}
+
+void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
+  if (stats_ == nullptr) return;
+  stats_->recordTick(NUMBER_KEYS_READ);
+  RecordLookupLevel(level);
+  if (s.ok()) {
+    stats_->recordTick(BYTES_READ, value.size());
+    stats_->recordInHistogram(BYTES_PER_READ, value.size());
+  }
+}
+
+Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
+  ColumnFamilyData* cfd = CfdOf(cf);
+  SequenceNumber seq;
+  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
+  if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
+  std::vector<InternalIterator*> children;
+  children.push_back(sv->mem->NewIterator());
+  for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
+  sv->current->AddIterators(o, &children);
+  InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
+                                                static_cast<int>(children.size()));
+  Iterator* iter =
+      NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr, kDefaultMaxSequentialSkip,
+                    cfd->options().merge_operator.get(), info_log_, stats_);
+  // The iterator keeps the view (and so its memtables and files) alive until deleted.
+  auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
+  iter->RegisterCleanup(
+      [](void* arg1, void* arg2) {
+        auto* view = static_cast<std::shared_ptr<SuperVersion>*>(arg1);
+        static_cast<DBImpl*>(arg2)->ReleaseIteratorView(view);
+      },
+      pinned, this);
+  return iter;
+}
+
+void DBImpl::ReleaseIteratorView(std::shared_ptr<SuperVersion>* view) {
+  // The last holder of an outdated view frees the files only it kept: delete them now, as
+  // RocksDB does when an iterator goes, rather than at the next flush or compaction.
+  const bool last_holder = view->use_count() == 1;
+  Version* const held = (*view)->current;
+  delete view;
+  if (!last_holder) return;
+  MutexLock l(&mutex_);
+  if (versions_->current() != held && !shutting_down_) DeleteObsoleteFiles();
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  MutexLock l(&mutex_);
+  return snapshots_.New(last_published_.load(std::memory_order_acquire));
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  MutexLock l(&mutex_);
+  snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
+}
+
+}  // namespace shale
