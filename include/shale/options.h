@@ -49,7 +49,9 @@ struct ColumnFamilyOptions {
   // Memtables (the active one plus immutable ones awaiting flush) before writes wait for a
   // flush. Default: 2.
   int max_write_buffer_number = 2;
-  // Immutable memtables merged into one flush. Only 1 is supported. Default: 1.
+  // Immutable memtables merged into one flush. shale flushes them one by one: Open lowers
+  // a larger value to 1 and says so in the LOG (RocksDB lowers it too, to at most
+  // max_write_buffer_number - 1). Default: 1.
   int min_write_buffer_number_to_merge = 1;
   // Bytes a memtable takes from the system at a time, rounded up to a multiple of 4 KiB.
   // 0 (the default): write_buffer_size / 8, at most 2 MiB (RocksDB caps it at 1 MiB; 2 MiB
@@ -221,8 +223,8 @@ struct ReadOptions {
   bool verify_checksums = true;
   // Put blocks read into the block cache. Default: true.
   bool fill_cache = true;
-  // Accepted for compatibility; seeks are always total-order. Default: false.
-  bool total_order_seek = false;
+  // (RocksDB's total_order_seek is absent: without prefix extractors every seek is
+  // total-order already.)
 
   ReadOptions() = default;
   ReadOptions(bool cksum, bool cache) : verify_checksums(cksum), fill_cache(cache) {}
@@ -233,12 +235,10 @@ struct WriteOptions {
   bool sync = false;
   // Skip the WAL: the write is lost on a crash before the next flush. Default: false.
   bool disableWAL = false;
-  // Accepted for compatibility. Default: false.
-  bool ignore_missing_column_families = false;
   // Fail with Incomplete instead of waiting when the write would stall. Default: false.
   bool no_slowdown = false;
-  // Accepted for compatibility. Default: false.
-  bool low_pri = false;
+  // (RocksDB's ignore_missing_column_families and low_pri are absent: shale has one column
+  // family, and no compaction-pressure state for low-priority writes to yield to.)
 };
 
 // What CompactRange does with the bottommost level.
@@ -264,8 +264,6 @@ struct CompactRangeOptions {
   // Default: kIfHaveCompactionFilter.
   BottommostLevelCompaction bottommost_level_compaction =
       BottommostLevelCompaction::kIfHaveCompactionFilter;
-  // Let writes stall while the compaction runs. Default: false.
-  bool allow_write_stall = false;
   // Threads for this compaction; 0 uses max_subcompactions. Default: 0.
   uint32_t max_subcompactions = 0;
 };
@@ -278,8 +276,8 @@ struct WaitForCompactOptions {
 struct FlushOptions {
   // Wait until the flush is done. Default: true.
   bool wait = true;
-  // Flush even if that makes writers stall. Default: false.
-  bool allow_write_stall = false;
+  // (RocksDB's allow_write_stall is absent: a flush here never waits for a stall to pass
+  // first, as RocksDB does with allow_write_stall = true.)
 };
 
 }  // namespace shale

@@ -51,7 +51,8 @@ struct BlockBasedTableOptions {
   bool whole_key_filtering = true;
   // After compressing a block, decompress it and compare with the input. Default: false.
   bool verify_compression = false;
-  // The format version written; only 5 is written by this build.
+  // The format version written. This build writes 5 only: Open refuses another value
+  // with InvalidArgument. Default: 5.
   uint32_t format_version = 5;
 };
 
