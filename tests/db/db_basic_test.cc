@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,70 +12,21 @@
 #include "shale/db.h"
 #include "shale/filter_policy.h"
 #include "shale/table.h"
+#include "tests/testutil/db_test_base.h"
 
 namespace shale {
 namespace {
 
-class DBBasicTest : public testing::Test {
+class DBBasicTest : public DBTestBase {
  protected:
-  void SetUp() override {
-    std::string base;
-    ASSERT_TRUE(Env::Default()->GetTestDirectory(&base).ok());
-    ASSERT_TRUE(Env::Default()->CreateDirIfMissing(base).ok());
-    std::string tmpl = base + "/db_basic_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dbname_ = tmpl + "/db";
-    options_.create_if_missing = true;
-  }
-  void TearDown() override {
-    db_.reset();
-    EXPECT_TRUE(DestroyDB(dbname_, options_).ok());
-    Env::Default()->DeleteDir(dbname_.substr(0, dbname_.size() - 3)).PermitUncheckedError();
-  }
-
-  Status TryOpen() {
-    db_.reset();
-    return DB::Open(options_, dbname_, &db_);
-  }
-  void Reopen() { ASSERT_TRUE(TryOpen().ok()); }
-  std::string Get(const std::string& k, const Snapshot* snap = nullptr) {
-    ReadOptions ro;
-    ro.snapshot = snap;
-    std::string v;
-    Status s = db_->Get(ro, k, &v);
-    if (s.IsNotFound()) return "NOT_FOUND";
-    if (!s.ok()) return s.ToString();
-    return v;
-  }
-  Status Put(const std::string& k, const std::string& v) {
-    return db_->Put(WriteOptions(), k, v);
-  }
-  Status Del(const std::string& k) { return db_->Delete(WriteOptions(), k); }
-  // Every entry as "k=v,...", forward or backward.
-  std::string Contents(bool reverse = false, const ReadOptions& ro = ReadOptions()) {
-    std::unique_ptr<Iterator> it(db_->NewIterator(ro));
-    std::string out;
-    if (reverse) {
-      for (it->SeekToLast(); it->Valid(); it->Prev()) {
-        out += it->key().ToString() + "=" + it->value().ToString() + ",";
-      }
-    } else {
-      for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        out += it->key().ToString() + "=" + it->value().ToString() + ",";
-      }
-    }
-    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-    return out;
-  }
-
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
+  DBBasicTest() : DBTestBase("db_basic") {}
+  // Whatever a case leaves behind, DestroyDB must be able to remove it.
+  void TearDown() override { Destroy(); }
 };
 
 TEST_F(DBBasicTest, OpenMissingWithoutCreateFails) {
   options_.create_if_missing = false;
-  Status s = TryOpen();
+  Status s = TryReopen();
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find("does not exist"), std::string::npos) << s.ToString();
   EXPECT_EQ(db_, nullptr);
@@ -85,7 +35,7 @@ TEST_F(DBBasicTest, OpenMissingWithoutCreateFails) {
 TEST_F(DBBasicTest, ErrorIfExists) {
   Reopen();
   options_.error_if_exists = true;
-  Status s = TryOpen();
+  Status s = TryReopen();
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find("exists"), std::string::npos);
 }
@@ -97,7 +47,7 @@ TEST_F(DBBasicTest, PutGetDeleteAcrossReopenAndFlush) {
   EXPECT_EQ(Get("foo"), "v1");
   ASSERT_TRUE(Put("foo", "v3").ok());
   EXPECT_EQ(Get("foo"), "v3");
-  ASSERT_TRUE(Del("bar").ok());
+  ASSERT_TRUE(Delete("bar").ok());
   EXPECT_EQ(Get("bar"), "NOT_FOUND");
   Reopen();  // from the WAL
   EXPECT_EQ(Get("foo"), "v3");
@@ -187,17 +137,17 @@ TEST_F(DBBasicTest, IteratorBothWaysWithBounds) {
   Reopen();
   for (char c = 'a'; c <= 'h'; c++) ASSERT_TRUE(Put(std::string(1, c), std::string(1, c)).ok());
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  ASSERT_TRUE(Del("c").ok());
+  ASSERT_TRUE(Delete("c").ok());
   ASSERT_TRUE(Put("e", "E").ok());
   EXPECT_EQ(Contents(), "a=a,b=b,d=d,e=E,f=f,g=g,h=h,");
-  EXPECT_EQ(Contents(true), "h=h,g=g,f=f,e=E,d=d,b=b,a=a,");
+  EXPECT_EQ(Contents(ReadOptions(), /*reverse=*/true), "h=h,g=g,f=f,e=E,d=d,b=b,a=a,");
 
   Slice lower("b"), upper("f");
   ReadOptions ro;
   ro.iterate_lower_bound = &lower;
   ro.iterate_upper_bound = &upper;
-  EXPECT_EQ(Contents(false, ro), "b=b,d=d,e=E,");
-  EXPECT_EQ(Contents(true, ro), "e=E,d=d,b=b,");
+  EXPECT_EQ(Contents(ro), "b=b,d=d,e=E,");
+  EXPECT_EQ(Contents(ro, /*reverse=*/true), "e=E,d=d,b=b,");
 
   std::unique_ptr<Iterator> it(db_->NewIterator(ro));
   it->Seek("a");  // below the lower bound: lands on the bound
@@ -231,7 +181,7 @@ TEST_F(DBBasicTest, IteratorIsAConsistentView) {
   ASSERT_TRUE(Put("b", "1").ok());
   std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
   ASSERT_TRUE(Put("a", "2").ok());
-  ASSERT_TRUE(Del("b").ok());
+  ASSERT_TRUE(Delete("b").ok());
   ASSERT_TRUE(Put("c", "2").ok());
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // the iterator pins what it reads
   std::string seen;
@@ -249,7 +199,7 @@ TEST_F(DBBasicTest, Snapshots) {
   ASSERT_TRUE(Put("k", "v2").ok());
   ASSERT_TRUE(Put("other", "x").ok());
   const Snapshot* s2 = db_->GetSnapshot();
-  ASSERT_TRUE(Del("k").ok());
+  ASSERT_TRUE(Delete("k").ok());
   EXPECT_EQ(Get("k", s1), "v1");
   EXPECT_EQ(Get("other", s1), "NOT_FOUND");
   EXPECT_EQ(Get("k", s2), "v2");
@@ -259,9 +209,9 @@ TEST_F(DBBasicTest, Snapshots) {
   EXPECT_EQ(Get("k", s2), "v2");
   ReadOptions ro;
   ro.snapshot = s1;
-  EXPECT_EQ(Contents(false, ro), "k=v1,");
+  EXPECT_EQ(Contents(ro), "k=v1,");
   ro.snapshot = s2;
-  EXPECT_EQ(Contents(true, ro), "other=x,k=v2,");
+  EXPECT_EQ(Contents(ro, /*reverse=*/true), "other=x,k=v2,");
   EXPECT_GT(s2->GetSequenceNumber(), s1->GetSequenceNumber());
   db_->ReleaseSnapshot(s1);
   db_->ReleaseSnapshot(s2);
@@ -277,12 +227,12 @@ TEST_F(DBBasicTest, ReverseComparator) {
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   ASSERT_TRUE(Put("bb", "4").ok());
   EXPECT_EQ(Contents(), "c=3,bb=4,b=2,a=1,");
-  EXPECT_EQ(Contents(true), "a=1,b=2,bb=4,c=3,");
+  EXPECT_EQ(Contents(ReadOptions(), /*reverse=*/true), "a=1,b=2,bb=4,c=3,");
   Reopen();
   EXPECT_EQ(Get("b"), "2");
   // Reopening with another comparator is refused.
   options_.comparator = BytewiseComparator();
-  Status s = TryOpen();
+  Status s = TryReopen();
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
 }
 
@@ -368,7 +318,7 @@ TEST_F(DBBasicTest, DestroyRemovesEverything) {
   ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
   EXPECT_TRUE(Env::Default()->FileExists(dbname_).IsNotFound());
   options_.create_if_missing = false;
-  EXPECT_FALSE(TryOpen().ok());
+  EXPECT_FALSE(TryReopen().ok());
 }
 
 TEST_F(DBBasicTest, CloseThenDeleteAndEmptyKeys) {

@@ -12,6 +12,7 @@
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
@@ -67,65 +68,18 @@ class FailingOperator : public MergeOperator {
   const char* Name() const override { return "FailingOperator"; }
 };
 
-class DBMergeTest : public testing::Test {
+class DBMergeTest : public DBTestBase {
  protected:
-  void SetUp() override {
-    dir_ = std::make_unique<TempDirectory>("db_merge");
-    dbname_ = dir_->path() + "/db";
-    options_.create_if_missing = true;
+  DBMergeTest() : DBTestBase("db_merge") {
     options_.merge_operator = MergeOperators::CreateUInt64AddOperator();
   }
-  void TearDown() override {
-    if (db_ != nullptr) {
-      EXPECT_OK(db_->Close());
-    }
-    db_.reset();
-  }
 
-  void Open() {
-    db_.reset();
-    Status s = DB::Open(options_, dbname_, &db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  void Reopen() {
-    ASSERT_OK(db_->Close());
-    Open();
-  }
-  void Flush() { ASSERT_OK(db_->Flush(FlushOptions())); }
-  void Compact() { ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr)); }
-  Status Merge(const std::string& k, const std::string& v) {
-    return db_->Merge(WriteOptions(), k, v);
-  }
-  std::string Get(const std::string& k, const Snapshot* snap = nullptr) {
-    ReadOptions ro;
-    ro.snapshot = snap;
-    std::string v;
-    Status s = db_->Get(ro, k, &v);
-    if (s.IsNotFound()) return "NOT_FOUND";
-    if (!s.ok()) return s.ToString();
-    return v;
-  }
   // "k=v," for every key, forward or backward.
   std::string Scan(bool reverse, const Snapshot* snap = nullptr) {
     ReadOptions ro;
     ro.snapshot = snap;
-    std::unique_ptr<Iterator> it(db_->NewIterator(ro));
-    std::string out;
-    if (reverse) {
-      for (it->SeekToLast(); it->Valid(); it->Prev())
-        out += it->key().ToString() + "=" + it->value().ToString() + ",";
-    } else {
-      for (it->SeekToFirst(); it->Valid(); it->Next())
-        out += it->key().ToString() + "=" + it->value().ToString() + ",";
-    }
-    if (!it->status().ok()) out += "[" + it->status().ToString() + "]";
-    return out;
+    return Contents(ro, reverse);
   }
-
-  std::unique_ptr<TempDirectory> dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
@@ -135,7 +89,7 @@ TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
   for (int i = 1; i <= 4000; i++) {
     ASSERT_OK(Merge("counter", Fixed64String(i)));
     expect += i;
-    if (i % 700 == 0) Flush();
+    if (i % 700 == 0) ASSERT_OK(Flush());
   }
   EXPECT_EQ(FromU64(Get("counter")), expect);
   uint64_t files = 0;
@@ -147,11 +101,11 @@ TEST_F(DBMergeTest, ThousandsOfOperandsAcrossMemtableAndFiles) {
   ASSERT_OK(db_->Put(WriteOptions(), "counter", Fixed64String(1000000)));
   for (int i = 0; i < 1500; i++) {
     ASSERT_OK(Merge("counter", Fixed64String(2)));
-    if (i == 600) Flush();
+    if (i == 600) ASSERT_OK(Flush());
   }
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
   // Compaction carries the operands down; the result is the same from deeper levels.
-  Compact();
+  ASSERT_OK(CompactAll());
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
   Reopen();
   EXPECT_EQ(FromU64(Get("counter")), 1000000u + 3000u);
@@ -163,14 +117,14 @@ TEST_F(DBMergeTest, StringAppendOverPutsAndDeletes) {
   Open();
   ASSERT_OK(db_->Put(WriteOptions(), "k", "a"));
   ASSERT_OK(Merge("k", "b"));
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_OK(Merge("k", "c"));
   EXPECT_EQ(Get("k"), "a,b,c");
   ASSERT_OK(db_->Delete(WriteOptions(), "k"));
   EXPECT_EQ(Get("k"), "NOT_FOUND");
   ASSERT_OK(Merge("k", "d"));  // the Delete ends the fold: no base
   EXPECT_EQ(Get("k"), "d");
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_OK(Merge("k", "e"));
   EXPECT_EQ(Get("k"), "d,e");
   // Operands in a write batch are applied in order, with the batch's own Put beneath.
@@ -191,13 +145,13 @@ TEST_F(DBMergeTest, PartialMergeOperatorReadsAndCompaction) {
   ASSERT_OK(db_->Put(WriteOptions(), "p", "base"));
   for (int i = 0; i < 30; i++) {
     ASSERT_OK(Merge("p", std::to_string(i)));
-    if (i % 10 == 9) Flush();
+    if (i % 10 == 9) ASSERT_OK(Flush());
   }
   std::string expect = "base";
   for (int i = 0; i < 30; i++) expect.append(".").append(std::to_string(i));
   EXPECT_EQ(Get("p"), expect);
   EXPECT_TRUE(op->last_had_base);
-  Compact();
+  ASSERT_OK(CompactAll());
   EXPECT_EQ(Get("p"), expect);
   EXPECT_EQ(Scan(true), "p=" + expect + ",");
   // The default PartialMergeMulti folds pairwise through PartialMerge.
@@ -216,7 +170,7 @@ TEST_F(DBMergeTest, ShouldMergeStopsGetEarly) {
   ASSERT_OK(db_->Put(WriteOptions(), "s", "base"));
   for (int i = 0; i < 8; i++) {
     ASSERT_OK(Merge("s", std::to_string(i)));
-    if (i == 2 || i == 5) Flush();
+    if (i == 2 || i == 5) ASSERT_OK(Flush());
   }
   // Only the newest three operands, no base: the operator said they suffice.
   EXPECT_EQ(Get("s"), "5.6.7");
@@ -224,12 +178,12 @@ TEST_F(DBMergeTest, ShouldMergeStopsGetEarly) {
   EXPECT_FALSE(op->last_had_base);
   // Fewer operands than the limit: the search reaches the base.
   ASSERT_OK(db_->Put(WriteOptions(), "t", "base"));
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_OK(Merge("t", "x"));
   EXPECT_EQ(Get("t"), "base.x");
   EXPECT_TRUE(op->last_had_base);
   // Operands that all sit in files stop early too.
-  Flush();
+  ASSERT_OK(Flush());
   EXPECT_EQ(Get("s"), "5.6.7");
   EXPECT_EQ(op->last_num_operands, 3u);
   // Iterators do not consult ShouldMerge.
@@ -259,7 +213,7 @@ TEST_F(DBMergeTest, MaxSuccessiveMergesFoldsOnWrite) {
   db_->ReleaseSnapshot(snap);
   // The fold reads through files too.
   ASSERT_OK(db_->Put(WriteOptions(), "f", Fixed64String(100)));
-  Flush();
+  ASSERT_OK(Flush());
   for (int i = 0; i < 7; i++) ASSERT_OK(Merge("f", Fixed64String(1)));
   EXPECT_EQ(FromU64(Get("f")), 107u);
   ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "f", operands.data(),
@@ -298,7 +252,7 @@ TEST_F(DBMergeTest, FailingOperatorIsCorruption) {
   it->Prev();
   EXPECT_FALSE(it->Valid());
   EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
-  Flush();
+  ASSERT_OK(Flush());
   s = db_->Get(ReadOptions(), "b", &v);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
@@ -312,7 +266,7 @@ TEST_F(DBMergeTest, NoOperatorIsNotSupported) {
   ASSERT_OK(db_->Write(WriteOptions(), &b));
   std::string v;
   EXPECT_TRUE(db_->Get(ReadOptions(), "k", &v).IsNotSupported());
-  Flush();
+  ASSERT_OK(Flush());
   EXPECT_TRUE(db_->Get(ReadOptions(), "k", &v).IsNotSupported());
   std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
   it->SeekToLast();
@@ -334,7 +288,7 @@ TEST_F(DBMergeTest, IteratorsFoldBothWays) {
   ASSERT_OK(Merge("b", "b1"));
   ASSERT_OK(db_->Put(WriteOptions(), "c", "C"));
   ASSERT_OK(db_->Delete(WriteOptions(), "c"));
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_OK(Merge("a", "a2"));
   ASSERT_OK(Merge("b", "b2"));
   ASSERT_OK(Merge("c", "c1"));
@@ -384,7 +338,7 @@ TEST_F(DBMergeTest, IteratorsFoldBothWays) {
   it->Next();
   EXPECT_FALSE(it->Valid());
   it.reset();
-  Flush();
+  ASSERT_OK(Flush());
   EXPECT_EQ(Scan(false), fwd);
   EXPECT_EQ(Scan(true), bwd);
 }
@@ -394,7 +348,7 @@ TEST_F(DBMergeTest, SnapshotsSeeOnlyOlderOperands) {
   ASSERT_OK(Merge("k", Fixed64String(1)));
   const Snapshot* s1 = db_->GetSnapshot();
   ASSERT_OK(Merge("k", Fixed64String(10)));
-  Flush();
+  ASSERT_OK(Flush());
   const Snapshot* s2 = db_->GetSnapshot();
   ASSERT_OK(Merge("k", Fixed64String(100)));
   ASSERT_OK(db_->Put(WriteOptions(), "j", Fixed64String(5)));
@@ -410,8 +364,8 @@ TEST_F(DBMergeTest, SnapshotsSeeOnlyOlderOperands) {
   EXPECT_EQ(FromU64(Get("j")), 10u);
   EXPECT_EQ(Scan(false, s3), "j=" + Fixed64String(5) + ",k=" + Fixed64String(111) + ",");
   EXPECT_EQ(Scan(true, s2), "k=" + Fixed64String(11) + ",");
-  Flush();
-  Compact();
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
   EXPECT_EQ(FromU64(Get("k", s1)), 1u);
   EXPECT_EQ(FromU64(Get("k", s2)), 11u);
   EXPECT_EQ(Scan(true, s3), "k=" + Fixed64String(111) + ",j=" + Fixed64String(5) + ",");
@@ -425,7 +379,7 @@ TEST_F(DBMergeTest, OperandsSurviveReopen) {
   for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", Fixed64String(3)));  // WAL only
   Reopen();
   EXPECT_EQ(FromU64(Get("w")), 150u);
-  Flush();
+  ASSERT_OK(Flush());
   for (int i = 0; i < 50; i++) ASSERT_OK(Merge("w", Fixed64String(1)));
   Reopen();
   EXPECT_EQ(FromU64(Get("w")), 200u);

@@ -17,6 +17,7 @@
 #include "shale/db.h"
 #include "shale/statistics.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/gated_sst_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -31,29 +32,15 @@ std::string Answer(const Status& s, const Slice& value) {
   return s.ToString();
 }
 
-class DBMultiGetTest : public testing::Test {
+class DBMultiGetTest : public DBTestBase {
  protected:
-  DBMultiGetTest() : dir_("db_multiget") {
-    dbname_ = dir_.path() + "/db";
-    options_.create_if_missing = true;
+  DBMultiGetTest() : DBTestBase("db_multiget") {
     options_.stats_dump_period_sec = 0;
     options_.disable_auto_compactions = true;
   }
   ~DBMultiGetTest() override {
     gated_env_.SetOpen(true);  // a failed test may have left a flush at the gate
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
-  }
-
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
-  void Put(const std::string& k, const std::string& v) {
-    ASSERT_OK(db_->Put(WriteOptions(), k, v));
-  }
-  void Flush() { ASSERT_OK(db_->Flush(FlushOptions())); }
-  void Compact() { ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr)); }
-  uint64_t IntProperty(const std::string& name) {
-    uint64_t v = 0;
-    EXPECT_TRUE(db_->GetIntProperty(name, &v)) << name;
-    return v;
+    EXPECT_OK(TryClose());      // here: the DB may use gated_env_, which dies before the base
   }
 
   // Get's answers for keys, one at a time.
@@ -121,10 +108,6 @@ class DBMultiGetTest : public testing::Test {
   }
 
   GatedSstEnv gated_env_;
-  TempDirectory dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBMultiGetTest, EmptyKeyListAndEmptyDB) {
@@ -138,27 +121,27 @@ TEST_F(DBMultiGetTest, KeysInEveryLayer) {
   Open();
   // Deepest first: a compacted level, then L0, then an immutable memtable held there by
   // the gate, then the active memtable. Newer layers overwrite and delete older keys.
-  Put("deep", "d1");
-  Put("shadowed", "old");
-  Put("deleted", "x");
-  Flush();
-  Compact();
+  ASSERT_OK(Put("deep", "d1"));
+  ASSERT_OK(Put("shadowed", "old"));
+  ASSERT_OK(Put("deleted", "x"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
   ASSERT_EQ(0u, IntProperty("shale.num-files-at-level0"));
-  Put("l0", "zero");
-  Put("shadowed", "l0");
+  ASSERT_OK(Put("l0", "zero"));
+  ASSERT_OK(Put("shadowed", "l0"));
   ASSERT_OK(db_->Delete(WriteOptions(), "deleted"));
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_EQ(1u, IntProperty("shale.num-files-at-level0"));
   gated_env_.SetOpen(false);
-  Put("imm", "frozen");
-  Put("shadowed", "imm");
+  ASSERT_OK(Put("imm", "frozen"));
+  ASSERT_OK(Put("shadowed", "imm"));
   FlushOptions no_wait;
   no_wait.wait = false;
   ASSERT_OK(db_->Flush(no_wait));
   gated_env_.WaitForBlockedJob();
   ASSERT_EQ(1u, IntProperty("shale.num-immutable-mem-table"));
-  Put("mem", "live");
-  Put("resurrected", "old");
+  ASSERT_OK(Put("mem", "live"));
+  ASSERT_OK(Put("resurrected", "old"));
   ASSERT_OK(db_->Delete(WriteOptions(), "resurrected"));
 
   const std::vector<std::string> keys = {"mem",     "imm",     "l0",          "deep", "shadowed",
@@ -171,32 +154,32 @@ TEST_F(DBMultiGetTest, KeysInEveryLayer) {
   gated_env_.SetOpen(true);
   ASSERT_OK(db_->Flush(FlushOptions()));
   ExpectMultiGet(keys, want);
-  Compact();
+  ASSERT_OK(CompactAll());
   ExpectMultiGet(keys, want);
 }
 
 TEST_F(DBMultiGetTest, RepeatedKeysAreAnsweredEachTime) {
   Open();
-  Put("b", "vb");
-  Flush();
-  Put("a", "va");
+  ASSERT_OK(Put("b", "vb"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Put("a", "va"));
   ExpectMultiGet({"b", "a", "b", "c", "a", "b", "c"},
                  {"vb", "va", "vb", "NOT_FOUND", "va", "vb", "NOT_FOUND"});
 }
 
 TEST_F(DBMultiGetTest, SnapshotSeesTheValuesOfItsTime) {
   Open();
-  Put("a", "a1");
-  Put("b", "b1");
-  Flush();
-  Put("c", "c1");
+  ASSERT_OK(Put("a", "a1"));
+  ASSERT_OK(Put("b", "b1"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Put("c", "c1"));
   const Snapshot* snap = db_->GetSnapshot();
-  Put("a", "a2");
+  ASSERT_OK(Put("a", "a2"));
   ASSERT_OK(db_->Delete(WriteOptions(), "b"));
   ASSERT_OK(db_->Delete(WriteOptions(), "c"));
-  Put("d", "d2");
-  Flush();
-  Compact();
+  ASSERT_OK(Put("d", "d2"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
   const std::vector<std::string> keys = {"a", "b", "c", "d"};
   ExpectMultiGet(keys, {"a1", "b1", "c1", "NOT_FOUND"}, snap);
   ExpectMultiGet(keys, {"a2", "NOT_FOUND", "NOT_FOUND", "d2"});
@@ -209,11 +192,11 @@ TEST_F(DBMultiGetTest, MergeOperandsAreFolded) {
   ASSERT_OK(db_->Put(WriteOptions(), "base", Fixed64String(100)));
   ASSERT_OK(db_->Merge(WriteOptions(), "base", Fixed64String(1)));
   ASSERT_OK(db_->Merge(WriteOptions(), "ops", Fixed64String(5)));
-  Flush();
-  Compact();
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
   ASSERT_OK(db_->Merge(WriteOptions(), "base", Fixed64String(10)));
   ASSERT_OK(db_->Merge(WriteOptions(), "ops", Fixed64String(6)));
-  Flush();
+  ASSERT_OK(Flush());
   const Snapshot* snap = db_->GetSnapshot();
   ASSERT_OK(db_->Merge(WriteOptions(), "base", Fixed64String(1000)));
   ASSERT_OK(db_->Merge(WriteOptions(), "ops", Fixed64String(7)));
@@ -230,8 +213,8 @@ TEST_F(DBMultiGetTest, OperandWithoutOperatorIsNotSupportedForThatKeyOnly) {
   options_.merge_operator = MergeOperators::CreateUInt64AddOperator();
   Open();
   ASSERT_OK(db_->Merge(WriteOptions(), "m", Fixed64String(1)));
-  Put("p", "v");
-  Flush();
+  ASSERT_OK(Put("p", "v"));
+  ASSERT_OK(Flush());
   ASSERT_OK(db_->Close());
   db_.reset();
   options_.merge_operator = nullptr;
@@ -247,9 +230,9 @@ TEST_F(DBMultiGetTest, OperandWithoutOperatorIsNotSupportedForThatKeyOnly) {
 TEST_F(DBMultiGetTest, DamagedBlockFailsOnlyItsKeys) {
   options_.compression = kNoCompression;
   Open();
-  Put("file", std::string(100, 'f'));
-  Flush();
-  Put("mem", "m");
+  ASSERT_OK(Put("file", std::string(100, 'f')));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Put("mem", "m"));
   std::vector<std::string> children;
   ASSERT_OK(Env::Default()->GetChildren(dbname_, &children));
   std::string sst;
@@ -274,7 +257,7 @@ TEST_F(DBMultiGetTest, DamagedBlockFailsOnlyItsKeys) {
 
 TEST_F(DBMultiGetTest, MismatchedArgumentsAreInvalidForEveryKey) {
   Open();
-  Put("a", "va");
+  ASSERT_OK(Put("a", "va"));
   const std::vector<Slice> keys = {"a", "b", "c"};
   std::vector<std::string> values = {"x", "y"};
   std::vector<ColumnFamilyHandle*> two(2, db_->DefaultColumnFamily());
@@ -310,10 +293,10 @@ TEST_F(DBMultiGetTest, Statistics) {
   options_.statistics = CreateDBStatistics();
   Statistics* stats = options_.statistics.get();
   Open();
-  Put("a", "12345");
-  Put("b", "678");
-  Flush();
-  Put("c", "9");
+  ASSERT_OK(Put("a", "12345"));
+  ASSERT_OK(Put("b", "678"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Put("c", "9"));
   ASSERT_OK(stats->Reset());
   std::vector<std::string> values;
   std::vector<Status> statuses = db_->MultiGet(ReadOptions(), {"a", "b", "c", "missing"}, &values);
@@ -415,8 +398,8 @@ TEST_F(DBMultiGetTest, RandomizedAgreesWithGet) {
         ASSERT_OK(db_->Merge(WriteOptions(), k, Fixed64String(rnd.Uniform(10))));
       }
     }
-    if (rnd.OneIn(2)) Flush();
-    if (rnd.OneIn(3)) Compact();
+    if (rnd.OneIn(2)) ASSERT_OK(Flush());
+    if (rnd.OneIn(3)) ASSERT_OK(CompactAll());
     if (rnd.OneIn(2)) snapshots.push_back(db_->GetSnapshot());
   }
   for (int trial = 0; trial < 200; trial++) {

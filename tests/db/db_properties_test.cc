@@ -16,6 +16,7 @@
 #include "db/filename.h"
 #include "shale/db.h"
 #include "shale/table.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 
 namespace shale {
@@ -64,30 +65,14 @@ bool IsUnsignedInteger(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-class DBPropertiesTest : public ::testing::Test {
+class DBPropertiesTest : public DBTestBase {
  protected:
-  DBPropertiesTest() : dir_("db_properties") {
-    dbname_ = dir_.path() + "/db";
-    options_.create_if_missing = true;
+  DBPropertiesTest() : DBTestBase("db_properties") {
     options_.compression = kNoCompression;
     options_.stats_dump_period_sec = 0;
     options_.write_buffer_size = 64 << 10;
     options_.target_file_size_base = 64 << 10;
     options_.max_bytes_for_level_base = 256 << 10;
-  }
-  ~DBPropertiesTest() override {
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
-  }
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
-  void Reopen() {
-    ASSERT_OK(db_->Close());
-    db_.reset();
-    Open();
-  }
-  uint64_t Int(const std::string& name) {
-    uint64_t v = 0;
-    EXPECT_TRUE(db_->GetIntProperty(name, &v)) << name;
-    return v;
   }
   // REQUIRES: no flush or compaction running.
   Version* current() { return static_cast<DBImpl*>(db_.get())->TEST_versions()->current(); }
@@ -119,18 +104,14 @@ class DBPropertiesTest : public ::testing::Test {
     uint64_t total = 0;
     for (int level = 0; level < v->NumLevels(); level++) {
       const std::string n = std::to_string(level);
-      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), Int("shale.num-files-at-level" + n));
-      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), Int("rocksdb.num-files-at-level" + n));
+      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), IntProperty("shale.num-files-at-level" + n));
+      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), IntProperty("rocksdb.num-files-at-level" + n));
       total += v->NumLevelBytes(level);
     }
-    EXPECT_EQ(total, Int("shale.total-sst-files-size"));
-    EXPECT_EQ(SstBytesOnDisk(), Int("rocksdb.total-sst-files-size"));
+    EXPECT_EQ(total, IntProperty("shale.total-sst-files-size"));
+    EXPECT_EQ(SstBytesOnDisk(), IntProperty("rocksdb.total-sst-files-size"));
   }
 
-  TempDirectory dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBPropertiesTest, EveryNameAnswersUnderBothPrefixesAndParses) {
@@ -192,19 +173,19 @@ TEST_F(DBPropertiesTest, UnknownNamesReturnFalse) {
 TEST_F(DBPropertiesTest, ValuesFollowFillFlushCompactionAndReads) {
   options_.disable_auto_compactions = true;
   Open();
-  const uint64_t empty_mem = Int("shale.cur-size-all-mem-tables");
-  EXPECT_EQ(0u, Int("shale.estimate-num-keys"));
-  EXPECT_EQ(0u, Int("shale.total-sst-files-size"));
-  EXPECT_EQ(0u, Int("shale.estimate-pending-compaction-bytes"));
+  const uint64_t empty_mem = IntProperty("shale.cur-size-all-mem-tables");
+  EXPECT_EQ(0u, IntProperty("shale.estimate-num-keys"));
+  EXPECT_EQ(0u, IntProperty("shale.total-sst-files-size"));
+  EXPECT_EQ(0u, IntProperty("shale.estimate-pending-compaction-bytes"));
 
   Fill(0, 200, 100);
   // Memory is counted in arena blocks: it grows, though not byte for byte.
-  const uint64_t mem = Int("shale.cur-size-all-mem-tables");
+  const uint64_t mem = IntProperty("shale.cur-size-all-mem-tables");
   EXPECT_GT(mem, 0u);
   EXPECT_GE(mem, empty_mem);
-  EXPECT_EQ(200u, Int("shale.estimate-num-keys"));
+  EXPECT_EQ(200u, IntProperty("shale.estimate-num-keys"));
   Fill(200, 230, 1000);  // still below write_buffer_size
-  EXPECT_GT(Int("shale.cur-size-all-mem-tables"), std::max<uint64_t>(mem, 30 * 1000));
+  EXPECT_GT(IntProperty("shale.cur-size-all-mem-tables"), std::max<uint64_t>(mem, 30 * 1000));
 
   // Several L0 files (auto compaction is off), overwrites and deletes.
   Fill(0, 3000, 100);
@@ -217,36 +198,36 @@ TEST_F(DBPropertiesTest, ValuesFollowFillFlushCompactionAndReads) {
   }
   ASSERT_OK(db_->Flush(FlushOptions()));
   const uint64_t live = 3000 - 500;
-  EXPECT_EQ(0u, Int("shale.num-immutable-mem-table"));
-  EXPECT_GT(Int("shale.num-files-at-level0"), 2u);
+  EXPECT_EQ(0u, IntProperty("shale.num-immutable-mem-table"));
+  EXPECT_GT(IntProperty("shale.num-files-at-level0"), 2u);
   ExpectLevelsMatchVersion();
-  uint64_t estimate = Int("shale.estimate-num-keys");
+  uint64_t estimate = IntProperty("shale.estimate-num-keys");
   EXPECT_GE(estimate, live / 2);
   EXPECT_LE(estimate, live * 2);
-  EXPECT_GT(Int("shale.estimate-pending-compaction-bytes"), 0u);
+  EXPECT_GT(IntProperty("shale.estimate-pending-compaction-bytes"), 0u);
 
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
-  EXPECT_EQ(0u, Int("shale.num-files-at-level0"));
+  EXPECT_EQ(0u, IntProperty("shale.num-files-at-level0"));
   ExpectLevelsMatchVersion();
   // A full compaction to the bottom leaves one entry per live key.
-  EXPECT_EQ(live, Int("shale.estimate-num-keys"));
-  EXPECT_EQ(0u, Int("shale.estimate-pending-compaction-bytes"));
-  EXPECT_EQ(0u, Int("shale.num-running-compactions"));
-  EXPECT_EQ(0u, Int("shale.num-running-flushes"));
+  EXPECT_EQ(live, IntProperty("shale.estimate-num-keys"));
+  EXPECT_EQ(0u, IntProperty("shale.estimate-pending-compaction-bytes"));
+  EXPECT_EQ(0u, IntProperty("shale.num-running-compactions"));
+  EXPECT_EQ(0u, IntProperty("shale.num-running-flushes"));
 
   // Reads fill the block cache.
   Reopen();
-  const uint64_t cache_before = Int("shale.block-cache-usage");
+  const uint64_t cache_before = IntProperty("shale.block-cache-usage");
   for (int i = 1; i < 3000; i += 50) {
     char key[16];
     snprintf(key, sizeof(key), "key%06d", i);
     std::string v;
     ASSERT_OK(db_->Get(ReadOptions(), key, &v));
   }
-  EXPECT_GT(Int("shale.block-cache-usage"), cache_before);
-  EXPECT_GT(Int("rocksdb.block-cache-usage"), 0u);
+  EXPECT_GT(IntProperty("shale.block-cache-usage"), cache_before);
+  EXPECT_GT(IntProperty("rocksdb.block-cache-usage"), 0u);
   ExpectLevelsMatchVersion();
-  EXPECT_EQ(live, Int("shale.estimate-num-keys"));
+  EXPECT_EQ(live, IntProperty("shale.estimate-num-keys"));
 }
 
 TEST_F(DBPropertiesTest, BlockCacheUsageAbsentWithoutACache) {
@@ -273,7 +254,7 @@ TEST_F(DBPropertiesTest, BlockCacheUsageIsTheGivenCachesUsage) {
   ASSERT_OK(db_->Get(ReadOptions(), "key000001", &v));
   ASSERT_OK(db_->Get(ReadOptions(), "key000400", &v));
   EXPECT_GT(t.block_cache->GetUsage(), 0u);
-  EXPECT_EQ(t.block_cache->GetUsage(), Int("shale.block-cache-usage"));
+  EXPECT_EQ(t.block_cache->GetUsage(), IntProperty("shale.block-cache-usage"));
 }
 
 TEST_F(DBPropertiesTest, StatsTableHasTheColumnsRocksDBUsersRead) {
@@ -424,17 +405,17 @@ TEST_F(DBPropertiesTest, ValuesSurviveReopen) {
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
   ASSERT_OK(db_->Flush(FlushOptions()));
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
-  const uint64_t size = Int("shale.total-sst-files-size");
-  const uint64_t keys = Int("shale.estimate-num-keys");
+  const uint64_t size = IntProperty("shale.total-sst-files-size");
+  const uint64_t keys = IntProperty("shale.estimate-num-keys");
   std::vector<uint64_t> files;
   for (int level = 0; level < options_.num_levels; level++) {
-    files.push_back(Int("shale.num-files-at-level" + std::to_string(level)));
+    files.push_back(IntProperty("shale.num-files-at-level" + std::to_string(level)));
   }
   Reopen();
-  EXPECT_EQ(size, Int("shale.total-sst-files-size"));
-  EXPECT_EQ(keys, Int("shale.estimate-num-keys"));
+  EXPECT_EQ(size, IntProperty("shale.total-sst-files-size"));
+  EXPECT_EQ(keys, IntProperty("shale.estimate-num-keys"));
   for (int level = 0; level < options_.num_levels; level++) {
-    EXPECT_EQ(files[level], Int("shale.num-files-at-level" + std::to_string(level)));
+    EXPECT_EQ(files[level], IntProperty("shale.num-files-at-level" + std::to_string(level)));
   }
   ExpectLevelsMatchVersion();
   EXPECT_GE(keys, 1500u);

@@ -15,6 +15,7 @@
 #include "shale/filter_policy.h"
 #include "shale/statistics.h"
 #include "shale/table.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 
 namespace shale {
@@ -38,10 +39,9 @@ std::string ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-class DBStatisticsTest : public ::testing::Test {
+class DBStatisticsTest : public DBTestBase {
  protected:
-  DBStatisticsTest() : dir_("db_statistics"), dbname_(dir_.path() + "/db") {
-    options_.create_if_missing = true;
+  DBStatisticsTest() : DBTestBase("db_statistics") {
     options_.statistics = CreateDBStatistics();
     options_.write_buffer_size = 64 << 10;
     BlockBasedTableOptions t;
@@ -50,19 +50,12 @@ class DBStatisticsTest : public ::testing::Test {
     options_.table_factory.reset(NewBlockBasedTableFactory(t));
   }
 
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
-
   uint64_t Ticker(uint32_t t) const { return options_.statistics->getTickerCount(t); }
   uint64_t HistCount(uint32_t h) const {
     HistogramData d;
     options_.statistics->histogramData(h, &d);
     return d.count;
   }
-
-  TempDirectory dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBStatisticsTest, WritePathTickers) {

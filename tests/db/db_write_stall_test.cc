@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "shale/db.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/gated_sst_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -45,11 +46,6 @@ uint64_t StallCount(DB* db, const std::string& name) {
   return std::stoull(stats.substr(start, at - start));
 }
 
-uint64_t IntProperty(DB* db, const std::string& name) {
-  uint64_t v = 0;
-  EXPECT_TRUE(db->GetIntProperty(name, &v)) << name;
-  return v;
-}
 
 // A writer on its own thread, for writes expected to block.
 class BackgroundPut {
@@ -74,20 +70,17 @@ class BackgroundPut {
   std::thread thread_;
 };
 
-class DBWriteStallTest : public ::testing::Test {
+class DBWriteStallTest : public DBTestBase {
  protected:
-  DBWriteStallTest() : dir_("db_write_stall") {
-    dbname_ = dir_.path() + "/db";
-    options_.create_if_missing = true;
+  DBWriteStallTest() : DBTestBase("db_write_stall") {
     options_.compression = kNoCompression;
     options_.stats_dump_period_sec = 0;
     options_.write_buffer_size = 4 << 20;
   }
   ~DBWriteStallTest() override {
     gated_env_.SetOpen(true);  // a failed test may have left a job at the gate
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
+    EXPECT_OK(TryClose());      // here: the DB may use gated_env_, which dies before the base
   }
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
   // One more L0 file; all of them overlap (on "~shared"), so none is moved trivially.
   void PutAndFlush(const std::string& key) {
     ASSERT_OK(db_->Put(WriteOptions(), key, std::string(100, 'v')));
@@ -98,19 +91,15 @@ class DBWriteStallTest : public ::testing::Test {
   // Flushes five L0 files, then checks writes are neither stopped nor slowed.
   void FiveL0FilesWriteWithoutStall() {
     for (int i = 0; i < 5; i++) PutAndFlush("k" + std::to_string(i));
-    EXPECT_EQ(5u, IntProperty(db_.get(), "shale.num-files-at-level0"));
-    EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-    EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+    EXPECT_EQ(5u, IntProperty("shale.num-files-at-level0"));
+    EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
+    EXPECT_EQ(0u, IntProperty("shale.actual-delayed-write-rate"));
     WriteOptions no_slowdown;
     no_slowdown.no_slowdown = true;
     EXPECT_OK(db_->Put(no_slowdown, "x", "y"));
   }
 
   GatedSstEnv gated_env_;
-  TempDirectory dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
@@ -124,18 +113,18 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   options_.max_bytes_for_level_base = 1ull << 30;
   options_.delayed_write_rate = 64 << 10;
   Open();
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.actual-delayed-write-rate"));
   PutAndFlush("a");
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.actual-delayed-write-rate"));
   env.SetOpen(false);
   env.AllowFiles(1);
   PutAndFlush("b");
   env.WaitForBlockedJob();
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-running-compactions"));
+  EXPECT_EQ(1u, IntProperty("shale.num-running-compactions"));
 
   // Two L0 files: slowed, not stopped.
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(64u << 10, IntProperty(db_.get(), "rocksdb.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
+  EXPECT_EQ(64u << 10, IntProperty("rocksdb.actual-delayed-write-rate"));
   WriteOptions no_slowdown;
   no_slowdown.no_slowdown = true;
   EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
@@ -151,9 +140,9 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   env.AllowFiles(1);
   PutAndFlush("d");
   // Four L0 files: stopped.
-  EXPECT_EQ(4u, IntProperty(db_.get(), "shale.num-files-at-level0"));
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(1u, IntProperty(db_.get(), "rocksdb.is-write-stopped"));
+  EXPECT_EQ(4u, IntProperty("shale.num-files-at-level0"));
+  EXPECT_EQ(1u, IntProperty("shale.is-write-stopped"));
+  EXPECT_EQ(1u, IntProperty("rocksdb.is-write-stopped"));
   EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
   BackgroundPut blocked(db_.get(), "blocked", "value");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -164,9 +153,9 @@ TEST_F(DBWriteStallTest, L0TriggersSlowThenStopUntilCompactionClearsThem) {
   env.SetOpen(true);
   ASSERT_OK(blocked.Join());
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.num-files-at-level0"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.num-files-at-level0"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty("shale.actual-delayed-write-rate"));
   EXPECT_GE(StallCount(db_.get(), "level0-file-count-limit-stop"), 1u);
   EXPECT_OK(db_->Put(no_slowdown, "x", "1"));
   std::string v;
@@ -205,11 +194,11 @@ TEST_F(DBWriteStallTest, FullMemtablesStopWritesUntilAFlush) {
   ASSERT_TRUE(s.IsIncomplete()) << s.ToString() << " after " << written << " writes";
   EXPECT_GT(written, 300);  // more than one memtable's worth went in
   env.WaitForBlockedJob();
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-immutable-mem-table"));
-  EXPECT_GT(IntProperty(db_.get(), "shale.cur-size-all-mem-tables"), 100u << 10);
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-running-flushes"));
+  EXPECT_EQ(1u, IntProperty("shale.num-immutable-mem-table"));
+  EXPECT_GT(IntProperty("shale.cur-size-all-mem-tables"), 100u << 10);
+  EXPECT_EQ(1u, IntProperty("shale.num-running-flushes"));
   // RocksDB reports a memtable-limit stop as a stopped write.
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(1u, IntProperty("shale.is-write-stopped"));
 
   BackgroundPut blocked(db_.get(), "blocked", "value");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -218,7 +207,7 @@ TEST_F(DBWriteStallTest, FullMemtablesStopWritesUntilAFlush) {
   ASSERT_OK(blocked.Join());
   EXPECT_GE(StallCount(db_.get(), "memtable-limit-stop"), 1u);
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
   for (int i = 0; i < written; i += 101) {
     std::string v;
     ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
@@ -233,16 +222,16 @@ TEST_F(DBWriteStallTest, PendingCompactionBytesSlowAndStop) {
   options_.hard_pending_compaction_bytes_limit = 1;
   Open();
   PutAndFlush("a");
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty("shale.estimate-pending-compaction-bytes"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
   // The second flush goes through; the compaction it triggers hangs at the gate.
   env.SetOpen(false);
   env.AllowFiles(1);
   PutAndFlush("b");
   env.WaitForBlockedJob();
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.num-running-compactions"));
-  EXPECT_GT(IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"), 0u);
-  EXPECT_EQ(1u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(1u, IntProperty("shale.num-running-compactions"));
+  EXPECT_GT(IntProperty("shale.estimate-pending-compaction-bytes"), 0u);
+  EXPECT_EQ(1u, IntProperty("shale.is-write-stopped"));
   WriteOptions no_slowdown;
   no_slowdown.no_slowdown = true;
   EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
@@ -253,9 +242,9 @@ TEST_F(DBWriteStallTest, PendingCompactionBytesSlowAndStop) {
   env.SetOpen(true);
   ASSERT_OK(blocked.Join());
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.estimate-pending-compaction-bytes"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.num-running-compactions"));
+  EXPECT_EQ(0u, IntProperty("shale.estimate-pending-compaction-bytes"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty("shale.num-running-compactions"));
   EXPECT_GE(StallCount(db_.get(), "pending-compaction-bytes-stop"), 1u);
   EXPECT_OK(db_->Put(no_slowdown, "x", "1"));
 }
@@ -272,8 +261,8 @@ TEST_F(DBWriteStallTest, PendingCompactionBytesSlowdown) {
   env.AllowFiles(1);
   PutAndFlush("b");
   env.WaitForBlockedJob();
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
-  EXPECT_EQ(64u << 10, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
+  EXPECT_EQ(64u << 10, IntProperty("shale.actual-delayed-write-rate"));
   WriteOptions no_slowdown;
   no_slowdown.no_slowdown = true;
   EXPECT_TRUE(db_->Put(no_slowdown, "x", "1").IsIncomplete());
@@ -281,7 +270,7 @@ TEST_F(DBWriteStallTest, PendingCompactionBytesSlowdown) {
   EXPECT_GE(StallCount(db_.get(), "pending-compaction-bytes-slowdown"), 1u);
   env.SetOpen(true);
   ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions()));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.actual-delayed-write-rate"));
+  EXPECT_EQ(0u, IntProperty("shale.actual-delayed-write-rate"));
   EXPECT_OK(db_->Put(no_slowdown, "x", "1"));
 }
 
@@ -303,9 +292,9 @@ TEST_F(DBWriteStallTest, FasterWritersNeverDeadlockAndL0StaysBounded) {
   std::atomic<uint64_t> stopped_seen{0};
   std::thread watcher([&] {
     while (!done.load()) {
-      const uint64_t l0 = IntProperty(db_.get(), "shale.num-files-at-level0");
+      const uint64_t l0 = IntProperty("shale.num-files-at-level0");
       if (l0 > max_l0.load()) max_l0 = l0;
-      stopped_seen += IntProperty(db_.get(), "shale.is-write-stopped");
+      stopped_seen += IntProperty("shale.is-write-stopped");
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   });
@@ -338,9 +327,9 @@ TEST_F(DBWriteStallTest, FasterWritersNeverDeadlockAndL0StaysBounded) {
   // were already waiting for their flush when writes stopped.
   const uint64_t bound = options_.level0_stop_writes_trigger + options_.max_write_buffer_number - 1;
   EXPECT_LE(max_l0.load(), bound);
-  EXPECT_LT(IntProperty(db_.get(), "shale.num-files-at-level0"),
+  EXPECT_LT(IntProperty("shale.num-files-at-level0"),
             static_cast<uint64_t>(options_.level0_file_num_compaction_trigger));
-  EXPECT_EQ(0u, IntProperty(db_.get(), "shale.is-write-stopped"));
+  EXPECT_EQ(0u, IntProperty("shale.is-write-stopped"));
   const uint64_t stalls = StallCount(db_.get(), "level0-file-count-limit-slowdown") +
                           StallCount(db_.get(), "level0-file-count-limit-stop") +
                           StallCount(db_.get(), "memtable-limit-stop");
