@@ -6,7 +6,15 @@ let it verify every key, repeat.
              (--interval seconds on average).
   whitebox   db_stress kills itself at a random kill point inside the engine's file I/O
              (--kill_random_test: WAL/SST/MANIFEST append and sync, CURRENT rename, file
-             deletion), sometimes already during recovery.
+             deletion), sometimes already during recovery. With --kill_at=<point>
+             only that point fires, at its first hit unless --kill_random_test says
+             otherwise, and already during recovery; each run it kills is followed by a
+             run without kill points that must recover, verify and finish (the CURRENT
+             rename happens once per open, so this is how it gets killed at all).
+
+--disable_wal runs db_stress without the WAL: a crash then loses the unflushed writes, and
+each restart checks the prefix rule instead (every write acknowledged before the last
+successful Flush is there, and per key nothing older or never written).
 
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
@@ -37,8 +45,13 @@ def parse_args():
     p.add_argument("--kills", type=int, default=0, help="stop after this many kills (0: none)")
     p.add_argument("--interval", type=float, default=3.0,
                    help="blackbox: mean seconds between kills; whitebox: longest run")
-    p.add_argument("--kill_random_test", type=int, default=20000,
-                   help="whitebox: a kill point fires 1 time in N")
+    p.add_argument("--kill_random_test", type=int, default=0,
+                   help="whitebox: a kill point fires 1 time in N (default 20000, or 1 "
+                   "with --kill_at)")
+    p.add_argument("--kill_at", default="",
+                   help="whitebox: only this kill point fires (e.g. current_rename)")
+    p.add_argument("--disable_wal", action="store_true",
+                   help="write without the WAL and check the prefix rule after each kill")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -62,12 +75,18 @@ def main():
         db = os.path.join(tmp, "db")
     expected = db + ".expected"
     base = [args.db_stress, "--db=" + db, "--expected_values_dir=" + expected,
-            "--threads=%d" % args.threads, "--max_key=%d" % args.max_key] + args.extra
+            "--threads=%d" % args.threads, "--max_key=%d" % args.max_key]
+    if args.disable_wal:
+        base.append("--disable_wal=1")
+    base += args.extra
+    one_in = args.kill_random_test or (1 if args.kill_at else 20000)
     print("db_crashtest: %s --seed=%d on %s" % (args.mode, seed, db), flush=True)
 
     start = time.time()
     kills = runs = 0
     points = collections.Counter()  # whitebox: kills by kill point
+    recovered = 0  # --kill_at: recovery runs after a kill that verified and finished
+    recover_next = False
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -77,17 +96,23 @@ def main():
         cmd = base + ["--seed=%d" % (seed + runs), "--reopen=0"]
         if runs == 0:
             cmd.append("--destroy_db_initially")
+        recovery_run = recover_next
+        recover_next = False
         if args.mode == "blackbox":
             cmd += ["--ops_per_thread=0", "--duration=3600"]
+        elif recovery_run:
+            cmd += ["--ops_per_thread=0", "--duration=%d" % max(1, int(args.interval))]
         else:
             cmd += ["--ops_per_thread=0", "--duration=%d" % max(1, int(args.interval)),
-                    "--kill_random_test=%d" % args.kill_random_test]
-            if rng.random() < 0.2:
+                    "--kill_random_test=%d" % one_in]
+            if args.kill_at:
+                cmd += ["--kill_at=" + args.kill_at, "--kill_during_recovery"]
+            elif rng.random() < 0.2:
                 cmd.append("--kill_during_recovery")
         runs += 1
         out = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        if args.mode == "blackbox":
+        if args.mode == "blackbox" and not recovery_run:
             deadline = time.time() + rng.uniform(0.3, 1.7) * args.interval
             while time.time() < deadline and proc.poll() is None:
                 time.sleep(0.02)
@@ -102,13 +127,19 @@ def main():
         out.seek(0)
         log = out.read()
         out.close()
-        if rc == -signal.SIGKILL:
+        if rc == -signal.SIGKILL and not recovery_run:
             kills += 1
             for line in log.splitlines():
                 if line.startswith("db_stress: kill point: "):
-                    points[line[len("db_stress: kill point: "):].split(" (")[0]] += 1
+                    point = line[len("db_stress: kill point: "):].rstrip(")")
+                    points[point.split(" (")[0]] += 1
+                    if args.kill_at:
+                        points[point.replace(" (", ", ").replace(" the call", "")] += 1
+            recover_next = bool(args.kill_at)
         elif rc != 0:
             failed = (cmd, rc, log)
+        elif recovery_run:
+            recovered += 1
         if "FAILED" in log:
             failed = (cmd, rc, log)
 
@@ -120,6 +151,8 @@ def main():
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if res.returncode != 0:
             failed = (cmd, res.returncode, res.stdout)
+        elif recover_next:
+            recovered += 1  # it recovered from the last kill
 
     elapsed = time.time() - start
     if failed is not None:
@@ -128,10 +161,13 @@ def main():
               (rc, kills, runs, elapsed, " ".join(cmd), tail(log)), flush=True)
         print("db_crashtest: DB and expected state kept in %s" % os.path.dirname(db))
         return 1
-    print("db_crashtest: %s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s" %
-          (args.mode, kills, runs, elapsed, seed,
+    print("db_crashtest: %s%s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s%s" %
+          (args.mode, " without the WAL" if args.disable_wal else "", kills, runs, elapsed,
+           seed,
            "; kill points: " + ", ".join("%s %d" % kv for kv in sorted(points.items()))
-           if points else ""), flush=True)
+           if points else "",
+           "; recovered and verified after %d of them" % recovered if args.kill_at else ""),
+          flush=True)
     if tmp is not None and not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

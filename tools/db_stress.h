@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct Context {
   uint64_t max_key = 0;
   uint32_t max_value_size = 0;
   WriteOptions write_options;
+  // disable_wal runs log every acknowledged write in the expected state (see
+  // db_stress_state.h). Writes and Flushes hold log_mu shared; emptying a full log holds
+  // it exclusively.
+  bool log_writes = false;
+  std::shared_mutex log_mu;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};
 };
@@ -63,8 +69,10 @@ struct OpKind {
 const OpKind* OpTable();
 
 // Checks every key against the oracle (no worker may run). A key with a pending write may
-// hold either value; what it holds is committed. False on a mismatch.
-bool VerifyAll(Context* ctx);
+// hold either value. With `prefix` (after a crash of a disable_wal run), a key may hold any
+// value from its durable one on (the write-log rule in db_stress_state.h). What each key
+// holds becomes its committed value and the write log is emptied. False on a mismatch.
+bool VerifyAll(Context* ctx, bool prefix);
 
 // Releases the thread's held snapshots after checking them.
 bool DrainSnapshots(Context* ctx, ThreadState* t, bool all);

@@ -88,18 +88,45 @@ const char* KillPointName(KillPoint point) {
     case KillPoint::kManifestSync: return "MANIFEST sync";
     case KillPoint::kCurrentRename: return "CURRENT rename";
     case KillPoint::kDelete: return "file deletion";
+    case KillPoint::kNone: break;
   }
   return "?";
 }
 
-KillPointEnv::KillPointEnv(Env* base, uint32_t one_in, uint64_t seed)
-    : EnvWrapper(base), one_in_(one_in), seed_(seed) {}
+bool ParseKillPoint(const std::string& name, KillPoint* point) {
+  static const char* const kNames[] = {"wal_append",     "wal_sync",        "sst_append",
+                                       "sst_sync",       "manifest_append", "manifest_sync",
+                                       "current_rename", "delete"};
+  for (int i = 0; i < 8; i++) {
+    if (name == kNames[i]) {
+      *point = static_cast<KillPoint>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+KillPointEnv::KillPointEnv(Env* base, uint32_t one_in, uint64_t seed, KillPoint only)
+    : EnvWrapper(base), one_in_(one_in), seed_(seed), only_(only) {}
 
 void KillPointEnv::MaybeKill(KillPoint point, bool after) {
-  if (one_in_ == 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  thread_local std::mt19937_64 rng(seed_ ^
-                                   std::hash<std::thread::id>()(std::this_thread::get_id()));
-  if (rng() % one_in_ != 0) return;
+  // The draw happens before the call; a hit that lands "after" is kept for the same
+  // thread's next MaybeKill, which is the after-side of the same call.
+  thread_local KillPoint armed_after = KillPoint::kNone;
+  if (after) {
+    if (armed_after != point) return;
+    armed_after = KillPoint::kNone;
+  } else {
+    if (one_in_ == 0 || !enabled_.load(std::memory_order_relaxed)) return;
+    if (only_ != KillPoint::kNone && point != only_) return;
+    thread_local std::mt19937_64 rng(seed_ ^
+                                     std::hash<std::thread::id>()(std::this_thread::get_id()));
+    if (rng() % one_in_ != 0) return;
+    if (rng() % 2 == 1) {
+      armed_after = point;
+      return;
+    }
+  }
   fprintf(stderr, "db_stress: kill point: %s (%s the call)\n", KillPointName(point),
           after ? "after" : "before");
   fflush(stderr);

@@ -1,9 +1,12 @@
 // KillPointEnv: db_stress's whitebox crash test. An Env over another that, at each kill
 // point inside the engine's file I/O, SIGKILLs the whole process with probability
 // 1/one_in: WAL append and sync, SST append and sync, MANIFEST append and sync, the rename
-// that switches CURRENT, and file deletion. Each point fires either before the call or
-// right after it (a coin toss), so both "not done" and "done but not acknowledged" crashes
-// happen. The engine has no kill-point code of its own: everything is in this wrapper.
+// that switches CURRENT, and file deletion. A point that fires kills either before the call
+// or right after it (a coin toss), so both "not done" and "done but not acknowledged"
+// crashes happen. One point may be singled out (`only`): then no other point fires, and
+// with one_in 1 it fires at its first hit, which reaches points that run once per open,
+// like the CURRENT rename. The engine has no kill-point code of its own: everything is in
+// this wrapper.
 //
 // Thread safety: as the Env it wraps; the random draw is per thread.
 #pragma once
@@ -24,13 +27,15 @@ enum class KillPoint {
   kManifestAppend,
   kManifestSync,
   kCurrentRename,
-  kDelete
+  kDelete,
+  kNone  // no point singled out
 };
 
 class KillPointEnv : public EnvWrapper {
  public:
-  // one_in == 0 never kills. seed varies the draws between runs.
-  KillPointEnv(Env* base, uint32_t one_in, uint64_t seed);
+  // one_in == 0 never kills. seed varies the draws between runs. only != kNone: no other
+  // point fires.
+  KillPointEnv(Env* base, uint32_t one_in, uint64_t seed, KillPoint only = KillPoint::kNone);
 
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
                          const EnvOptions& options) override;
@@ -48,9 +53,14 @@ class KillPointEnv : public EnvWrapper {
  private:
   const uint32_t one_in_;
   const uint64_t seed_;
+  const KillPoint only_;
   std::atomic<bool> enabled_{false};
 };
 
+// "CURRENT rename", ...
 const char* KillPointName(KillPoint point);
+// The point a flag names: wal_append, wal_sync, sst_append, sst_sync, manifest_append,
+// manifest_sync, current_rename, delete. False for another name.
+bool ParseKillPoint(const std::string& name, KillPoint* point);
 
 }  // namespace shale::stress

@@ -18,8 +18,10 @@ namespace shale::stress {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x5348414c45535431ull;  // "SHALEST1"
-constexpr size_t kHeaderWords = 4;                  // magic (2 words), max_key (2 words)
+constexpr uint64_t kMagic = 0x5348414c45535432ull;  // "SHALEST2"
+// magic (2 words), max_key (2 words), prefix mode, log floor, log count, log generation
+constexpr size_t kHeaderWords = 8;
+constexpr size_t kEntryWords = 3;
 
 uint64_t Mix(uint64_t key, uint32_t base) {
   const std::string k = KeyString(key);
@@ -86,7 +88,8 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
     }
     if (slash == std::string::npos) break;
   }
-  const size_t bytes = (kHeaderWords + 2 * max_key) * sizeof(uint32_t);
+  if (max_key > UINT32_MAX) return Status::InvalidArgument("--max_key must fit in 32 bits");
+  const size_t bytes = (kHeaderWords + 3 * max_key + kEntryWords * kLogCapacity) * sizeof(uint32_t);
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (exists && !fresh && static_cast<size_t>(st.st_size) != bytes) {
@@ -109,7 +112,10 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   state->map_ = map;
   state->max_key_ = max_key;
   auto* words = static_cast<uint32_t*>(map);
+  state->header_ = words;
   state->slots_ = words + kHeaderWords;
+  state->base_ = state->slots_ + 2 * max_key;
+  state->log_ = state->base_ + max_key;
   uint64_t magic, keys;
   memcpy(&magic, words, 8);
   memcpy(&keys, words + 2, 8);
@@ -122,6 +128,49 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   }
   *out = std::move(state);
   return Status::OK();
+}
+
+uint32_t ExpectedState::EntryCheck(uint32_t pos, uint32_t key, uint32_t word) const {
+  // The generation makes an entry left from an earlier log at the same position invalid.
+  uint32_t in[4] = {Load(&header_[kLogGeneration]), pos, key, word};
+  return static_cast<uint32_t>(Hash64(reinterpret_cast<const char*>(in), sizeof(in))) | 1u;
+}
+
+bool ExpectedState::AppendLog(uint64_t key, uint32_t word) {
+  const uint32_t pos =
+      std::atomic_ref<uint32_t>(header_[kLogCount]).fetch_add(1, std::memory_order_relaxed);
+  if (pos >= kLogCapacity) return false;
+  uint32_t* e = &log_[kEntryWords * pos];
+  Store(&e[0], static_cast<uint32_t>(key));
+  Store(&e[1], word);
+  // Written last: a kill before it leaves an entry that reads as torn, not as a write.
+  std::atomic_ref<uint32_t>(e[2]).store(EntryCheck(pos, static_cast<uint32_t>(key), word),
+                                        std::memory_order_release);
+  return true;
+}
+
+void ExpectedState::AdvanceFloor(uint32_t pos) {
+  std::atomic_ref<uint32_t> floor(header_[kLogFloor]);
+  uint32_t cur = floor.load(std::memory_order_relaxed);
+  while (cur < pos && !floor.compare_exchange_weak(cur, pos, std::memory_order_relaxed)) {
+  }
+}
+
+bool ExpectedState::ReadLog(uint32_t pos, uint64_t* key, uint32_t* word) const {
+  const uint32_t* e = &log_[kEntryWords * pos];
+  const uint32_t check = std::atomic_ref<const uint32_t>(e[2]).load(std::memory_order_acquire);
+  const uint32_t k = Load(&e[0]), w = Load(&e[1]);
+  if (check != EntryCheck(pos, k, w) || k >= max_key_) return false;
+  *key = k;
+  *word = w;
+  return true;
+}
+
+void ExpectedState::ResetLog() {
+  // Generation first: from then on the old entries read as torn, and base holds them.
+  Store(&header_[kLogGeneration], Load(&header_[kLogGeneration]) + 1);
+  Store(&header_[kLogCount], 0);
+  Store(&header_[kLogFloor], 0);
 }
 
 ExpectedState::~ExpectedState() {

@@ -18,10 +18,24 @@
 // ever Put while absent and SingleDeleted while present, so SingleDelete's contract (at
 // most one Put since the last deletion, no Delete, no Merge) always holds for them.
 //
+// Runs without the WAL (--disable_wal) lose their unflushed writes in a crash, so the
+// latest value is not what a restarted DB must hold. For them the file also keeps a write
+// log: every acknowledged write as (key, word), appended in each key's order, and a floor,
+// the log position before which every write is durable (it was acknowledged before a
+// Flush that then succeeded started; or before a clean Close). After a crash, key k may
+// hold its value as of the floor (its last logged word before the floor, or base(k) when
+// it has none), any word logged for it at or after the floor, or its pending word; nothing
+// else. An older value is a hole: a durable write lost. `prefix_mode` records that the
+// last writer ran without the WAL, so the next start verifies by this rule. The log is
+// emptied (folded into base) at each start and when it fills, after a Flush.
+//
 // Thread safety: Slot words may be read and written from any thread holding the key's
-// lock (KeyLocks); Open/Close from one thread while no worker runs.
+// lock (KeyLocks); Open/Close from one thread while no worker runs. AppendLog from any
+// thread; AdvanceFloor from any thread; the log readers and ResetLog only while no thread
+// appends (db_stress serializes them with a reader-writer lock).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -73,6 +87,25 @@ class ExpectedState {
   // The pending word without its marker; valid when pending(key) != 0.
   static uint32_t PendingWord(uint32_t pending) { return pending & ~kPendingBit; }
 
+  // ---- The write log of disable_wal runs (see the top of this file). ----
+  static constexpr uint32_t kLogCapacity = 1u << 20;
+  bool prefix_mode() const { return Load(&header_[kPrefixMode]) != 0; }
+  void SetPrefixMode(bool on) { Store(&header_[kPrefixMode], on ? 1 : 0); }
+  uint32_t base(uint64_t key) const { return Load(&base_[key]); }
+  void SetBase(uint64_t key, uint32_t word) { Store(&base_[key], word); }
+  // Entries reserved so far (some may be torn by a crash); at most kLogCapacity count.
+  uint32_t log_count() const { return std::min(Load(&header_[kLogCount]), kLogCapacity); }
+  uint32_t log_floor() const { return std::min(Load(&header_[kLogFloor]), log_count()); }
+  // Records an acknowledged write; false when the log is full.
+  bool AppendLog(uint64_t key, uint32_t word);
+  // Every entry before pos is durable now (the floor only rises).
+  void AdvanceFloor(uint32_t pos);
+  // Entry pos (< log_count()); false for one a crash left half written.
+  bool ReadLog(uint32_t pos, uint64_t* key, uint32_t* word) const;
+  // Empties the log. The caller has made base() hold what it folds in first, so a crash
+  // at any point leaves a log and base that accept the same DB states.
+  void ResetLog();
+
  private:
   // Marks a pending word as present even when the word itself is 0 (a pending delete).
   // Bit 29 is free: bases stay below 2^29 (kBaseMask).
@@ -80,11 +113,18 @@ class ExpectedState {
   ExpectedState() = default;
   static uint32_t Load(const uint32_t* p);
   static void Store(uint32_t* p, uint32_t v);
+  uint32_t EntryCheck(uint32_t pos, uint32_t key, uint32_t word) const;
+
+  // Header words after the magic and max_key.
+  static constexpr int kPrefixMode = 4, kLogFloor = 5, kLogCount = 6, kLogGeneration = 7;
 
   int fd_ = -1;
   size_t bytes_ = 0;
   uint64_t max_key_ = 0;
+  uint32_t* header_ = nullptr;
   uint32_t* slots_ = nullptr;  // 2 * max_key_ words after the header
+  uint32_t* base_ = nullptr;   // max_key_ words after the slots
+  uint32_t* log_ = nullptr;    // kLogCapacity entries of 3 words (key, word, check)
   void* map_ = nullptr;
 };
 
