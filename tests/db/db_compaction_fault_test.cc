@@ -23,12 +23,6 @@ namespace {
 
 constexpr int kKeys = 600;
 
-std::string Key(int i) {
-  char buf[16];
-  snprintf(buf, sizeof(buf), "key%06d", i);
-  return buf;
-}
-
 // Round r's value for key i: later rounds overwrite earlier ones.
 std::string Value(int i, int round) { return "v" + std::to_string(round) + "-" + Key(i); }
 

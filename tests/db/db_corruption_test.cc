@@ -26,12 +26,6 @@ namespace {
 
 using Model = std::map<std::string, std::string>;
 
-std::string Key(int i) {
-  char buf[16];
-  snprintf(buf, sizeof(buf), "key%06d", i);
-  return buf;
-}
-
 // 100 bytes, different for every i, so that a value from the wrong key is noticed.
 std::string Value(int i) {
   std::string v = "value-" + std::to_string(i) + "-";

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace shale {
@@ -117,12 +117,6 @@ class VectorIter final : public InternalIterator {
   Status status_;
   std::string key_, value_;
 };
-
-std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type) {
-  std::string r;
-  AppendInternalKey(&r, user_key, seq, type);
-  return r;
-}
 
 class HideSeqs final : public ReadCallback {
  public:
@@ -595,18 +589,6 @@ TEST(DBIterTest, ValueSurvivesUnpinnedSourceInReverse) {
 // ---------------------------------------------------------------------------------------
 // Randomized comparison with a model.
 
-uint64_t TestSeedFromEnv() {
-  const char* env = std::getenv("SHALE_TEST_SEED");
-  uint64_t seed =
-      env != nullptr
-          ? std::strtoull(env, nullptr, 10)
-          : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) %
-                1000000007ull;
-  std::fprintf(stderr, "db_iter_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
-               static_cast<unsigned long long>(seed));
-  return seed;
-}
-
 // The user-visible state: for each user key (in comparator order, within the bounds) its
 // value, or is_merge when the newest visible entry is a merge operand.
 struct ModelEntry {
@@ -674,7 +656,7 @@ std::string RandomKey(Random* rnd, int alphabet, int max_len) {
 }
 
 TEST(DBIterTest, RandomizedAgainstModel) {
-  const uint64_t seed = TestSeedFromEnv();
+  const uint64_t seed = TestSeed();
   Random rnd(seed);
   const int kRuns = 400;
   for (int run = 0; run < kRuns; ++run) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,24 +19,11 @@
 
 #include "shale/comparator.h"
 #include "util/dbformat.h"
+#include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace shale {
 namespace {
-
-uint64_t TestSeed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("SHALE_TEST_SEED");
-    uint64_t s =
-        env != nullptr
-            ? std::strtoull(env, nullptr, 10)
-            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    fprintf(stderr, "memtable_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
-            static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
 
 // Builds prefix + decimal n. (Avoids GCC 12's false -Wrestrict on literal + to_string.)
 std::string Cat(const char* prefix, uint64_t n) {

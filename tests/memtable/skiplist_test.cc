@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,24 +18,11 @@
 
 #include "memtable/concurrent_arena.h"
 #include "util/arena.h"
+#include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace shale {
 namespace {
-
-uint64_t TestSeed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("SHALE_TEST_SEED");
-    uint64_t s =
-        env != nullptr
-            ? std::strtoull(env, nullptr, 10)
-            : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    fprintf(stderr, "skiplist_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
-            static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
 
 using Key = uint64_t;
 

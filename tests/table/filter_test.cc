@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,20 +27,6 @@
 
 namespace shale {
 namespace {
-
-uint64_t Seed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("SHALE_TEST_SEED");
-    uint64_t s =
-        env != nullptr
-            ? std::strtoull(env, nullptr, 10)
-            : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-    fprintf(stderr, "filter_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
-            static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
 
 // Nine bytes: a tag byte (which key family) and the number. Cheap to make, since the
 // false-positive tests probe millions of keys.
@@ -135,7 +120,7 @@ TEST(FilterTest, NoFalseNegatives) {
 }
 
 TEST(FilterTest, NoFalseNegativesRandomKeys) {
-  Random rnd(Seed());
+  Random rnd(TestSeed());
   for (int round = 0; round < 20; round++) {
     std::unique_ptr<const FilterPolicy> policy(NewBloomFilterPolicy(1 + rnd.Uniform(3000) / 100.0));
     auto builder = NewFilterBitsBuilder(*policy);
@@ -262,7 +247,7 @@ TEST(FilterTest, MalformedBytesMatchEverything) {
   bad.push_back(mutate(1, 100));   // absurd probe count
   bad.push_back(mutate(2, 1));     // reserved byte set
   bad.push_back(mutate(4, 0x7f));  // line count disagrees with the size
-  Random rnd(Seed());
+  Random rnd(TestSeed());
   for (int i = 0; i < 50; i++) {
     std::string s(rnd.Uniform(300), '\0');
     for (char& c : s) c = static_cast<char>(rnd.Next());

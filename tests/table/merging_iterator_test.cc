@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -19,24 +18,11 @@
 
 #include "shale/comparator.h"
 #include "util/dbformat.h"
+#include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace shale {
 namespace {
-
-uint64_t Seed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("SHALE_TEST_SEED");
-    uint64_t s =
-        env != nullptr
-            ? std::strtoull(env, nullptr, 10)
-            : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-    fprintf(stderr, "merging_iterator_test seed: %llu (set SHALE_TEST_SEED to repeat)\n",
-            static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
 
 using Entries = std::vector<std::pair<std::string, std::string>>;
 
@@ -91,12 +77,6 @@ class VectorIterator final : public InternalIterator {
   int pos_ = -1;
   bool failed_ = false;
 };
-
-std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType t) {
-  std::string r;
-  AppendInternalKey(&r, user_key, seq, t);
-  return r;
-}
 
 std::string UserKey(Random* rnd, int space) {
   char buf[16];
@@ -167,7 +147,7 @@ class MergingIteratorTest : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(MergingIteratorTest, RandomOperationsMatchModel) {
-  Random rnd(Seed() + GetParam());
+  Random rnd(TestSeed() + GetParam());
   for (int round = 0; round < 400; round++) {
     const int num_children = static_cast<int>(rnd.Uniform(7));
     const int key_space = 1 + static_cast<int>(rnd.Uniform(30));
@@ -229,7 +209,7 @@ TEST_P(MergingIteratorTest, RandomOperationsMatchModel) {
 }
 
 TEST_P(MergingIteratorTest, FullScansBothWays) {
-  Random rnd(Seed() * 3 + GetParam());
+  Random rnd(TestSeed() * 3 + GetParam());
   for (int round = 0; round < 50; round++) {
     std::vector<Entries> children;
     for (int c = 0; c < 2 + static_cast<int>(rnd.Uniform(8)); c++) {
@@ -271,7 +251,7 @@ TEST_P(MergingIteratorTest, OneChildIsReturnedItself) {
 }
 
 TEST_P(MergingIteratorTest, ChildErrorStopsIterationBothWays) {
-  Random rnd(Seed() * 7 + GetParam());
+  Random rnd(TestSeed() * 7 + GetParam());
   for (int round = 0; round < 100; round++) {
     std::vector<Entries> children;
     const int n = 2 + static_cast<int>(rnd.Uniform(4));

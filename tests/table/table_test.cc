@@ -33,12 +33,6 @@ struct IcmpLess {
 };
 using Model = std::map<std::string, std::string, IcmpLess>;
 
-std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType t = kTypeValue) {
-  std::string k;
-  AppendInternalKey(&k, user_key, seq, t);
-  return k;
-}
-
 std::string UserKey(int i) {
   char buf[32];
   snprintf(buf, sizeof(buf), "user%08d", i);

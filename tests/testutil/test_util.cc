@@ -86,6 +86,18 @@ uint64_t TestSeed() {
   return seed;
 }
 
+std::string Key(int i) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "key%06d", i);
+  return buf;
+}
+
+std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type) {
+  std::string r;
+  AppendInternalKey(&r, user_key, seq, type);
+  return r;
+}
+
 Status CorruptFile(const std::string& path, int64_t offset, int bytes_to_flip, Env* env) {
   std::string contents;
   Status s = ReadFileToString(env, path, &contents);

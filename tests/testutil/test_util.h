@@ -15,6 +15,7 @@
 
 #include "shale/env.h"
 #include "shale/status.h"
+#include "util/dbformat.h"
 #include "util/random.h"
 
 // ASSERT_OK(expr) / EXPECT_OK(expr): the Status must be OK; the failure prints it.
@@ -55,8 +56,16 @@ class TempDirectory {
 Status DestroyDir(const std::string& path, Env* env = Env::Default());
 
 // The seed for a randomized test: $SHALE_TEST_SEED if set, else taken from the clock.
-// Printed to stderr with the current test's name so a failure can be replayed.
+// Printed to stderr with the current test's name so a failure can be replayed. Every
+// randomized test draws its seed here; none keeps a private copy.
 uint64_t TestSeed();
+
+// "key" and i in six digits, zero-padded ("key000042"), so that numeric and byte order agree
+// for i below a million.
+std::string Key(int i);
+
+// The internal key (user key, sequence, type) as stored in memtables and tables.
+std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type = kTypeValue);
 
 // A count a long run may raise: the positive integer in $name, else default_value.
 int TestKnob(const char* name, int default_value);

@@ -557,12 +557,6 @@ TEST(ArenaTest, ReservedHugePagesFallBackToOrdinaryMemory) {
 
 // --- dbformat ----------------------------------------------------------------------------
 
-std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType t) {
-  std::string r;
-  AppendInternalKey(&r, ParsedInternalKey(user_key, seq, t));
-  return r;
-}
-
 TEST(DbFormatTest, InternalKeyEncodingAndParse) {
   const std::vector<std::string> keys = {"", "k", "hello", std::string(300, 'z')};
   const std::vector<SequenceNumber> seqs = {0, 1, 100, (1ull << 32) + 5, kMaxSequenceNumber};
