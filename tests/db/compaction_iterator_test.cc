@@ -1,12 +1,11 @@
-// CompactionIterator: table-driven cases over a vector-backed input. Each case gives the
-// live snapshots, the input entries ("key@seq:Type[:value]", Type P=Put D=Delete
-// S=SingleDelete M=Merge) and the entries expected out, plus the drop counters.
+// CompactionIterator over a vector-backed input. The table cases are data, in
+// tests/testdata/compaction_iterator.txt and compaction_iterator_merge.txt: the live
+// snapshots, the input entries ("key@seq:Type[:value]", Type P=Put D=Delete S=SingleDelete
+// M=Merge), the merge operator, and the entries expected out with the drop counters. Every
+// case is also checked to account for each input entry exactly once.
 //
 // The Compaction used for the "bottom" checks outputs into L1 with one file at L3 holding
 // keys "m".."n": keys starting with 'm' exist below the output level, others do not.
-//
-// Merge cases run with a merge operator of their own (see MergeCase); every counter in
-// them is also checked to account for each input entry exactly once.
 #include "db/compaction_iterator.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +22,7 @@
 #include "db/version_set.h"
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
+#include "tests/testutil/datadriven.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -104,64 +104,12 @@ std::vector<SequenceNumber> ParseSnapshots(const std::string& text) {
   return r;
 }
 
+// One run of the iterator: live snapshots ("4 7"), flush or compaction, input entries.
 struct Case {
   const char* snapshots;
   bool flush;  // no Compaction: nothing is known about the levels below
   const char* input;
-  const char* expected;
-  uint64_t hidden;
-  uint64_t obsolete;
 };
-
-// clang-format off
-const Case kCases[] = {
-  // Snapshot stripes: the newest entry of each stripe survives.
-  {"",      false, "a@5:P:v5 a@3:P:v3",                 "a@5:P:v5",                 1, 0},
-  {"4",     false, "a@5:P:v5 a@3:P:v3 a@2:P:v2",        "a@5:P:v5 a@3:P:v3",        1, 0},
-  {"3 4",   false, "a@5:P a@4:P a@3:P a@2:P",           "a@5:P a@4:P a@3:P",        1, 0},
-  {"4 4",   false, "a@5:P a@4:P a@3:P",                 "a@5:P a@4:P",              1, 0},
-  {"10",    false, "a@5:P b@4:P b@3:P c@2:P",           "a@5:P b@4:P c@2:P",        1, 0},
-  // A Delete in the earliest stripe with nothing below the output level goes, and takes
-  // the older entries with it.
-  {"",      false, "a@5:D a@3:P",                       "",                         1, 1},
-  {"6",     false, "a@5:D a@3:P",                       "",                         1, 1},
-  {"",      false, "a@5:P a@4:D a@3:P",                 "a@5:P",                    2, 0},
-  // ... but not above a snapshot, nor when a deeper level holds the key.
-  {"4",     false, "a@5:D a@3:P",                       "a@5:D a@3:P",              0, 0},
-  {"",      false, "m@5:D m@3:P",                       "m@5:D",                    1, 0},
-  {"",      true,  "a@5:D a@3:P",                       "a@5:D",                    1, 0},
-  // SingleDelete meeting its Put in the same stripe: both go (even in a flush).
-  {"",      false, "a@5:S a@3:P",                       "",                         1, 1},
-  {"",      true,  "a@5:S a@3:P",                       "",                         1, 1},
-  {"",      false, "m@5:S m@3:P m@2:P",                 "",                         2, 1},
-  // ... separated by a snapshot: both stay.
-  {"4",     false, "a@5:S a@3:P",                       "a@5:S a@3:P",              0, 0},
-  {"4",     false, "m@5:S m@3:P",                       "m@5:S m@3:P",              0, 0},
-  // ... meeting nothing: dropped only where nothing lies below.
-  {"",      false, "a@5:S b@3:P",                       "b@3:P",                    0, 1},
-  {"",      false, "m@5:S",                             "m@5:S",                    0, 0},
-  {"",      true,  "a@5:S",                             "a@5:S",                    0, 0},
-  {"2",     false, "a@5:S",                             "a@5:S",                    0, 0},
-  // Two SingleDeletes in a row: the first goes, the second meets the Put.
-  {"",      false, "m@6:S m@5:S m@3:P",                 "",                         1, 2},
-  // A newer Put hides a SingleDelete from readers, but the SingleDelete is still judged
-  // on its own: it cancels its Put here...
-  {"",      false, "m@6:P m@5:S m@3:P",                 "m@6:P",                    1, 1},
-  // ... and stays when its Put is in an older stripe, since a later SingleDelete may
-  // cancel the Put above it (history P S P S, snapshots at 400, 424, then 634).
-  {"400 424 438", false, "a@582:P a@486:S a@361:P",     "a@582:P a@486:S a@361:P",  0, 0},
-  {"400 424 634", false, "a@812:P a@621:S a@582:P a@486:S a@361:P",
-                                                        "a@812:P a@486:S a@361:P",  1, 1},
-  // Merge operands pass through and do not hide what is below them.
-  {"",      false, "a@5:M:x a@4:M:y a@3:P:v a@2:P:w",   "a@5:M:x a@4:M:y a@3:P:v",  1, 0},
-  {"",      true,  "m@5:M:x m@3:P:v",                   "m@5:M:x m@3:P:v",          0, 0},
-  {"",      false, "a@5:M:x a@4:D a@3:P",               "a@5:M:x",                  1, 1},
-  {"",      false, "m@5:M:x m@4:D m@3:P",               "m@5:M:x m@4:D",            1, 0},
-  {"",      false, "m@5:M:x m@4:S m@3:P",               "m@5:M:x",                  1, 1},
-  {"",      false, "a@5:P a@4:M:x",                     "a@5:P",                    1, 0},
-  {"4",     false, "a@6:M:x a@5:P a@3:M:y a@2:P",       "a@6:M:x a@5:P a@3:M:y a@2:P", 0, 0},
-};
-// clang-format on
 
 // Joins with ',' like stringappend; combines operands pairwise (PartialMerge) as well.
 class AppendOperator final : public AssociativeMergeOperator {
@@ -242,61 +190,6 @@ std::string ReadAt(const std::string& entries, SequenceNumber at) {
   return r;
 }
 
-struct MergeCase {
-  char op;  // A: AppendOperator, F: FullOnlyAppendOperator, X: FailingOperator
-  const char* snapshots;
-  bool flush;
-  const char* input;
-  const char* expected;
-  uint64_t hidden;
-  uint64_t obsolete;
-  uint64_t merged;  // num_record_drop_merged
-};
-
-// clang-format off
-const MergeCase kMergeCases[] = {
-  // Operands and the Put beneath them in one stripe fold into one Put at the newest
-  // operand's sequence; the Put is consumed and hides the rest of the stripe.
-  {'A', "",    false, "a@5:M:x a@4:M:y a@3:P:v a@2:P:w",   "a@5:P:v,y,x",          1, 0, 2},
-  {'A', "",    false, "m@5:M:x m@4:M:y m@3:P:v",           "m@5:P:v,y,x",          0, 0, 2},
-  {'A', "",    true,  "m@5:M:x m@3:P:v",                   "m@5:P:v,x",            0, 0, 1},
-  {'F', "",    false, "m@5:M:x m@4:M:y m@3:P:v",           "m@5:P:v,y,x",          0, 0, 2},
-  // A Delete beneath: folded onto no value, the Delete consumed.
-  {'A', "",    false, "m@5:M:x m@4:D m@3:P",               "m@5:P:x",              1, 0, 1},
-  {'A', "",    true,  "a@5:M:x a@4:M:y a@3:D",             "a@5:P:y,x",            0, 0, 2},
-  // No base in the inputs: folded onto no value only where no level below holds the key.
-  {'A', "",    false, "a@5:M:x a@4:M:y",                   "a@5:P:y,x",            0, 0, 1},
-  {'F', "",    false, "a@5:M:x",                           "a@5:P:x",              0, 0, 0},
-  // ... else (older data may exist below, or a flush) only combined with each other ...
-  {'A', "",    false, "m@5:M:x m@4:M:y m@3:M:z",           "m@5:M:z,y,x",          0, 0, 2},
-  {'A', "",    true,  "a@5:M:x a@4:M:y",                   "a@5:M:y,x",            0, 0, 1},
-  {'A', "",    false, "m@5:M:x",                           "m@5:M:x",              0, 0, 0},
-  // ... or kept apart when the operator declines (or even fails full merges: unused here).
-  {'F', "",    false, "m@5:M:x m@4:M:y",                   "m@5:M:x m@4:M:y",      0, 0, 0},
-  {'X', "",    true,  "a@5:M:x a@4:M:y",                   "a@5:M:x a@4:M:y",      0, 0, 0},
-  {'F', "",    false, "m@5:M:x m@4:M:y b@3:M:z",           "b@3:P:z m@5:M:x m@4:M:y", 0, 0, 0},
-  // Never across a snapshot: each stripe is resolved on its own.
-  {'A', "4",   false, "a@6:M:x a@5:M:y a@3:M:z a@2:P:v",   "a@6:M:y,x a@3:P:v,z",  0, 0, 2},
-  {'A', "4",   false, "a@6:M:x a@5:P:v a@3:M:y a@2:P:w",   "a@6:P:v,x a@3:P:w,y",  0, 0, 2},
-  {'A', "5",   false, "a@6:M:x a@5:M:y",                   "a@6:M:x a@5:P:y",      0, 0, 0},
-  {'A', "2 4", false, "a@6:M:a a@5:M:b a@4:M:c a@3:M:d a@2:M:e a@1:P:v",
-                                                          "a@6:M:b,a a@4:M:d,c a@2:P:v,e", 0, 0, 3},
-  {'A', "4",   false, "m@6:M:x m@3:D m@2:P",               "m@6:M:x m@3:D",        1, 0, 0},
-  {'A', "5",   false, "a@6:M:x a@4:M:y a@3:D",             "a@6:M:x a@4:P:y",      0, 0, 1},
-  // A SingleDelete beneath: folded onto no value, and the SingleDelete is then judged on
-  // its own (cancelling its Put of the same stripe, kept above an older stripe's Put,
-  // dropped with nothing beneath only where nothing lies below the output).
-  {'A', "",    false, "m@5:M:x m@4:S m@3:P",               "m@5:P:x",              1, 1, 0},
-  {'A', "",    false, "m@6:M:x m@5:M:y m@4:S m@3:P m@2:P", "m@6:P:y,x",            2, 1, 1},
-  {'A', "4",   false, "m@6:M:x m@5:S m@3:P:v",             "m@6:P:x m@5:S m@3:P:v", 0, 0, 0},
-  {'A', "",    false, "a@5:M:x a@4:S",                     "a@5:P:x",              0, 1, 0},
-  {'A', "",    true,  "a@5:M:x a@4:S",                     "a@5:P:x a@4:S",        0, 0, 0},
-  {'A', "",    false, "m@5:M:x m@4:S",                     "m@5:P:x m@4:S",        0, 0, 0},
-  // Operands under a newer Put of their stripe are hidden as before.
-  {'A', "",    false, "a@6:P:v a@5:M:x a@4:P:w",           "a@6:P:v",              2, 0, 0},
-};
-// clang-format on
-
 class CompactionIteratorTest : public ::testing::Test {
  protected:
   CompactionIteratorTest() : dir_("compaction_iterator_test"), icmp_(BytewiseComparator()) {
@@ -353,6 +246,39 @@ class CompactionIteratorTest : public ::testing::Test {
     return out;
   }
 
+  // One `compact` case of a compaction_iterator*.txt file (their header says the format):
+  // the entries written and the drop counters. Whatever the case, every input entry must be
+  // written or dropped for exactly one counted reason (a SingleDelete and the Put it
+  // cancels count once hidden, once obsolete), and no merge may fail.
+  std::string RunFileCase(const DataDrivenCase& dc) {
+    if (dc.command != "compact") return "unknown command " + dc.command;
+    std::string input, snapshots;
+    for (const std::string& line : dc.input) input += line + " ";
+    for (const std::string& s : dc.Args("snapshots")) snapshots += s + " ";
+    const MergeOperator* op = nullptr;
+    if (dc.HasArg("merge")) {
+      const std::string name = dc.Arg("merge");
+      op = OperatorFor(name == "append" ? 'A' : name == "full-only" ? 'F' : name == "failing" ? 'X' : '?');
+    }
+    const Case c = {snapshots.c_str(), dc.HasArg("flush"), input.c_str()};
+    CompactionIterationStats stats;
+    Status s;
+    const std::string out = Run(c, &stats, &s, op);
+    EXPECT_OK(s) << dc.Where();
+    const uint64_t in = ParseEntries(input).size();
+    EXPECT_EQ(stats.num_input_records, in) << dc.Where();
+    EXPECT_EQ(stats.num_output_records, ParseEntries(out).size()) << dc.Where();
+    EXPECT_EQ(stats.num_output_records + stats.num_record_drop_hidden +
+                  stats.num_record_drop_obsolete + stats.num_record_drop_merged,
+              in)
+        << dc.Where();
+    EXPECT_EQ(stats.num_merge_failures, 0u) << dc.Where();
+    return (out.empty() ? "(nothing)" : out) + "\nhidden=" +
+           std::to_string(stats.num_record_drop_hidden) +
+           " obsolete=" + std::to_string(stats.num_record_drop_obsolete) +
+           " merged=" + std::to_string(stats.num_record_drop_merged) + "\n";
+  }
+
   TempDirectory dir_;
   InternalKeyComparator icmp_;
   Options options_;
@@ -366,47 +292,13 @@ TEST_F(CompactionIteratorTest, Table) {
   ASSERT_FALSE(compaction_->bottommost_level());
   ASSERT_TRUE(compaction_->KeyNotExistsBeyondOutputLevel("a"));
   ASSERT_FALSE(compaction_->KeyNotExistsBeyondOutputLevel("m"));
-  for (const Case& c : kCases) {
-    SCOPED_TRACE(std::string("snapshots [") + c.snapshots + "] " + (c.flush ? "flush " : "") +
-                 "input: " + c.input);
-    CompactionIterationStats stats;
-    Status s;
-    EXPECT_EQ(Run(c, &stats, &s), c.expected);
-    EXPECT_OK(s);
-    EXPECT_EQ(stats.num_record_drop_hidden, c.hidden);
-    EXPECT_EQ(stats.num_record_drop_obsolete, c.obsolete);
-    const uint64_t in = ParseEntries(c.input).size();
-    EXPECT_EQ(stats.num_input_records, in);
-    EXPECT_EQ(stats.num_output_records, ParseEntries(c.expected).size());
-    // Every input is either written or dropped for exactly one counted reason (a
-    // SingleDelete and the Put it cancels count once hidden, once obsolete).
-    EXPECT_EQ(
-        stats.num_output_records + stats.num_record_drop_hidden + stats.num_record_drop_obsolete,
-        in);
-    EXPECT_EQ(stats.num_record_drop_merged, 0u);
-  }
+  RunDataDriven("compaction_iterator.txt",
+                [this](const DataDrivenCase& c) { return RunFileCase(c); });
 }
 
 TEST_F(CompactionIteratorTest, MergeTable) {
-  for (const MergeCase& m : kMergeCases) {
-    SCOPED_TRACE(std::string("operator ") + m.op + " snapshots [" + m.snapshots + "] " +
-                 (m.flush ? "flush " : "") + "input: " + m.input);
-    const Case c = {m.snapshots, m.flush, m.input, m.expected, m.hidden, m.obsolete};
-    CompactionIterationStats stats;
-    Status s;
-    EXPECT_EQ(Run(c, &stats, &s, OperatorFor(m.op)), m.expected);
-    EXPECT_OK(s);
-    EXPECT_EQ(stats.num_record_drop_hidden, m.hidden);
-    EXPECT_EQ(stats.num_record_drop_obsolete, m.obsolete);
-    EXPECT_EQ(stats.num_record_drop_merged, m.merged);
-    EXPECT_EQ(stats.num_merge_failures, 0u);
-    const uint64_t in = ParseEntries(m.input).size();
-    EXPECT_EQ(stats.num_input_records, in);
-    EXPECT_EQ(stats.num_output_records, ParseEntries(m.expected).size());
-    EXPECT_EQ(stats.num_output_records + stats.num_record_drop_hidden +
-                  stats.num_record_drop_obsolete + stats.num_record_drop_merged,
-              in);
-  }
+  RunDataDriven("compaction_iterator_merge.txt",
+                [this](const DataDrivenCase& c) { return RunFileCase(c); });
 }
 
 // Operands that pass through unchanged (no operator) and folded ones (an operator) must
@@ -433,7 +325,7 @@ TEST_F(CompactionIteratorTest, MergeFoldingKeepsWhatEachSnapshotReads) {
     }
     SCOPED_TRACE("snapshots [" + snaps + "] input: " + input);
     const bool flush = rnd.OneIn(2);
-    const Case c = {snaps.c_str(), flush, input.c_str(), "", 0, 0};
+    const Case c = {snaps.c_str(), flush, input.c_str()};
     CompactionIterationStats stats;
     Status s;
     const std::string folded = Run(c, &stats, &s, &op);
@@ -452,7 +344,7 @@ TEST_F(CompactionIteratorTest, FailingMergeOperatorStopsWithCorruption) {
   std::shared_ptr<Statistics> statistics = CreateDBStatistics();
   for (const char* input : {"a@5:M:x a@4:P:v", "b@6:P:w m@5:M:x m@4:D", "a@5:M:x a@4:S"}) {
     SCOPED_TRACE(input);
-    const Case c = {"", false, input, "", 0, 0};
+    const Case c = {"", false, input};
     CompactionIterationStats stats;
     Status s;
     const std::string out = Run(c, &stats, &s, &op, statistics.get());
@@ -465,7 +357,7 @@ TEST_F(CompactionIteratorTest, FailingMergeOperatorStopsWithCorruption) {
 }
 
 TEST_F(CompactionIteratorTest, CountersByReason) {
-  const Case c = {"", false, "a@9:D a@8:P b@7:S b@6:M:x c@5:S d@4:P", "d@4:P", 0, 0};
+  const Case c = {"", false, "a@9:D a@8:P b@7:S b@6:M:x c@5:S d@4:P"};
   CompactionIterationStats stats;
   Status s;
   EXPECT_EQ(Run(c, &stats, &s), "d@4:P");
@@ -504,7 +396,7 @@ TEST_F(CompactionIteratorTest, EndBoundAndCorruption) {
 }
 
 TEST_F(CompactionIteratorTest, SnapshotsNeedNotBeSorted) {
-  const Case c = {"", false, "a@9:P a@7:P a@5:P a@3:P a@1:P", "", 0, 0};
+  const Case c = {"", false, "a@9:P a@7:P a@5:P a@3:P a@1:P"};
   VectorIterator input(ParseEntries(c.input), &icmp_);
   input.SeekToFirst();
   CompactionIterator iter(&input, BytewiseComparator(), {6, 2, 2}, compaction_.get());
