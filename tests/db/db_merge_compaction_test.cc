@@ -18,6 +18,7 @@
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 #include "util/random.h"
@@ -45,41 +46,16 @@ class PickyAppend final : public MergeOperator {
   const char* Name() const override { return "PickyAppend"; }
 };
 
-class DBMergeCompactionTest : public testing::Test {
+class DBMergeCompactionTest : public DBTestBase {
  protected:
-  void SetUp() override {
-    dir_ = std::make_unique<TempDirectory>("db_merge_compaction");
-    dbname_ = dir_->path() + "/db";
-    options_.create_if_missing = true;
+  DBMergeCompactionTest() : DBTestBase("db_merge_compaction") {
     options_.merge_operator = MergeOperators::CreateUInt64AddOperator();
     options_.disable_auto_compactions = true;
   }
-  void TearDown() override {
-    if (db_ != nullptr) {
-      EXPECT_OK(db_->Close());
-    }
-    db_.reset();
-  }
-
-  void Open() {
-    db_.reset();
-    Status s = DB::Open(options_, dbname_, &db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  void Flush() { ASSERT_OK(db_->Flush(FlushOptions())); }
-  // Compacts everything down. With a merge operator set, the default
+  // CompactAll with a merge operator set: the default bottommost_level_compaction
   // (kIfHaveCompactionFilter) rewrites the bottommost level too, so operands already there
   // are folded.
-  void Compact() { ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr)); }
-  std::string Get(const std::string& k, const Snapshot* snap = nullptr) {
-    ReadOptions ro;
-    ro.snapshot = snap;
-    std::string v;
-    Status s = db_->Get(ro, k, &v);
-    if (s.IsNotFound()) return "NOT_FOUND";
-    if (!s.ok()) return s.ToString();
-    return v;
-  }
+
   // The types of every stored entry of key, newest first within each source: "PMM".
   std::string Types(const std::string& key) {
     std::istringstream in(static_cast<DBImpl*>(db_.get())->TEST_KeyVersions(key));
@@ -94,11 +70,6 @@ class DBMergeCompactionTest : public testing::Test {
     }
     return types;
   }
-
-  std::unique_ptr<TempDirectory> dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_F(DBMergeCompactionTest, FlushFoldsOperandsOntoTheirBase) {
@@ -112,7 +83,7 @@ TEST_F(DBMergeCompactionTest, FlushFoldsOperandsOntoTheirBase) {
     ASSERT_OK(db_->Merge(WriteOptions(), "bare", Fixed64String(i)));
   }
   EXPECT_EQ(Types("based"), std::string(50, 'M') + "P");
-  Flush();
+  ASSERT_OK(Flush());
   // A base in the memtable: one Put. No base (the flush cannot know what lies below): the
   // operands are combined into one.
   EXPECT_EQ(Types("based"), "P");
@@ -126,18 +97,18 @@ TEST_F(DBMergeCompactionTest, FlushFoldsOperandsOntoTheirBase) {
 TEST_F(DBMergeCompactionTest, ManyOperandsBecomeOnePutAtTheBottom) {
   Open();
   ASSERT_OK(db_->Put(WriteOptions(), "k0", Fixed64String(1000)));
-  Flush();
+  ASSERT_OK(Flush());
   std::map<std::string, uint64_t> expect = {{"k0", 1000}};
   for (int i = 1; i <= 3000; i++) {
     const std::string key = "k" + std::to_string(i % 7);
     ASSERT_OK(db_->Merge(WriteOptions(), key, Fixed64String(i)));
     expect[key] += i;
-    if (i % 400 == 0) Flush();
+    if (i % 400 == 0) ASSERT_OK(Flush());
   }
-  Flush();
+  ASSERT_OK(Flush());
   EXPECT_GT(Types("k0").size(), 5u) << Types("k0");
   for (const auto& [key, sum] : expect) EXPECT_EQ(FromU64(Get(key)), sum) << key;
-  Compact();
+  ASSERT_OK(CompactAll());
   for (const auto& [key, sum] : expect) {
     EXPECT_EQ(Types(key), "P") << key;
     EXPECT_EQ(FromU64(Get(key)), sum) << key;
@@ -164,12 +135,12 @@ TEST_F(DBMergeCompactionTest, HeldSnapshotsKeepTheirValues) {
       snaps.push_back(db_->GetSnapshot());
       seen.push_back(value);
     }
-    if (i % 4 == 3) Flush();
+    if (i % 4 == 3) ASSERT_OK(Flush());
   }
   ASSERT_OK(db_->Merge(WriteOptions(), "s", "last"));
   value += ",last";
-  Flush();
-  Compact();
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
   // One entry per stripe: four snapshots, so at most five entries, whatever the folding.
   const std::string types = Types("s");
   EXPECT_EQ(types.size(), 5u) << types;
@@ -177,7 +148,7 @@ TEST_F(DBMergeCompactionTest, HeldSnapshotsKeepTheirValues) {
   for (size_t i = 0; i < snaps.size(); i++) EXPECT_EQ(Get("s", snaps[i]), seen[i]) << i;
   EXPECT_EQ(Get("s"), value);
   for (const Snapshot* s : snaps) db_->ReleaseSnapshot(s);
-  Compact();
+  ASSERT_OK(CompactAll());
   EXPECT_EQ(Types("s"), "P");
   EXPECT_EQ(Get("s"), value);
 }
@@ -213,12 +184,12 @@ TEST_F(DBMergeCompactionTest, RandomCountersEndAsOnePutEach) {
       db_->ReleaseSnapshot(snaps.front().first);
       snaps.erase(snaps.begin());
     } else if (r < 99) {
-      Flush();
+      ASSERT_OK(Flush());
     } else {
-      Compact();
+      ASSERT_OK(CompactAll());
     }
   }
-  Compact();
+  ASSERT_OK(CompactAll());
   auto check = [&](const Snapshot* snap, const std::map<std::string, uint64_t>& m) {
     for (int k = 0; k < 20; k++) {
       const std::string key = "c" + std::to_string(k);
@@ -234,7 +205,7 @@ TEST_F(DBMergeCompactionTest, RandomCountersEndAsOnePutEach) {
   for (const auto& [snap, m] : snaps) check(snap, m);
   check(nullptr, model);
   for (const auto& [snap, m] : snaps) db_->ReleaseSnapshot(snap);
-  Compact();
+  ASSERT_OK(CompactAll());
   check(nullptr, model);
   for (int k = 0; k < 20; k++) {
     const std::string key = "c" + std::to_string(k);
@@ -254,7 +225,7 @@ TEST_F(DBMergeCompactionTest, FailingOperatorStopsTheDBAndLosesNothing) {
     Open();
     ASSERT_OK(db_->Put(WriteOptions(), "k", "v"));
     ASSERT_OK(db_->Put(WriteOptions(), "other", "o"));
-    if (!in_flush) Flush();                             // the base in one file,
+    if (!in_flush) ASSERT_OK(Flush());                 // the base in one file,
     ASSERT_OK(db_->Merge(WriteOptions(), "k", "bad"));  // the operand in the next
     Status s = db_->Flush(FlushOptions());
     if (!in_flush) {
@@ -276,7 +247,7 @@ TEST_F(DBMergeCompactionTest, FailingOperatorStopsTheDBAndLosesNothing) {
     Open();
     EXPECT_EQ(Get("k"), "v,bad");
     EXPECT_EQ(Get("other"), "o");
-    Compact();
+    ASSERT_OK(CompactAll());
     EXPECT_EQ(Types("k"), "P");
     EXPECT_EQ(Get("k"), "v,bad");
     ASSERT_OK(db_->Put(WriteOptions(), "after", "x"));

@@ -15,6 +15,7 @@
 #include "shale/db.h"
 #include "shale/table.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 #include "util/random.h"
@@ -34,15 +35,14 @@ void PrintTo(const MergeModelParam& p, std::ostream* os) { *os << p.name; }
 
 using Model = std::map<std::string, std::string>;
 
-class DBMergeModelTest : public testing::TestWithParam<MergeModelParam> {
+class DBMergeModelTest : public DBTestBase,
+                         public testing::WithParamInterface<MergeModelParam> {
  protected:
+  DBMergeModelTest() : DBTestBase("db_merge_model") {}
   void SetUp() override {
     const MergeModelParam& p = GetParam();
     seed_ = TestSeed();
     rnd_ = std::make_unique<Random>(seed_);
-    dir_ = std::make_unique<TempDirectory>("db_merge_model");
-    dbname_ = dir_->path() + "/db";
-    options_.create_if_missing = true;
     options_.merge_operator = p.counters ? MergeOperators::CreateUInt64AddOperator()
                                          : MergeOperators::CreateStringAppendOperator();
     options_.write_buffer_size = p.write_buffer_size;
@@ -60,15 +60,7 @@ class DBMergeModelTest : public testing::TestWithParam<MergeModelParam> {
   }
   void TearDown() override {
     ReleaseSnapshots();
-    if (db_ != nullptr) {
-      EXPECT_OK(db_->Close());
-    }
-    db_.reset();
-  }
-
-  void Open() {
-    Status s = DB::Open(options_, dbname_, &db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_OK(TryClose());
   }
   void ReleaseSnapshots() {
     for (auto& [snap, model] : snapshots_) db_->ReleaseSnapshot(snap);
@@ -195,10 +187,6 @@ class DBMergeModelTest : public testing::TestWithParam<MergeModelParam> {
   uint64_t seed_ = 0;
   int step_ = 0;
   std::unique_ptr<Random> rnd_;
-  std::unique_ptr<TempDirectory> dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
   std::vector<std::string> keys_;
   Model model_;
   std::vector<std::pair<const Snapshot*, Model>> snapshots_;

@@ -12,6 +12,7 @@
 #include "shale/db.h"
 #include "shale/table.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 
 namespace shale {
@@ -34,11 +35,9 @@ class AppendNoPartial : public MergeOperator {
   const char* Name() const override { return "AppendNoPartial"; }
 };
 
-class DBMergeOperandsTest : public testing::TestWithParam<bool> {
+class DBMergeOperandsTest : public DBTestBase, public testing::WithParamInterface<bool> {
  protected:
-  void SetUp() override {
-    dir_ = std::make_unique<TempDirectory>("db_merge_operands");
-    options_.create_if_missing = true;
+  DBMergeOperandsTest() : DBTestBase("db_merge_operands") {
     options_.merge_operator = std::make_shared<AppendNoPartial>();
     options_.disable_auto_compactions = true;
     BlockBasedTableOptions t;
@@ -48,15 +47,8 @@ class DBMergeOperandsTest : public testing::TestWithParam<bool> {
       t.no_block_cache = true;  // pins own their uncached blocks
     }
     options_.table_factory.reset(NewBlockBasedTableFactory(t));
-    Status s = DB::Open(options_, dir_->path() + "/db", &db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
   }
-  void TearDown() override {
-    if (db_ != nullptr) {
-      EXPECT_OK(db_->Close());
-    }
-    db_.reset();
-  }
+  void SetUp() override { Open(); }
 
   Status Operands(const std::string& key, std::vector<PinnableSlice>* out, int max, int* n,
                   const Snapshot* snap = nullptr) {
@@ -73,10 +65,6 @@ class DBMergeOperandsTest : public testing::TestWithParam<bool> {
     for (int i = 0; i < n; i++) r.push_back(v[i].ToString());
     return r;
   }
-
-  std::unique_ptr<TempDirectory> dir_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 TEST_P(DBMergeOperandsTest, OrderIncompleteAndNotFound) {

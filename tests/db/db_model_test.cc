@@ -18,6 +18,7 @@
 #include "db/db_impl.h"
 #include "shale/db.h"
 #include "shale/filter_policy.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -60,8 +61,9 @@ struct KeyState {
 // since it was last deleted"). Set to true to test that stronger promise.
 constexpr bool kMixSingleDeleteWithDelete = false;
 
-class DBModelTest : public ::testing::TestWithParam<ModelParam> {
+class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<ModelParam> {
  protected:
+  DBModelTest() : DBTestBase("db_model") {}
   void SetUp() override {
     const ModelParam& p = GetParam();
     if (!CompressionTypeSupported(p.compression)) {
@@ -69,12 +71,9 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
     }
     seed_ = TestSeed();
     rnd_ = std::make_unique<Random>(seed_);
-    dir_ = std::make_unique<TempDirectory>("db_model");
-    dbname_ = dir_->path() + "/db";
     cmp_ = p.reverse ? ReverseBytewiseComparator() : BytewiseComparator();
     model_ = Model(KeyLess{cmp_});
 
-    options_.create_if_missing = true;
     options_.comparator = cmp_;
     options_.compression = p.compression;
     options_.write_buffer_size = p.write_buffer_size;
@@ -104,22 +103,12 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
 
   void TearDown() override {
     ReleaseAllSnapshots();
-    if (db_ != nullptr) {
-      EXPECT_OK(db_->Close());
-    }
-    db_.reset();
-  }
-
-  void Open() {
-    Status s = DB::Open(options_, dbname_, &db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_OK(TryClose());
   }
 
   void Reopen() {
     ReleaseAllSnapshots();
-    ASSERT_OK(db_->Close());
-    db_.reset();
-    Open();
+    DBTestBase::Reopen();
   }
 
   void ReleaseAllSnapshots() {
@@ -379,11 +368,7 @@ class DBModelTest : public ::testing::TestWithParam<ModelParam> {
 
   uint64_t seed_ = 0;
   std::unique_ptr<Random> rnd_;
-  std::unique_ptr<TempDirectory> dir_;
-  std::string dbname_;
   const Comparator* cmp_ = nullptr;
-  Options options_;
-  std::unique_ptr<DB> db_;
   std::vector<std::string> keys_;
   Model model_{KeyLess{BytewiseComparator()}};
   std::map<std::string, KeyState> key_states_;
