@@ -26,6 +26,7 @@ import argparse
 import collections
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -86,6 +87,7 @@ def main():
     kills = runs = 0
     points = collections.Counter()  # whitebox: kills by kill point
     recovered = 0  # --kill_at: recovery runs after a kill that verified and finished
+    behind = [0, 0]  # --disable_wal: restarts that found lost unflushed writes, keys behind
     recover_next = False
     failed = None
     while failed is None:
@@ -127,6 +129,10 @@ def main():
         out.seek(0)
         log = out.read()
         out.close()
+        match = re.search(r"by the prefix rule \(.*?(\d+) keys behind", log)
+        if match and int(match.group(1)) > 0:
+            behind[0] += 1
+            behind[1] += int(match.group(1))
         if rc == -signal.SIGKILL and not recovery_run:
             kills += 1
             for line in log.splitlines():
@@ -168,6 +174,10 @@ def main():
            if points else "",
            "; recovered and verified after %d of them" % recovered if args.kill_at else ""),
           flush=True)
+    if args.disable_wal:
+        print("db_crashtest: %d restarts found unflushed writes lost (%d keys behind their "
+              "last acknowledged write in all), each accepted by the prefix rule" %
+              (behind[0], behind[1]), flush=True)
     if tmp is not None and not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -479,6 +479,7 @@ bool VerifyAll(Context* ctx, bool prefix) {
             static_cast<unsigned long long>(ctx->max_key),
             static_cast<unsigned long long>(resolved));
   }
+  fflush(stdout);  // a run killed later must not take the line with it
   return true;
 }
 
