@@ -12,23 +12,23 @@
 #include "db/filename.h"
 #include "db/log_format.h"
 #include "shale/db.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
 namespace shale {
 namespace {
 
-class ManifestTailTest : public ::testing::Test {
+class ManifestTailTest : public DBTestBase {
  protected:
+  ManifestTailTest() : DBTestBase("manifest_tail") {}
+
   // A DB holding k=v in an SST file, its WAL deleted by the flush; returns the MANIFEST.
   std::string MakeFlushedDB() {
-    Options options;
-    options.create_if_missing = true;
-    std::unique_ptr<DB> db;
-    EXPECT_OK(DB::Open(options, dbname_, &db));
-    EXPECT_OK(db->Put(WriteOptions(), "k", "v"));
-    EXPECT_OK(db->Flush(FlushOptions()));
-    EXPECT_OK(db->Close());
+    EXPECT_OK(TryReopen());
+    EXPECT_OK(Put("k", "v"));
+    EXPECT_OK(Flush());
+    EXPECT_OK(TryClose());
     std::string current;
     EXPECT_OK(ReadFileToString(Env::Default(), CurrentFileName(dbname_), &current));
     return dbname_ + "/" + current.substr(0, current.size() - 1);
@@ -42,8 +42,6 @@ class ManifestTailTest : public ::testing::Test {
     return db->Get(ReadOptions(), "k", value);
   }
 
-  TempDirectory dir_{"manifest_tail"};
-  const std::string dbname_ = dir_.path() + "/db";
 };
 
 TEST_F(ManifestTailTest, GarbageAfterTheLastEditIsAnUnsyncedTail) {

@@ -17,6 +17,7 @@
 #include "db/write_batch_internal.h"
 #include "shale/db.h"
 #include "shale/write_batch.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 
 namespace shale {
@@ -44,15 +45,13 @@ void WriteWal(const std::string& dbname, uint64_t number, const std::vector<Entr
 
 enum class Damage { kTornTail, kCorruptLastRecord };
 
-class PitRecoveryTest : public ::testing::TestWithParam<Damage> {
+class PitRecoveryTest : public DBTestBase, public ::testing::WithParamInterface<Damage> {
  protected:
+  PitRecoveryTest() : DBTestBase("pit_recovery") {}
+  // An empty DB, closed: the cases add WAL files by hand and open it themselves.
   void SetUp() override {
-    dbname_ = dir_.path() + "/db";
-    Options options;
-    options.create_if_missing = true;
-    std::unique_ptr<DB> db;
-    ASSERT_OK(DB::Open(options, dbname_, &db));
-    ASSERT_OK(db->Close());
+    Open();
+    Close();
   }
 
   // WAL 1000 holds a@1 b@2 c@3, damaged in c; WAL 1001 starts at `next_seq` with d.
@@ -91,8 +90,6 @@ class PitRecoveryTest : public ::testing::TestWithParam<Damage> {
     return present;
   }
 
-  TempDirectory dir_{"pit_recovery"};
-  std::string dbname_;
 };
 
 // c (sequence 3) is lost with the damage; d starts at 4: replaying it would show d and e

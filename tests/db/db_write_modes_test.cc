@@ -25,6 +25,7 @@
 #include "shale/db.h"
 #include "shale/utilities/merge_operators.h"
 #include "tests/testutil/fault_injection_env.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
@@ -88,23 +89,17 @@ struct WriterModel {
   uint64_t merges = 0;
 };
 
-class DBWriteModesTest : public testing::TestWithParam<std::tuple<WriteMode, Wal>> {
+class DBWriteModesTest : public DBTestBase,
+                         public testing::WithParamInterface<std::tuple<WriteMode, Wal>> {
  protected:
-  DBWriteModesTest() : dir_("write_modes") {}
+  DBWriteModesTest() : DBTestBase("write_modes") {
+    options_ = ModeOptions(mode());
+    options_.write_buffer_size = 64 << 10;  // writers switch memtables too, not only the flusher
+  }
   const WriteMode& mode() const { return std::get<0>(GetParam()); }
   Wal wal() const { return std::get<1>(GetParam()); }
-  std::string dbname() const { return dir_.File("db"); }
-  void Open() {
-    db_.reset();
-    Options o = ModeOptions(mode());
-    o.write_buffer_size = 64 << 10;  // writers switch memtables too, not only the flusher
-    ASSERT_OK(DB::Open(o, dbname(), &db_));
-  }
   // Checks the DB against the writers' models.
   void Verify(const std::vector<WriterModel>& models, const char* when);
-
-  TempDirectory dir_;
-  std::unique_ptr<DB> db_;
 };
 
 void DBWriteModesTest::Verify(const std::vector<WriterModel>& models, const char* when) {
