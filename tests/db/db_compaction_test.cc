@@ -24,6 +24,7 @@
 #include "shale/db.h"
 #include "shale/statistics.h"
 #include "shale/write_batch.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -117,11 +118,9 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
   return ::testing::AssertionSuccess();
 }
 
-class DBCompactionTest : public ::testing::Test {
+class DBCompactionTest : public DBTestBase {
  protected:
-  DBCompactionTest() : dir_("db_compaction") {
-    dbname_ = dir_.path() + "/db";
-    options_.create_if_missing = true;
+  DBCompactionTest() : DBTestBase("db_compaction") {
     options_.compression = kNoCompression;
     options_.stats_dump_period_sec = 0;
     options_.write_buffer_size = 32 << 10;
@@ -130,25 +129,12 @@ class DBCompactionTest : public ::testing::Test {
     options_.max_bytes_for_level_multiplier = 4;
     options_.level0_file_num_compaction_trigger = 2;
   }
-  ~DBCompactionTest() override {
-    if (db_ != nullptr) EXPECT_OK(db_->Close());
-  }
-
   // Memtables big enough that only Flush() makes L0 files.
   void OneFilePerFlush() { options_.write_buffer_size = 8 << 20; }
   // Open for tests that place files by hand: no automatic compaction, one file per Flush.
   void OpenManual() {
     OneFilePerFlush();
     options_.disable_auto_compactions = true;
-    Open();
-  }
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
-  void Close() {
-    if (db_ != nullptr) ASSERT_OK(db_->Close());
-    db_.reset();
-  }
-  void Reopen() {
-    Close();
     Open();
   }
 
@@ -198,23 +184,19 @@ class DBCompactionTest : public ::testing::Test {
     }
     return r;
   }
-  void WaitForCompact() { ASSERT_OK(db_->WaitForCompact(WaitForCompactOptions())); }
-  void Put(const std::string& k, const std::string& v) { ASSERT_OK(db_->Put(WriteOptions(), k, v)); }
-  void Delete(const std::string& k) { ASSERT_OK(db_->Delete(WriteOptions(), k)); }
-  void Flush() { ASSERT_OK(db_->Flush(FlushOptions())); }
   // Puts keys [from, to) with `step`, values tagged with `tag`, into kv too.
   void PutRange(int from, int to, int step, const std::string& tag, KV* kv, size_t value_len = 200) {
     for (int i = from; i < to; i += step) {
       std::string v = tag + ":" + NumKey(i);
       v.resize(value_len, static_cast<char>('a' + i % 26));
-      Put(NumKey(i), v);
+      ASSERT_OK(Put(NumKey(i), v));
       (*kv)[NumKey(i)] = v;
     }
   }
   // PutRange, then Flush: one more L0 file.
   void FlushRange(int from, int to, int step, const std::string& tag, KV* kv) {
     PutRange(from, to, step, tag, kv);
-    Flush();
+    ASSERT_OK(Flush());
   }
   uint64_t CompactionCountAtLevels(int from) {
     // "Comp(cnt)" column of shale.stats, summed over levels >= from.
@@ -240,11 +222,6 @@ class DBCompactionTest : public ::testing::Test {
     }
     return total;
   }
-
-  TempDirectory dir_;
-  std::string dbname_;
-  Options options_;
-  std::unique_ptr<DB> db_;
 };
 
 // ---- (a) Randomized model test with tiny levels.
@@ -308,7 +285,7 @@ TEST_P(DBCompactionModelTest, RandomOpsAcrossLevels) {
     }
   };
   auto check_settled = [&](const char* when) {
-    WaitForCompact();
+    ASSERT_OK(WaitForCompact());
     ASSERT_TRUE(TreeInvariants(current(), options_, true)) << when << " seed " << seed;
     if (held_iter == nullptr) {
       // Nothing pins an old Version: every SST file on disk is a live one.
@@ -434,12 +411,12 @@ TEST_F(DBCompactionTest, CompactRangeWholeRangeDropsTombstonesAtTheBottom) {
   KV kv;
   FlushRange(0, 1200, 1, "v1", &kv);
   PutRange(0, 1200, 2, "v2", &kv);  // overwrites
-  Flush();
+  ASSERT_OK(Flush());
   for (int i = 0; i < 1200; i += 3) {
-    Delete(NumKey(i));
+    ASSERT_OK(Delete(NumKey(i)));
     kv.erase(NumKey(i));
   }
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_EQ(3, NumFiles(0));
   ASSERT_GT(TotalDeletions(), 0u);
 
@@ -535,10 +512,10 @@ TEST_F(DBCompactionTest, BottommostForceRewritesAndSkipKeeps) {
   const KV at_snap = kv;
   PutRange(0, 600, 2, "new", &kv);
   for (int i = 1; i < 600; i += 4) {
-    Delete(NumKey(i));
+    ASSERT_OK(Delete(NumKey(i)));
     kv.erase(NumKey(i));
   }
-  Flush();
+  ASSERT_OK(Flush());
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
   ASSERT_EQ(0, NumFiles(0));
   EXPECT_TRUE(SameContents(at_snap, ScanAll(db_.get(), snap)));
@@ -578,7 +555,7 @@ TEST_F(DBCompactionTest, FileOverlappingNothingBelowMovesWithoutRewrite) {
   Open();
   KV kv;
   FlushRange(0, 300, 1, "a", &kv);
-  WaitForCompact();
+  ASSERT_OK(WaitForCompact());
   // One L0 file and nothing below: it moves down unchanged.
   ASSERT_EQ(0, NumFiles(0));
   ASSERT_EQ(1, NumFiles(1)) << LevelCounts();
@@ -588,7 +565,7 @@ TEST_F(DBCompactionTest, FileOverlappingNothingBelowMovesWithoutRewrite) {
   // A second file after the first in key order also moves, beside it.
   FlushRange(1000, 1300, 1, "b", &kv);
   const std::set<uint64_t> on_disk = SstFilesOnDisk();
-  WaitForCompact();
+  ASSERT_OK(WaitForCompact());
   EXPECT_EQ(0, NumFiles(0));
   ASSERT_EQ(2, NumFiles(1)) << LevelCounts();
   EXPECT_EQ(first, FileNumbers(1)[0]);
@@ -643,7 +620,7 @@ TEST_F(DBCompactionTest, DisabledAutoCompactionsLetL0GrowUntilCompactRange) {
   for (int f = 0; f < 10; f++) {
     FlushRange(f * 50, f * 50 + 400, 3, "f" + std::to_string(f), &kv);
   }
-  WaitForCompact();
+  ASSERT_OK(WaitForCompact());
   // No compaction ran, and the stall triggers did not stop the writes either.
   EXPECT_EQ(10, NumFiles(0));
   uint64_t stopped = 1;
@@ -659,7 +636,7 @@ TEST_F(DBCompactionTest, DisabledAutoCompactionsLetL0GrowUntilCompactRange) {
   for (int f = 0; f < 3; f++) {
     FlushRange(f, 600, 7, "g" + std::to_string(f), &kv);
   }
-  WaitForCompact();
+  ASSERT_OK(WaitForCompact());
   EXPECT_EQ(3, NumFiles(0));
   EXPECT_TRUE(SameContents(kv, ScanAll(db_.get())));
 }
@@ -696,8 +673,8 @@ TEST_F(DBCompactionTest, InputFilesLiveWhileAnIteratorNeedsThem) {
 
   // Once the iterator is gone the inputs are garbage. RocksDB deletes them when the last
   // reference goes; at the latest the next flush's sweep must find them.
-  Put("zzz", "1");
-  Flush();
+  ASSERT_OK(Put("zzz", "1"));
+  ASSERT_OK(Flush());
   const std::set<uint64_t> after = SstFilesOnDisk();
   for (uint64_t n : inputs) EXPECT_EQ(0u, after.count(n)) << "#" << n << " never deleted";
   EXPECT_EQ(LiveFiles(), after);
@@ -770,7 +747,7 @@ TEST_F(DBCompactionTest, ParallelCompactionsOnDisjointRanges) {
     });
   }
   for (auto& w : writers) w.join();
-  WaitForCompact();
+  ASSERT_OK(WaitForCompact());
   done = true;
   watcher.join();
   KV all;
