@@ -18,6 +18,7 @@
 #include "shale/db.h"
 #include "table/format.h"
 #include "tests/testutil/fault_injection_env.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -54,10 +55,9 @@ std::vector<std::string> FilesOfType(const std::string& dir, FileType want) {
   return out;
 }
 
-class DBCorruptionTest : public ::testing::Test {
+class DBCorruptionTest : public DBTestBase {
  protected:
-  DBCorruptionTest() : dir_("db_corruption"), dbname_(dir_.path() + "/db") {
-    options_.create_if_missing = true;
+  DBCorruptionTest() : DBTestBase("db_corruption") {
     options_.compression = kNoCompression;  // flipped bytes land where the test aims
   }
 
@@ -132,9 +132,6 @@ class DBCorruptionTest : public ::testing::Test {
 
   void ExpectExactly(DB* db, const Model& model) { EXPECT_EQ(0, CheckNoWrongAnswers(db, model)); }
 
-  TempDirectory dir_;
-  const std::string dbname_;
-  Options options_;
   Model model_;
 };
 
@@ -539,10 +536,6 @@ TEST_F(DBCorruptionTest, SecondOpenFailsOnLock) {
 
 class FaultTest : public DBCorruptionTest {
  protected:
-  FaultTest() : env_(Env::Default()) { options_.env = &env_; }
-
-  void Open() { ASSERT_OK(DB::Open(options_, dbname_, &db_)); }
-
   void PutAcked(int from, int to) {
     for (int i = from; i < to; i++) {
       ASSERT_OK(db_->Put(WriteOptions(), Key(i), Value(i)));
@@ -578,8 +571,8 @@ class FaultTest : public DBCorruptionTest {
     ExpectExactly(db_.get(), model_);
   }
 
-  FaultInjectionTestEnv env_;
-  std::unique_ptr<DB> db_;
+  // The base's fault-injecting env, which outlives db_.
+  FaultInjectionTestEnv& env_ = *UseFaultInjectionEnv();
 };
 
 TEST_F(FaultTest, WalAppendFailure) {
