@@ -119,17 +119,9 @@ void Compaction::AddInputDeletions(VersionEdit* edit) const {
   }
 }
 
-void Compaction::MarkFilesBeingCompacted(bool mark) {
-  marked_ = mark;
-  for (CompactionInputFiles& in : inputs_) {
-    for (const FileMetaPtr& f : in.files) f->being_compacted = mark;
-  }
-}
-
 void Compaction::ReleaseCompactionFiles() {
   if (released_) return;
   released_ = true;
-  if (marked_) MarkFilesBeingCompacted(false);
   if (picker_ != nullptr) {
     picker_->UnregisterCompaction(this);
     picker_ = nullptr;

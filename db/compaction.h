@@ -5,11 +5,11 @@
 //
 // A Compaction references the Version it was picked from (input_version()) for its whole
 // life, so the input files and the levels below stay readable and the bottommost checks
-// answer against that Version. While it runs, its input files are marked being_compacted
-// (the picker marks them when it creates the Compaction) so no other compaction picks them.
+// answer against that Version. While it runs, the picker that created it counts its input
+// files as being compacted, so no other compaction picks them.
 //
-// Thread safety: MarkFilesBeingCompacted, ReleaseCompactionFiles and the destructor touch
-// shared FileMetaData flags and the picker's registry: call them with the DB mutex held.
+// Thread safety: ReleaseCompactionFiles and the destructor touch the picker's registry:
+// call them with the DB mutex held.
 // Everything else reads immutable state and may be called from the compaction threads
 // without the mutex.
 #pragma once
@@ -106,13 +106,9 @@ class Compaction {
   // Adds a DeleteFile for every input file.
   void AddInputDeletions(VersionEdit* edit) const;
 
-  // REQUIRES: DB mutex. Sets being_compacted on every input file.
-  void MarkFilesBeingCompacted(bool mark);
-  // REQUIRES: DB mutex. Clears being_compacted on the inputs (if this compaction set it)
-  // and removes this compaction
-  // from its picker's registry of running compactions. Call when the job is over (whether
-  // it succeeded or not), then call CompactionPicker::ComputeScores on the current Version
-  // if the job failed (its inputs count again). Idempotent.
+  // REQUIRES: DB mutex. Removes this compaction from its picker's registry of running
+  // compactions, so its input files may be picked again. Call when the job is over
+  // (whether it succeeded or not). Idempotent.
   void ReleaseCompactionFiles();
 
   // "2@0 + 1@1 files, 1234 bytes: [7 8] [5]": for the LOG.
@@ -137,7 +133,6 @@ class Compaction {
   std::string largest_user_key_;
   bool bottommost_level_ = false;
   CompactionPicker* picker_ = nullptr;  // registry this compaction is in, if any
-  bool marked_ = false;                 // MarkFilesBeingCompacted(true) is in effect
   bool released_ = false;
 };
 

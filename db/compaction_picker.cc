@@ -8,13 +8,6 @@ namespace shale {
 
 namespace {
 
-bool AnyBeingCompacted(const std::vector<FileMetaPtr>& files) {
-  for (const FileMetaPtr& f : files) {
-    if (f->being_compacted) return true;
-  }
-  return false;
-}
-
 uint64_t TotalBytes(const std::vector<FileMetaPtr>& files) {
   uint64_t sum = 0;
   for (const FileMetaPtr& f : files) sum += f->file_size;
@@ -41,10 +34,22 @@ void RangeOf(const Comparator* ucmp, const std::vector<FileMetaPtr>& a,
 CompactionPicker::CompactionPicker(const Options& options, const InternalKeyComparator* icmp)
     : options_(options), icmp_(icmp) {}
 
-void CompactionPicker::ComputeScores(Version* v) const { v->ComputeCompactionScore(options_); }
+const LevelScores& CompactionPicker::ScoresOf(const Version* v) {
+  if (scores_stale_ || v != scored_ || v->version_number() != scored_number_) {
+    scores_ = ComputeLevelScores(options_, *v,
+                                 [this](const FileMetaData& f) { return IsBeingCompacted(f); });
+    scored_ = v;
+    scored_number_ = v->version_number();
+    scores_stale_ = false;
+  }
+  return scores_;
+}
 
-bool CompactionPicker::NeedsCompaction(const Version* v) const {
-  return v->NumScoredLevels() > 0 && v->CompactionScore(0) >= 1;
+bool CompactionPicker::AnyBeingCompacted(const std::vector<FileMetaPtr>& files) const {
+  for (const FileMetaPtr& f : files) {
+    if (IsBeingCompacted(*f)) return true;
+  }
+  return false;
 }
 
 bool CompactionPicker::IsLevel0CompactionRunning() const {
@@ -66,20 +71,30 @@ bool CompactionPicker::OutputRangeBusy(int output_level, const Slice& smallest,
   return false;
 }
 
-void CompactionPicker::Register(Compaction* c, Version* v) {
-  c->MarkFilesBeingCompacted(true);
+void CompactionPicker::Register(Compaction* c) {
   c->picker_ = this;
   running_.insert(c);
-  ComputeScores(v);
+  for (const CompactionInputFiles& in : c->inputs()) {
+    for (const FileMetaPtr& f : in.files) compacting_.insert(f->number);
+  }
+  scores_stale_ = true;  // a second pick looks at what is left
+}
+
+void CompactionPicker::UnregisterCompaction(Compaction* c) {
+  if (running_.erase(c) == 0) return;
+  for (const CompactionInputFiles& in : c->inputs()) {
+    for (const FileMetaPtr& f : in.files) compacting_.erase(f->number);
+  }
+  scores_stale_ = true;  // after a failed job its inputs count again
 }
 
 std::unique_ptr<Compaction> CompactionPicker::PickCompaction(Version* v) {
-  for (int i = 0; i < v->NumScoredLevels(); i++) {
-    const double score = v->CompactionScore(i);
+  const std::vector<std::pair<double, int>> sorted = ScoresOf(v).sorted;
+  for (const auto& [score, level] : sorted) {
     if (score < 1) break;
-    std::unique_ptr<Compaction> c = PickLevel(v, v->CompactionScoreLevel(i), score);
+    std::unique_ptr<Compaction> c = PickLevel(v, level, score);
     if (c != nullptr) {
-      Register(c.get(), v);
+      Register(c.get());
       return c;
     }
   }
@@ -88,7 +103,7 @@ std::unique_ptr<Compaction> CompactionPicker::PickCompaction(Version* v) {
 
 std::unique_ptr<Compaction> CompactionPicker::PickLevel(Version* v, int level, double score) {
   const int num_levels = v->NumLevels();
-  const int output_level = level == 0 ? v->base_level() : level + 1;
+  const int output_level = level == 0 ? ScoresOf(v).base_level : level + 1;
   if (output_level >= num_levels || output_level <= level) return nullptr;
   const Comparator* ucmp = icmp_->user_comparator();
 
@@ -99,7 +114,7 @@ std::unique_ptr<Compaction> CompactionPicker::PickLevel(Version* v, int level, d
     // The oldest file first (L0 is ordered newest first).
     for (auto it = l0.rbegin(); it != l0.rend(); ++it) {
       const FileMetaPtr& f = *it;
-      if (f->being_compacted) continue;
+      if (IsBeingCompacted(*f)) continue;
       std::vector<FileMetaPtr> inputs;
       v->GetOverlappingInputs(0, &f->smallest, &f->largest, &inputs);
       if (AnyBeingCompacted(inputs)) return nullptr;
@@ -116,7 +131,7 @@ std::unique_ptr<Compaction> CompactionPicker::PickLevel(Version* v, int level, d
   size_t j = 0;
   for (size_t i = 0; i < files.size(); i++) {
     const FileMetaData& f = *files[i];
-    if (f.being_compacted) continue;
+    if (IsBeingCompacted(f)) continue;
     while (j < next.size() &&
            ucmp->Compare(next[j]->largest.user_key(), f.smallest.user_key()) < 0) {
       j++;
@@ -203,7 +218,8 @@ std::unique_ptr<Compaction> CompactionPicker::SetupOtherInputs(
   }
   return std::make_unique<Compaction>(
       v, icmp_, level, output_level, std::move(inputs), std::move(grandparents),
-      MaxFileSizeForLevel(options_, output_level, v->base_level()), max_bytes, score, is_manual);
+      MaxFileSizeForLevel(options_, output_level, ScoresOf(v).base_level), max_bytes, score,
+      is_manual);
 }
 
 std::unique_ptr<Compaction> CompactionPicker::CompactRange(
@@ -262,7 +278,7 @@ std::unique_ptr<Compaction> CompactionPicker::CompactRange(
       **compaction_end = chunk_end;
     }
   }
-  Register(c.get(), v);
+  Register(c.get());
   return c;
 }
 

@@ -3,11 +3,10 @@
 // released, so that no two running compactions share an input file or write overlapping
 // key ranges into the same level.
 //
-// Scores: every Version gets its level targets and scores computed when VersionSet makes
-// it current (LogAndApply, Recover). Picking marks files being_compacted and recomputes
-// the scores of the Version picked from (so a second pick looks at what is left);
-// ComputeScores must be called again on the current Version after a failed compaction is
-// released (a successful one is followed by a LogAndApply, which computes them).
+// State it owns, so that Versions stay immutable: which files running compactions hold
+// (IsBeingCompacted), and the LevelScores (db/level_scores.h) of the Version it was last
+// asked about, recomputed when asked about another Version or when a compaction was
+// registered or released since (files being compacted do not count towards a score).
 //
 // Leveled policy (RocksDB's, simplified): the level with the highest score >= 1 compacts.
 // L0 -> base level: the oldest L0 file not being compacted plus every L0 file transitively
@@ -23,9 +22,11 @@
 
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "db/compaction.h"
+#include "db/level_scores.h"
 #include "db/version_set.h"
 #include "shale/options.h"
 #include "util/dbformat.h"
@@ -40,15 +41,19 @@ class CompactionPicker {
   CompactionPicker(const CompactionPicker&) = delete;
   CompactionPicker& operator=(const CompactionPicker&) = delete;
 
-  // Recomputes v's level targets, scores and pending bytes (Version::ComputeCompactionScore).
-  void ComputeScores(Version* v) const;
+  // v's level targets, scores and pending bytes, not counting files being compacted. Valid
+  // until the next call of any method of the picker.
+  const LevelScores& ScoresOf(const Version* v);
 
   // Whether some level of v scores >= 1 (disable_auto_compactions is the caller's check).
-  bool NeedsCompaction(const Version* v) const;
+  bool NeedsCompaction(const Version* v) { return ScoresOf(v).NeedsCompaction(); }
+
+  // Whether a running compaction holds f as an input.
+  bool IsBeingCompacted(const FileMetaData& f) const { return compacting_.count(f.number) > 0; }
 
   // The next automatic compaction, or null if no level needs one or every candidate
-  // conflicts with a running compaction. The result's files are marked being_compacted
-  // and the compaction is registered as running until ReleaseCompactionFiles (or its
+  // conflicts with a running compaction. The result's files count as being compacted and
+  // the compaction is registered as running until ReleaseCompactionFiles (or its
   // destruction). The result references v.
   std::unique_ptr<Compaction> PickCompaction(Version* v);
 
@@ -70,6 +75,7 @@ class CompactionPicker {
   int NumRunningCompactions() const { return static_cast<int>(running_.size()); }
   bool IsLevel0CompactionRunning() const;
 
+
   const Options& options() const { return options_; }
 
  private:
@@ -85,12 +91,21 @@ class CompactionPicker {
                                                bool is_manual, bool may_expand_start);
   // Whether a running compaction writes into output_level within [smallest, largest].
   bool OutputRangeBusy(int output_level, const Slice& smallest, const Slice& largest) const;
-  void Register(Compaction* c, Version* v);
-  void UnregisterCompaction(Compaction* c) { running_.erase(c); }
+  bool AnyBeingCompacted(const std::vector<FileMetaPtr>& files) const;
+  void Register(Compaction* c);
+  void UnregisterCompaction(Compaction* c);
 
   const Options options_;
   const InternalKeyComparator* const icmp_;
   std::set<Compaction*> running_;
+  std::unordered_set<uint64_t> compacting_;  // input file numbers of running_
+
+  // ScoresOf's cache: the Version scored (pointer and number, since a freed Version's
+  // address may be reused) and whether compacting_ changed since.
+  LevelScores scores_;
+  const Version* scored_ = nullptr;
+  uint64_t scored_number_ = 0;
+  bool scores_stale_ = true;
 };
 
 }  // namespace shale

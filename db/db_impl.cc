@@ -138,17 +138,17 @@ void DBImpl::InstallNewSuperVersion() {
   cfd->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
 }
 
-std::vector<double> DBImpl::LevelScores() {
-  Version* current = versions_->current();
-  std::vector<double> scores(current->NumLevels(), 0.0);
-  for (int level = 0; level < current->NumLevels(); level++) {
-    scores[level] = current->LevelScore(level);
-  }
-  return scores;
+std::vector<double> DBImpl::ScoresPerLevel() {
+  return picker_->ScoresOf(versions_->current()).score;
 }
 
 uint64_t DBImpl::EstimatePendingCompactionBytes() {
-  return versions_->current()->EstimatedCompactionNeededBytes();
+  return picker_->ScoresOf(versions_->current()).estimated_compaction_needed_bytes;
+}
+
+LevelScores DBImpl::TEST_LevelScores() {
+  MutexLock l(&mutex_);
+  return picker_->ScoresOf(versions_->current());
 }
 
 bool DBImpl::BlockCacheUsage(uint64_t* value) const {

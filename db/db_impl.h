@@ -103,6 +103,8 @@ class DBImpl final : public DB {
   SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
   int TEST_NumImmutableMemtables();
   VersionSet* TEST_versions() { return versions_.get(); }
+  // The compaction picker's view of the current Version (a copy, taken under the mutex).
+  LevelScores TEST_LevelScores();
   // A write that only goes to the WAL (a batch without keys; the second queue with
   // two_write_queues), as transactions' markers will be.
   Status TEST_WriteWalOnly(const WriteOptions& o, WriteBatch* batch) {
@@ -215,7 +217,7 @@ class DBImpl final : public DB {
   void InstallNewSuperVersion() REQUIRES(mutex_);
   void RecordBackgroundError(const Status& s) REQUIRES(mutex_);
   // Compaction scores per level, as the picker sees them (for shale.stats).
-  std::vector<double> LevelScores() REQUIRES(mutex_);
+  std::vector<double> ScoresPerLevel() REQUIRES(mutex_);
   uint64_t EstimatePendingCompactionBytes() REQUIRES(mutex_);
   bool BlockCacheUsage(uint64_t* value) const;
   Status CloseImpl();

@@ -103,7 +103,6 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   stats.micros = env_->NowMicros() - start;
   c->ReleaseCompactionFiles();
   internal_stats_->AddCompactionStats(c->output_level(), stats);
-  if (!s.ok()) picker_->ComputeScores(versions_->current());
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
   scheduler_.EndCompaction();
@@ -166,7 +165,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
       if (!rewrite) break;
       output = level;
     } else {
-      output = level == 0 ? versions_->current()->base_level() : level + 1;
+      output = level == 0 ? picker_->ScoresOf(versions_->current()).base_level : level + 1;
       if (output >= options_.num_levels) break;
     }
     s = RunManualCompaction(level, output, b, e, o.max_subcompactions);
@@ -233,7 +232,7 @@ Status DBImpl::RefitLevel(int level, int target_level) {
     // The smallest level that can hold the data, as RocksDB picks it.
     to = level;
     for (int l = level - 1; l >= 1; l--) {
-      if (current->MaxBytesForLevel(l) < bytes) break;
+      if (picker_->ScoresOf(current).level_max_bytes[l] < bytes) break;
       to = l;
     }
   }

@@ -98,7 +98,9 @@ Status DBImpl::FlushOldestImmutable() {
                  "[default] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
                  " bytes, %" PRIu64 " entries, %" PRIu64 " micros OK; %s",
                  job_id, number, meta.file_size, meta.num_entries, stats.micros,
-                 versions_->current()->LevelSummary().c_str());
+                 versions_->current()
+                     ->LevelSummary(picker_->ScoresOf(versions_->current()).base_level)
+                     .c_str());
   default_cf_->RemoveOldestImmutable();
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();

@@ -388,7 +388,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
 
 void DBImpl::RecalculateWriteStallConditions() {
   Version* current = versions_->current();
-  if (write_controller_.Update(current->NumFiles(0), current->EstimatedCompactionNeededBytes(),
+  if (write_controller_.Update(current->NumFiles(0), EstimatePendingCompactionBytes(),
                                !options_.disable_auto_compactions)) {
     bg_cv_.SignalAll();  // stopped writers re-check
   }

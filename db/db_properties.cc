@@ -125,7 +125,7 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::str
   const std::string name = Canonical(property);
   if (name == Properties::kStats) {
     MutexLock l(&mutex_);
-    *value = internal_stats_->Dump(versions_->current(), LevelScores(), write_controller_,
+    *value = internal_stats_->Dump(versions_->current(), ScoresPerLevel(), write_controller_,
                                    env_->NowMicros());
     return true;
   }

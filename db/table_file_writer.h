@@ -82,8 +82,7 @@ Status BuildTable(const Options& options, const std::string& dbname,
 
 // Removes SST file `number` (and its table-cache entry, with table_cache), ignoring errors:
 // for outputs of a failed job, which nothing names.
-void DeleteTableFile(Env* env, const std::string& dbname, uint64_t number,
-                     TableCache* table_cache);
+void DeleteTableFile(Env* env, const std::string& dbname, uint64_t number, TableCache* table_cache);
 
 // Makes the directory entries of files just written durable: a MANIFEST may name them only
 // after this. dir may be null (nothing to do).

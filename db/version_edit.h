@@ -35,8 +35,6 @@ struct FileMetaData {
   uint64_t num_deletions = 0;
   // Not persisted. Lifetime is managed by shared_ptr; kept for RocksDB-shaped callers.
   int refs = 0;
-  // Not persisted. Set and read under the DB mutex by compaction picking.
-  bool being_compacted = false;
   // Not persisted. The file was added to L0: a table reader opened for it then keeps its
   // index and filter pinned (pin_l0_filter_and_index_blocks_in_cache), as RocksDB decides
   // by the level at open.

@@ -1,15 +1,9 @@
-// Version and VersionSet: the LSM tree's file metadata and its persistence in the MANIFEST.
-//
-// A Version is an immutable snapshot of the live SST files per level: L0 files may overlap
-// and are kept newest first (by largest_seqno, then file number); every deeper level is a
-// sorted run of non-overlapping files ordered by smallest key. Versions are reference
-// counted (Ref/Unref, safe from any thread); a Version and the files it lists stay alive
-// while anyone holds a reference, and AddLiveFiles reports the files of every Version still
-// alive, so the DB deletes only files no reader can reach.
-//
-// The VersionSet owns the current Version, the counters persisted with it (next file
-// number, log numbers, last sequence) and the MANIFEST: a log (db/log_writer.h format) of
-// VersionEdits whose first record is a full snapshot; CURRENT names the live MANIFEST.
+// VersionSet: the current Version of the LSM tree, the counters persisted with it (next
+// file number, log numbers, last sequence) and the MANIFEST: a log (db/log_writer.h
+// format) of VersionEdits whose first record is a full snapshot; CURRENT names the live
+// MANIFEST. It writes the MANIFEST (LogAndApply) and reads it back (Recover); the Versions
+// it installs are built by VersionBuilder (db/version_builder.h) and described in
+// db/version.h.
 //
 // Thread safety: methods marked "REQUIRES: DB mutex" need the mutex passed to LogAndApply
 // held; NewFileNumber, MarkFileNumberUsed, LastSequence and SetLastSequence are atomic and
@@ -28,149 +22,16 @@
 #include <vector>
 
 #include "db/log_writer.h"
+#include "db/version.h"
 #include "db/version_edit.h"
 #include "shale/env.h"
 #include "shale/options.h"
 #include "util/dbformat.h"
-#include "util/internal_iterator.h"
 #include "util/mutexlock.h"
-#include "util/read_callback.h"
 
 namespace shale {
 
-class MergeContext;
 class TableCache;
-class VersionSet;
-
-using FileMetaPtr = std::shared_ptr<FileMetaData>;
-
-class Version {
- public:
-  Version(const Version&) = delete;
-  Version& operator=(const Version&) = delete;
-
-  // Thread-safe. The Version deletes itself when the last reference goes.
-  void Ref();
-  void Unref();
-
-  // Looks up key.user_key() in the files, newest data first: L0 files newest first, then
-  // the one file per deeper level whose range holds the key. Finds the newest entry with
-  // sequence <= key's sequence that callback (may be null) accepts. Returns true when it
-  // found one: a Put (*s = OK, *value assigned), a Delete or SingleDelete (*s = NotFound),
-  // a Merge (*s = NotSupported("no merge operator configured")); *seq is set in these
-  // cases. Also returns true, with *s the error, if a file could not be read. Returns false
-  // if no file has a visible entry for the key.
-  //
-  // With a merge_context, operands are gathered into it instead, copied or (with
-  // want_pins) pinned in their blocks, and the search goes on beneath them, across files
-  // and levels, to the first Put (*value, or an operand with base_as_operand) or
-  // tombstone; *s = MergeInProgress when ShouldMerge ends it early; false when the files
-  // hold nothing older than the operands.
-  //
-  // With pinned (and no merge_context), a Put found in a file is not copied into *value:
-  // *pinned is pointed at the bytes in their block, which it keeps referenced. *hit_level,
-  // when given, is set to the level of the file that answered.
-  bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
-           SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr,
-           PinnableSlice* pinned = nullptr, int* hit_level = nullptr);
-
-  // Appends iterators over this Version's data: one per L0 file and one concatenating
-  // level iterator per non-empty deeper level. The caller owns them; each keeps this
-  // Version referenced until it is deleted.
-  void AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters);
-
-  int NumLevels() const { return static_cast<int>(files_.size()); }
-  int NumFiles(int level) const { return static_cast<int>(files_[level].size()); }
-  uint64_t NumLevelBytes(int level) const;
-  // REQUIRES: 0 <= level < NumLevels(). Valid while this Version is referenced.
-  const std::vector<FileMetaPtr>& files(int level) const { return files_[level]; }
-
-  // RocksDB's listing of the files (the "sstables" property): per level a line
-  // "--- level N --- version# V ---", then per file
-  // " number:size[smallest_seqno .. largest_seqno][smallest .. largest]" with the internal
-  // keys as InternalKey::DebugString(hex) prints them.
-  std::string DebugString(bool hex = false) const;
-  // This Version's place in the sequence its VersionSet built, 0 for the first.
-  uint64_t version_number() const { return version_number_; }
-  // "files[4 2 0 0 0 0 0] base level 1": file counts per level, for the LOG.
-  std::string LevelSummary() const;
-
-  // ---- Compaction support. Everything below reads FileMetaData::being_compacted and the
-  // scores, so it REQUIRES the DB mutex once the Version is shared.
-
-  // Recomputes the level targets (base level, MaxBytesForLevel), the per-level scores and
-  // the estimated pending compaction bytes from the files and their being_compacted flags.
-  // VersionSet calls it whenever a Version becomes current; the compaction picker calls it
-  // again after marking or releasing files.
-  void ComputeCompactionScore(const Options& options);
-
-  // The level L0 compacts into: 1, or with level_compaction_dynamic_level_bytes the
-  // highest level whose target is at least max_bytes_for_level_base / multiplier.
-  int base_level() const { return base_level_; }
-  // Target size of `level` (>= 1); levels above the base level have none (UINT64_MAX).
-  uint64_t MaxBytesForLevel(int level) const { return level_max_bytes_[level]; }
-  // The score of `level`: for L0 the larger of (files not being compacted / trigger) and
-  // (their bytes / max_bytes_for_level_base); for L1..Ln-2 the bytes not being compacted
-  // over the level's target; 0 for the last level. >= 1 means the level needs compacting.
-  double LevelScore(int level) const { return level_score_[level]; }
-  // The i-th (0-based) highest score over levels 0..NumLevels()-2, and its level.
-  double CompactionScore(int i) const { return sorted_scores_[i].first; }
-  int CompactionScoreLevel(int i) const { return sorted_scores_[i].second; }
-  int NumScoredLevels() const { return static_cast<int>(sorted_scores_.size()); }
-  // Bytes that compaction must rewrite to bring every level within its target, estimated as
-  // RocksDB does (the "estimate-pending-compaction-bytes" property and the pending-bytes
-  // write stall input).
-  uint64_t EstimatedCompactionNeededBytes() const { return estimated_compaction_needed_bytes_; }
-
-  // Files of `level` whose user-key range intersects [begin, end] (null: unbounded), in
-  // level order. At L0 the range grows to cover every file it picks up, and the search
-  // restarts, so the result holds every L0 file transitively overlapping the range.
-  void GetOverlappingInputs(int level, const InternalKey* begin, const InternalKey* end,
-                            std::vector<FileMetaPtr>* inputs) const;
-  // Same with user keys (null: unbounded).
-  void GetOverlappingInputsUser(int level, const Slice* begin_user_key, const Slice* end_user_key,
-                                std::vector<FileMetaPtr>* inputs) const;
-  // Whether some file of `level` intersects the user-key range [smallest, largest] (null:
-  // unbounded).
-  bool OverlapInLevel(int level, const Slice* smallest_user_key,
-                      const Slice* largest_user_key) const;
-  // Whether no level below `level` holds a file whose range contains user_key / intersects
-  // [smallest, largest]. These say where a tombstone can be dropped.
-  bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
-  bool RangeNotInLevelsBelow(int level, const Slice& smallest_user_key,
-                             const Slice& largest_user_key) const;
-  // Adds to *inputs (files of `level` >= 1, contiguous, in order) the neighbours that share
-  // a boundary user key with them, so that no user key is split between files inside and
-  // outside the set ("clean cut"). No-op at L0 (GetOverlappingInputs already expands).
-  void ExpandInputsToCleanCut(int level, std::vector<FileMetaPtr>* inputs) const;
-
- private:
-  friend class VersionSet;
-  friend class VersionBuilder;
-
-  Version(VersionSet* vset, TableCache* table_cache, const InternalKeyComparator* icmp,
-          int num_levels);
-  ~Version();
-
-  // Searches one file; see Get. Returns true when the search is over.
-  bool SearchFile(const ReadOptions& read_options, const FileMetaData& f, const LookupKey& key,
-                  std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback,
-                  MergeContext* merge_context, PinnableSlice* pinned);
-
-  VersionSet* vset_;  // null once the VersionSet is gone
-  TableCache* const table_cache_;
-  const InternalKeyComparator* const icmp_;
-  std::vector<std::vector<FileMetaPtr>> files_;
-  std::atomic<int> refs_{0};
-  const uint64_t version_number_;
-
-  // Computed by ComputeCompactionScore.
-  int base_level_ = 1;
-  std::vector<uint64_t> level_max_bytes_;
-  std::vector<double> level_score_;
-  std::vector<std::pair<double, int>> sorted_scores_;  // score descending
-  uint64_t estimated_compaction_needed_bytes_ = 0;
-};
 
 class VersionSet {
  public:

@@ -74,6 +74,12 @@ class CompactionPickerTest : public ::testing::Test {
     return r;
   }
 
+  // The picker's scores of the current Version (a copy; the test is single-threaded).
+  LevelScores Scores() {
+    MutexLock l(&mu_);
+    return picker_->ScoresOf(current());
+  }
+
   // Everything below runs with mu_ held, as the DB would.
   std::unique_ptr<Compaction> Pick() {
     MutexLock l(&mu_);
@@ -83,7 +89,6 @@ class CompactionPickerTest : public ::testing::Test {
     MutexLock l(&mu_);
     c->ReleaseCompactionFiles();
     c.reset();
-    picker_->ComputeScores(current());
   }
 
   TempDirectory dir_;
@@ -100,13 +105,13 @@ TEST_F(CompactionPickerTest, Level0FileCountTrigger) {
   Add(1, 10, "a", "c", 100);
   Add(1, 11, "x", "z", 100);
   for (uint64_t i = 0; i < 3; i++) Add(0, 20 + i, "b", "d", 10, 100 + i);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(0), 0.75);
+  EXPECT_DOUBLE_EQ(Scores().score[0], 0.75);
   EXPECT_FALSE(picker_->NeedsCompaction(current()));
   EXPECT_EQ(Pick(), nullptr);
 
   Add(0, 23, "e", "f", 10, 200);  // does not overlap the others
-  EXPECT_DOUBLE_EQ(current()->LevelScore(0), 1.0);
-  EXPECT_EQ(current()->CompactionScoreLevel(0), 0);
+  EXPECT_DOUBLE_EQ(Scores().score[0], 1.0);
+  EXPECT_EQ(Scores().sorted[0].second, 0);
   ASSERT_TRUE(picker_->NeedsCompaction(current()));
   std::unique_ptr<Compaction> c = Pick();
   ASSERT_NE(c, nullptr);
@@ -120,23 +125,23 @@ TEST_F(CompactionPickerTest, Level0FileCountTrigger) {
   EXPECT_TRUE(c->bottommost_level());  // nothing below L1 in [a, d]
   EXPECT_EQ(c->TotalInputBytes(), 130u);
   EXPECT_EQ(c->max_output_file_size(), 100u);
-  for (const FileMetaPtr& f : c->inputs(0)) EXPECT_TRUE(f->being_compacted);
+  for (const FileMetaPtr& f : c->inputs(0)) EXPECT_TRUE(picker_->IsBeingCompacted(*f));
 
   // Marked files no longer count, and only one L0 compaction runs at a time.
-  EXPECT_DOUBLE_EQ(current()->LevelScore(0), 0.25);
+  EXPECT_DOUBLE_EQ(Scores().score[0], 0.25);
   EXPECT_EQ(picker_->NumRunningCompactions(), 1);
   EXPECT_EQ(Pick(), nullptr);
 
   Release(std::move(c));
   EXPECT_EQ(picker_->NumRunningCompactions(), 0);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(0), 1.0);
-  for (const FileMetaPtr& f : current()->files(0)) EXPECT_FALSE(f->being_compacted);
+  EXPECT_DOUBLE_EQ(Scores().score[0], 1.0);
+  for (const FileMetaPtr& f : current()->files(0)) EXPECT_FALSE(picker_->IsBeingCompacted(*f));
 }
 
 TEST_F(CompactionPickerTest, Level0SizeTrigger) {
   Open();
   Add(0, 20, "a", "b", 1500, 10);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(0), 1.5);
+  EXPECT_DOUBLE_EQ(Scores().score[0], 1.5);
   std::unique_ptr<Compaction> c = Pick();
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->start_level(), 0);
@@ -151,15 +156,15 @@ TEST_F(CompactionPickerTest, LevelSizeTriggerPicksLeastOverlap) {
   Add(1, 12, "g", "i", 500);
   Add(2, 20, "a", "b", 2000);
   Add(2, 21, "h", "h", 100);
-  EXPECT_EQ(current()->MaxBytesForLevel(1), 1000u);
-  EXPECT_EQ(current()->MaxBytesForLevel(2), 10000u);
-  EXPECT_EQ(current()->MaxBytesForLevel(3), 100000u);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(1), 1.5);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(2), 0.21);
-  EXPECT_DOUBLE_EQ(current()->LevelScore(4), 0.0);  // the last level has no score
-  EXPECT_EQ(current()->CompactionScoreLevel(0), 1);
+  EXPECT_EQ(Scores().level_max_bytes[1], 1000u);
+  EXPECT_EQ(Scores().level_max_bytes[2], 10000u);
+  EXPECT_EQ(Scores().level_max_bytes[3], 100000u);
+  EXPECT_DOUBLE_EQ(Scores().score[1], 1.5);
+  EXPECT_DOUBLE_EQ(Scores().score[2], 0.21);
+  EXPECT_DOUBLE_EQ(Scores().score[4], 0.0);  // the last level has no score
+  EXPECT_EQ(Scores().sorted[0].second, 1);
   // L1 is 500 over its target, and L2 holds 2100 bytes under 1500 of L1.
-  EXPECT_EQ(current()->EstimatedCompactionNeededBytes(),
+  EXPECT_EQ(Scores().estimated_compaction_needed_bytes,
             static_cast<uint64_t>(500 * (2100.0 / 1500 + 1)));
 
   // File 11 overlaps nothing in L2: the cheapest, and a trivial move.
@@ -171,7 +176,7 @@ TEST_F(CompactionPickerTest, LevelSizeTriggerPicksLeastOverlap) {
   EXPECT_TRUE(c1->IsTrivialMove());
   // Still 1000 bytes not being compacted in L1: score 1.0, so another pick: file 12
   // (overlap ratio 0.2) before file 10 (ratio 4).
-  EXPECT_DOUBLE_EQ(current()->LevelScore(1), 1.0);
+  EXPECT_DOUBLE_EQ(Scores().score[1], 1.0);
   std::unique_ptr<Compaction> c2 = Pick();
   ASSERT_NE(c2, nullptr);
   EXPECT_EQ(Numbers(c2->inputs(0)), std::vector<uint64_t>{12});
@@ -188,7 +193,7 @@ TEST_F(CompactionPickerTest, LevelSizeTriggerPicksLeastOverlap) {
   EXPECT_EQ(current()->NumFiles(2), 3);
   Release(std::move(c1));
   Release(std::move(c2));
-  EXPECT_DOUBLE_EQ(current()->LevelScore(1), 1.0);
+  EXPECT_DOUBLE_EQ(Scores().score[1], 1.0);
 }
 
 TEST_F(CompactionPickerTest, BusyOutputFilesBlockAPick) {
@@ -202,7 +207,7 @@ TEST_F(CompactionPickerTest, BusyOutputFilesBlockAPick) {
   EXPECT_EQ(Numbers(c->inputs(0)), std::vector<uint64_t>{20});
   EXPECT_TRUE(c->IsTrivialMove());
   // L1 still scores 1.5, but compacting file 10 needs file 20, which is busy.
-  EXPECT_DOUBLE_EQ(current()->LevelScore(1), 1.5);
+  EXPECT_DOUBLE_EQ(Scores().score[1], 1.5);
   EXPECT_TRUE(picker_->NeedsCompaction(current()));
   EXPECT_EQ(Pick(), nullptr);
   Release(std::move(c));
@@ -215,18 +220,18 @@ TEST_F(CompactionPickerTest, DynamicLevelBytes) {
   options_.level_compaction_dynamic_level_bytes = true;
   Open();
   // Empty: L0 goes straight to the last level.
-  EXPECT_EQ(current()->base_level(), 4);
+  EXPECT_EQ(Scores().base_level, 4);
   Add(0, 30, "a", "b", 10, 100);
-  EXPECT_EQ(current()->base_level(), 4);
+  EXPECT_EQ(Scores().base_level, 4);
 
   // 50000 bytes at the last level: targets 50000, 5000, 1000 (max(500, base)) at L4, L3,
   // L2, so L2 is the base level and L1 is skipped.
   Add(4, 10, "a", "z", 50000);
-  EXPECT_EQ(current()->base_level(), 2);
-  EXPECT_EQ(current()->MaxBytesForLevel(1), UINT64_MAX);
-  EXPECT_EQ(current()->MaxBytesForLevel(2), 1000u);
-  EXPECT_EQ(current()->MaxBytesForLevel(3), 5000u);
-  EXPECT_EQ(current()->MaxBytesForLevel(4), 50000u);
+  EXPECT_EQ(Scores().base_level, 2);
+  EXPECT_EQ(Scores().level_max_bytes[1], UINT64_MAX);
+  EXPECT_EQ(Scores().level_max_bytes[2], 1000u);
+  EXPECT_EQ(Scores().level_max_bytes[3], 5000u);
+  EXPECT_EQ(Scores().level_max_bytes[4], 50000u);
 
   for (uint64_t i = 1; i < 4; i++) Add(0, 30 + i, "c", "d", 10, 100 + i);
   std::unique_ptr<Compaction> c = Pick();
@@ -243,7 +248,7 @@ TEST_F(CompactionPickerTest, DynamicLevelBytes) {
 
   // A much bigger last level pulls the base level up to L1.
   Add(4, 11, "zz", "zzz", 2000000);
-  EXPECT_EQ(current()->base_level(), 1);
+  EXPECT_EQ(Scores().base_level, 1);
 }
 
 TEST_F(CompactionPickerTest, CleanCutExpansion) {
@@ -306,7 +311,7 @@ TEST_F(CompactionPickerTest, OverlapQueries) {
   EXPECT_TRUE(current()->KeyNotInLevelsBelow(2, "d"));
   EXPECT_FALSE(current()->RangeNotInLevelsBelow(0, "f", "i"));
   EXPECT_TRUE(current()->RangeNotInLevelsBelow(0, "l", "z"));
-  EXPECT_NE(current()->LevelSummary().find("files[4 0 2 0 0]"), std::string::npos);
+  EXPECT_NE(current()->LevelSummary(Scores().base_level).find("files[4 0 2 0 0]"), std::string::npos);
 }
 
 TEST_F(CompactionPickerTest, TrivialMoveNeedsSmallGrandparentOverlap) {

@@ -72,7 +72,8 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
 
 // Checks the shape a settled leveled tree must have. `settled`: compaction has caught up
 // (WaitForCompact returned), so every level is within its target as well.
-::testing::AssertionResult TreeInvariants(Version* v, const Options& o, bool settled) {
+::testing::AssertionResult TreeInvariants(Version* v, const LevelScores& scores, const Options& o,
+                                          bool settled) {
   const InternalKeyComparator icmp(o.comparator);
   for (int level = 1; level < v->NumLevels(); level++) {
     const auto& files = v->files(level);
@@ -96,7 +97,7 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
                                          << v->DebugString();
   }
   for (int level = 1; level + 1 < v->NumLevels(); level++) {
-    uint64_t target = v->MaxBytesForLevel(level);
+    uint64_t target = scores.level_max_bytes[level];
     if (!o.level_compaction_dynamic_level_bytes) {
       // Static targets, recomputed here rather than trusted from the Version.
       const double expected = static_cast<double>(o.max_bytes_for_level_base) *
@@ -105,9 +106,9 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
         return ::testing::AssertionFailure()
                << "L" << level << " target " << target << ", expected " << expected;
       }
-    } else if (level < v->base_level() && v->NumFiles(level) > 0) {
+    } else if (level < scores.base_level && v->NumFiles(level) > 0) {
       return ::testing::AssertionFailure()
-             << "L" << level << " above the base level L" << v->base_level() << " holds files";
+             << "L" << level << " above the base level L" << scores.base_level << " holds files";
     }
     if (v->NumLevelBytes(level) > target) {
       return ::testing::AssertionFailure() << "L" << level << " holds " << v->NumLevelBytes(level)
@@ -286,7 +287,8 @@ TEST_P(DBCompactionModelTest, RandomOpsAcrossLevels) {
   };
   auto check_settled = [&](const char* when) {
     ASSERT_OK(WaitForCompact());
-    ASSERT_TRUE(TreeInvariants(current(), options_, true)) << when << " seed " << seed;
+    ASSERT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, true))
+        << when << " seed " << seed;
     if (held_iter == nullptr) {
       // Nothing pins an old Version: every SST file on disk is a live one.
       EXPECT_EQ(LiveFiles(), SstFilesOnDisk()) << when << " seed " << seed;
@@ -372,7 +374,8 @@ TEST_P(DBCompactionModelTest, RandomOpsAcrossLevels) {
       for (const HeldSnapshot& h : snapshots) db_->ReleaseSnapshot(h.snap);
       snapshots.clear();
       Reopen();
-      ASSERT_TRUE(TreeInvariants(current(), options_, false)) << "after reopen, seed " << seed;
+      ASSERT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, false))
+          << "after reopen, seed " << seed;
       check_settled("after reopen");
     }
   }
@@ -424,7 +427,7 @@ TEST_F(DBCompactionTest, CompactRangeWholeRangeDropsTombstonesAtTheBottom) {
   cro.bottommost_level_compaction = BottommostLevelCompaction::kForce;
   ASSERT_OK(db_->CompactRange(cro, nullptr, nullptr));
   EXPECT_EQ(0, NumFiles(0)) << LevelCounts();
-  EXPECT_TRUE(TreeInvariants(current(), options_, false));
+  EXPECT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, false));
   EXPECT_EQ(0u, TotalDeletions()) << "tombstones survived at the bottom";
   EXPECT_EQ(kv.size(), TotalEntries()) << "overwritten versions survived";
   EXPECT_TRUE(SameContents(kv, ScanAll(db_.get())));
@@ -465,7 +468,7 @@ TEST_F(DBCompactionTest, CompactRangeSubRangeLeavesTheRestAlone) {
   const Slice b2s(b2), e2s(e2);
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), &b2s, &e2s));
   EXPECT_EQ(0, NumFiles(0)) << LevelCounts();
-  EXPECT_TRUE(TreeInvariants(current(), options_, false));
+  EXPECT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, false));
   EXPECT_TRUE(SameContents(kv, ScanAll(db_.get())));
 }
 
@@ -630,7 +633,7 @@ TEST_F(DBCompactionTest, DisabledAutoCompactionsLetL0GrowUntilCompactRange) {
 
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
   EXPECT_EQ(0, NumFiles(0));
-  EXPECT_TRUE(TreeInvariants(current(), options_, false));
+  EXPECT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, false));
   EXPECT_TRUE(SameContents(kv, ScanAll(db_.get())));
   // Still nothing automatic afterwards.
   for (int f = 0; f < 3; f++) {
@@ -753,7 +756,7 @@ TEST_F(DBCompactionTest, ParallelCompactionsOnDisjointRanges) {
   KV all;
   for (const KV& p : parts) all.insert(p.begin(), p.end());
   EXPECT_TRUE(SameContents(all, ScanAll(db_.get())));
-  EXPECT_TRUE(TreeInvariants(current(), options_, true));
+  EXPECT_TRUE(TreeInvariants(current(), impl()->TEST_LevelScores(), options_, true));
   // Compactions below L1 ran (L1 -> L2 and deeper are the ones that may run side by side).
   EXPECT_GT(CompactionCountAtLevels(2), 0u);
   EXPECT_GE(max_running.load(), 1u);

@@ -1,0 +1,375 @@
+#include "db/version.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/level_iterator.h"
+#include "db/table_cache.h"
+#include "db/version_set.h"
+#include "memtable/merge_context.h"
+
+namespace shale {
+
+namespace {
+
+// Collects the result of a point lookup in one file; see Version::Get.
+struct Saver {
+  enum State { kNotFound, kFound, kDeleted, kMerge, kMergeStop, kCorrupt };
+  const Comparator* ucmp;
+  Slice user_key;
+  SequenceNumber snapshot;
+  ReadCallback* callback;
+  std::string* value;
+  MergeContext* merge_context;      // null: an operand ends the search with kMerge
+  PinnableSlice* pinned = nullptr;  // where a Put's bytes are pinned instead of copied
+  State state = kNotFound;
+  SequenceNumber seq = 0;
+};
+
+void PushFound(MergeContext* mc, const Slice& v, Cleanable* value_pinner) {
+  if (value_pinner != nullptr) {
+    mc->PushOperandPinned(v, value_pinner);
+  } else {
+    mc->PushOperandCopy(v);
+  }
+}
+
+// Both TableReader handlers: true to see the next entry, false when done. Operands and a
+// base value wanted as an operand go into the merge context: pinned when value_pinner is
+// given, else copied.
+bool SaveValue(void* arg, const Slice& ikey, const Slice& v, Cleanable* value_pinner) {
+  Saver* saver = static_cast<Saver*>(arg);
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(ikey, &parsed).ok()) {
+    saver->state = Saver::kCorrupt;
+    return false;
+  }
+  if (saver->ucmp->Compare(parsed.user_key, saver->user_key) != 0) return false;
+  if (parsed.sequence > saver->snapshot) return true;
+  if (saver->callback != nullptr && !saver->callback->IsVisible(parsed.sequence)) return true;
+  MergeContext* const mc = saver->merge_context;
+  switch (parsed.type) {
+    case kTypeValue:
+      saver->state = Saver::kFound;
+      if (mc != nullptr && mc->base_as_operand) {
+        PushFound(mc, v, value_pinner);
+      } else if (saver->pinned != nullptr && value_pinner != nullptr) {
+        saver->pinned->PinSlice(v, value_pinner);
+      } else {
+        saver->value->assign(v.data(), v.size());
+      }
+      break;
+    case kTypeDeletion:
+    case kTypeSingleDeletion: saver->state = Saver::kDeleted; break;
+    case kTypeMerge:
+      if (mc == nullptr) {
+        saver->state = Saver::kMerge;
+        break;
+      }
+      PushFound(mc, v, value_pinner);
+      saver->seq = parsed.sequence;
+      if (!mc->ShouldStop()) return true;  // older entries may follow, here or below
+      saver->state = Saver::kMergeStop;
+      break;
+    default: return true;  // not a point entry (range deletions are kept apart)
+  }
+  saver->seq = parsed.sequence;
+  return false;
+}
+
+bool SaveValueCopying(void* arg, const Slice& ikey, const Slice& v) {
+  return SaveValue(arg, ikey, v, nullptr);
+}
+
+void UnrefVersion(void* arg, void* /*unused*/) { static_cast<Version*>(arg)->Unref(); }
+
+}  // namespace
+
+Version::Version(VersionSet* vset, TableCache* table_cache, const InternalKeyComparator* icmp,
+                 int num_levels)
+    : vset_(vset),
+      table_cache_(table_cache),
+      icmp_(icmp),
+      files_(num_levels),
+      version_number_(vset != nullptr ? vset->next_version_number_.fetch_add(1) : 0) {
+  if (vset_ != nullptr) {
+    MutexLock l(&vset_->live_mu_);
+    vset_->live_.insert(this);
+  }
+}
+
+Version::~Version() {
+  if (vset_ != nullptr) {
+    MutexLock l(&vset_->live_mu_);
+    vset_->live_.erase(this);
+  }
+}
+
+void Version::Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+
+void Version::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+uint64_t Version::NumLevelBytes(int level) const {
+  uint64_t sum = 0;
+  for (const FileMetaPtr& f : files_[level]) sum += f->file_size;
+  return sum;
+}
+
+bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
+                         const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq,
+                         ReadCallback* callback, MergeContext* merge_context,
+                         PinnableSlice* pinned) {
+  Saver saver;
+  saver.ucmp = icmp_->user_comparator();
+  saver.user_key = key.user_key();
+  saver.snapshot = ExtractSequence(key.internal_key());
+  saver.callback = callback;
+  saver.value = value;
+  saver.merge_context = merge_context;
+  saver.pinned = merge_context == nullptr ? pinned : nullptr;
+  // Pinning costs a block reference per entry seen: GetMergeOperands asks for it, and a Get
+  // whose value may be pinned.
+  Status st = (merge_context != nullptr && merge_context->want_pins) || saver.pinned != nullptr
+                  ? table_cache_->Get(read_options, f, key.internal_key(), &saver,
+                                      static_cast<TableReader::PinningGetHandler>(&SaveValue))
+                  : table_cache_->Get(read_options, f, key.internal_key(), &saver,
+                                      static_cast<TableReader::GetHandler>(&SaveValueCopying));
+  if (!st.ok()) {
+    *s = std::move(st);
+    return true;
+  }
+  switch (saver.state) {
+    case Saver::kNotFound: return false;
+    case Saver::kFound: *s = Status::OK(); break;
+    case Saver::kDeleted: *s = Status::NotFound(); break;
+    case Saver::kMerge: *s = Status::NotSupported("no merge operator configured"); break;
+    case Saver::kMergeStop: *s = Status::MergeInProgress(); break;
+    case Saver::kCorrupt: {
+      char buf[100];
+      snprintf(buf, sizeof(buf), "corrupted internal key in table file %06" PRIu64, f.number);
+      *s = Status::Corruption(buf);
+      return true;
+    }
+  }
+  *seq = saver.seq;
+  return true;
+}
+
+bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
+                  Status* s, SequenceNumber* seq, ReadCallback* callback,
+                  MergeContext* merge_context, PinnableSlice* pinned, int* hit_level) {
+  const Slice ikey = key.internal_key();
+  const Slice ukey = key.user_key();
+  const SequenceNumber snapshot = ExtractSequence(ikey);
+  const Comparator* ucmp = icmp_->user_comparator();
+
+  // L0 files may overlap: every one whose range holds the key, newest first.
+  for (const FileMetaPtr& f : files_[0]) {
+    if (f->smallest_seqno > snapshot) continue;  // everything in it is too new
+    if (ucmp->Compare(ukey, f->smallest.user_key()) < 0 ||
+        ucmp->Compare(ukey, f->largest.user_key()) > 0) {
+      continue;
+    }
+    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context, pinned)) {
+      if (hit_level != nullptr) *hit_level = 0;
+      return true;
+    }
+  }
+  // Deeper levels: at most one file each can hold the key.
+  for (size_t level = 1; level < files_.size(); level++) {
+    const std::vector<FileMetaPtr>& files = files_[level];
+    const size_t i = FindFile(*icmp_, files, ikey);
+    if (i == files.size()) continue;
+    const FileMetaData& f = *files[i];
+    if (ucmp->Compare(ukey, f.smallest.user_key()) < 0) continue;
+    if (f.smallest_seqno > snapshot) continue;
+    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context, pinned)) {
+      if (hit_level != nullptr) *hit_level = static_cast<int>(level);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Version::AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters) {
+  for (const FileMetaPtr& f : files_[0]) {
+    InternalIterator* iter = table_cache_->NewIterator(read_options, *f);
+    Ref();
+    iter->RegisterCleanup(&UnrefVersion, this, nullptr);
+    iters->push_back(iter);
+  }
+  for (size_t level = 1; level < files_.size(); level++) {
+    if (files_[level].empty()) continue;
+    InternalIterator* iter = NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]);
+    Ref();
+    iter->RegisterCleanup(&UnrefVersion, this, nullptr);
+    iters->push_back(iter);
+  }
+}
+
+std::string Version::DebugString(bool hex) const {
+  std::string r;
+  char buf[100];
+  for (size_t level = 0; level < files_.size(); level++) {
+    snprintf(buf, sizeof(buf), "--- level %zu --- version# %" PRIu64 " ---\n", level,
+             version_number_);
+    r += buf;
+    for (const FileMetaPtr& f : files_[level]) {
+      snprintf(buf, sizeof(buf), " %" PRIu64 ":%" PRIu64 "[%" PRIu64 " .. %" PRIu64 "][", f->number,
+               f->file_size, f->smallest_seqno, f->largest_seqno);
+      r += buf;
+      r += f->smallest.DebugString(hex) + " .. " + f->largest.DebugString(hex) + "]\n";
+    }
+  }
+  return r;
+}
+
+std::string Version::LevelSummary(int base_level) const {
+  std::string r = "files[";
+  for (size_t level = 0; level < files_.size(); level++) {
+    if (level > 0) r += ' ';
+    r += std::to_string(files_[level].size());
+  }
+  r += "] base level " + std::to_string(base_level);
+  return r;
+}
+
+void Version::GetOverlappingInputsUser(int level, const Slice* begin, const Slice* end,
+                                       std::vector<FileMetaPtr>* inputs) const {
+  inputs->clear();
+  if (level < 0 || level >= NumLevels()) return;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  if (level == 0) {
+    std::string lo, hi;
+    bool has_lo = begin != nullptr, has_hi = end != nullptr;
+    if (has_lo) lo = begin->ToString();
+    if (has_hi) hi = end->ToString();
+    for (size_t i = 0; i < files.size();) {
+      const FileMetaPtr& f = files[i++];
+      const Slice fs = f->smallest.user_key();
+      const Slice fl = f->largest.user_key();
+      if (has_lo && ucmp->Compare(fl, lo) < 0) continue;
+      if (has_hi && ucmp->Compare(fs, hi) > 0) continue;
+      inputs->push_back(f);
+      // A file reaching past the range widens it: start over so that earlier files
+      // overlapping the wider range are picked up too.
+      bool widened = false;
+      if (has_lo && ucmp->Compare(fs, lo) < 0) {
+        lo = fs.ToString();
+        widened = true;
+      }
+      if (has_hi && ucmp->Compare(fl, hi) > 0) {
+        hi = fl.ToString();
+        widened = true;
+      }
+      if (widened) {
+        inputs->clear();
+        i = 0;
+      }
+    }
+    return;
+  }
+  // A sorted run: binary search for the first file ending at or after begin.
+  size_t lo = 0, hi = files.size();
+  if (begin != nullptr) {
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (ucmp->Compare(files[mid]->largest.user_key(), *begin) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  for (size_t i = lo; i < files.size(); i++) {
+    if (end != nullptr && ucmp->Compare(files[i]->smallest.user_key(), *end) > 0) break;
+    inputs->push_back(files[i]);
+  }
+}
+
+void Version::GetOverlappingInputs(int level, const InternalKey* begin, const InternalKey* end,
+                                   std::vector<FileMetaPtr>* inputs) const {
+  Slice b, e;
+  if (begin != nullptr) b = begin->user_key();
+  if (end != nullptr) e = end->user_key();
+  GetOverlappingInputsUser(level, begin != nullptr ? &b : nullptr, end != nullptr ? &e : nullptr,
+                           inputs);
+}
+
+bool Version::OverlapInLevel(int level, const Slice* smallest_user_key,
+                             const Slice* largest_user_key) const {
+  if (level < 0 || level >= NumLevels()) return false;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  if (level == 0) {
+    for (const FileMetaPtr& f : files) {
+      if (smallest_user_key != nullptr &&
+          ucmp->Compare(f->largest.user_key(), *smallest_user_key) < 0) {
+        continue;
+      }
+      if (largest_user_key != nullptr &&
+          ucmp->Compare(f->smallest.user_key(), *largest_user_key) > 0) {
+        continue;
+      }
+      return true;
+    }
+    return false;
+  }
+  size_t lo = 0, hi = files.size();
+  if (smallest_user_key != nullptr) {
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (ucmp->Compare(files[mid]->largest.user_key(), *smallest_user_key) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  if (lo == files.size()) return false;
+  return largest_user_key == nullptr ||
+         ucmp->Compare(files[lo]->smallest.user_key(), *largest_user_key) <= 0;
+}
+
+bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
+  for (int l = std::max(level + 1, 1); l < NumLevels(); l++) {
+    if (OverlapInLevel(l, &user_key, &user_key)) return false;
+  }
+  return true;
+}
+
+bool Version::RangeNotInLevelsBelow(int level, const Slice& smallest_user_key,
+                                    const Slice& largest_user_key) const {
+  for (int l = std::max(level + 1, 1); l < NumLevels(); l++) {
+    if (OverlapInLevel(l, &smallest_user_key, &largest_user_key)) return false;
+  }
+  return true;
+}
+
+void Version::ExpandInputsToCleanCut(int level, std::vector<FileMetaPtr>* inputs) const {
+  if (level <= 0 || level >= NumLevels() || inputs->empty()) return;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaPtr>& files = files_[level];
+  size_t first = files.size(), last = 0;
+  for (size_t i = 0; i < files.size(); i++) {
+    if (files[i] == inputs->front()) first = i;
+    if (files[i] == inputs->back()) last = i;
+  }
+  if (first == files.size() || last < first) return;  // not files of this Version's level
+  while (first > 0 && ucmp->Compare(files[first - 1]->largest.user_key(),
+                                    files[first]->smallest.user_key()) == 0) {
+    first--;
+  }
+  while (last + 1 < files.size() && ucmp->Compare(files[last]->largest.user_key(),
+                                                  files[last + 1]->smallest.user_key()) == 0) {
+    last++;
+  }
+  inputs->assign(files.begin() + static_cast<ptrdiff_t>(first),
+                 files.begin() + static_cast<ptrdiff_t>(last) + 1);
+}
+
+}  // namespace shale
