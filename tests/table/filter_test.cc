@@ -30,25 +30,19 @@ namespace {
 
 // Nine bytes: a tag byte (which key family) and the number. Cheap to make, since the
 // false-positive tests probe millions of keys.
-std::string Key(uint64_t i, char tag = 'k') {
-  std::string k(1, tag);
-  PutFixed64(&k, i);
-  return k;
-}
-
 struct Built {
   std::unique_ptr<const FilterPolicy> policy;
   std::string bytes;
   std::unique_ptr<FilterBitsReader> reader;
 };
 
-// A filter over Key(0..n-1) plus `offset`.
+// A filter over TaggedKey(0..n-1) plus `offset`.
 Built Build(double bits_per_key, size_t n, uint64_t offset = 0) {
   Built b;
   b.policy.reset(NewBloomFilterPolicy(bits_per_key));
   std::unique_ptr<FilterBitsBuilder> builder = NewFilterBitsBuilder(*b.policy);
   EXPECT_NE(builder, nullptr);
-  for (size_t i = 0; i < n; i++) builder->AddKey(Key(offset + i));
+  for (size_t i = 0; i < n; i++) builder->AddKey(TaggedKey(offset + i));
   EXPECT_EQ(builder->NumAdded(), n);
   b.bytes = builder->Finish();
   b.reader = NewFilterBitsReader(b.bytes);
@@ -74,7 +68,7 @@ double TheoreticalFpRate(double keys_per_line, int k) {
 
 double MeasureFpRate(const FilterBitsReader& reader, size_t queries) {
   size_t hits = 0;
-  for (size_t i = 0; i < queries; i++) hits += reader.MayMatch(Key(i, 'a'));
+  for (size_t i = 0; i < queries; i++) hits += reader.MayMatch(TaggedKey(i, 'a'));
   return static_cast<double>(hits) / queries;
 }
 
@@ -104,7 +98,7 @@ TEST(FilterTest, EmptyFilterMatchesNothing) {
   Built b = Build(10, 0);
   EXPECT_EQ(b.bytes.size(), 8u);
   EXPECT_EQ(NumLines(b.bytes), 0u);
-  for (int i = 0; i < 1000; i++) EXPECT_FALSE(b.reader->MayMatch(Key(i)));
+  for (int i = 0; i < 1000; i++) EXPECT_FALSE(b.reader->MayMatch(TaggedKey(i)));
   EXPECT_FALSE(b.reader->MayMatch(""));
 }
 
@@ -113,7 +107,7 @@ TEST(FilterTest, NoFalseNegatives) {
     for (size_t n : {1, 2, 7, 64, 1000, 20000}) {
       Built b = Build(bpk, n, n * 1000);
       for (size_t i = 0; i < n; i++) {
-        ASSERT_TRUE(b.reader->MayMatch(Key(n * 1000 + i))) << "bpk " << bpk << " n " << n;
+        ASSERT_TRUE(b.reader->MayMatch(TaggedKey(n * 1000 + i))) << "bpk " << bpk << " n " << n;
       }
     }
   }
@@ -258,7 +252,7 @@ TEST(FilterTest, MalformedBytesMatchEverything) {
     auto reader = NewFilterBitsReader(bad[b]);
     ASSERT_NE(reader, nullptr);
     for (int i = 0; i < 200; i++) {
-      ASSERT_TRUE(reader->MayMatch(Key(i, 'a'))) << "case " << b;
+      ASSERT_TRUE(reader->MayMatch(TaggedKey(i, 'a'))) << "case " << b;
     }
   }
 }

@@ -26,13 +26,6 @@
 namespace shale {
 namespace {
 
-// Nine bytes: a tag byte (which key family) and the number.
-std::string Key(uint64_t i, char tag = 'k') {
-  std::string k(1, tag);
-  PutFixed64(&k, i);
-  return k;
-}
-
 uint8_t FormatOf(const std::string& bytes) {
   return bytes.size() < 8 ? 0 : static_cast<uint8_t>(bytes[bytes.size() - 8]);
 }
@@ -42,14 +35,14 @@ std::string BuildFilter(const FilterPolicy& policy, size_t n, uint64_t offset = 
                         const FilterBuildingContext& ctx = FilterBuildingContext()) {
   std::unique_ptr<FilterBitsBuilder> builder = NewFilterBitsBuilder(policy, ctx);
   EXPECT_NE(builder, nullptr);
-  for (size_t i = 0; i < n; i++) builder->AddKey(Key(offset + i));
+  for (size_t i = 0; i < n; i++) builder->AddKey(TaggedKey(offset + i));
   EXPECT_EQ(builder->NumAdded(), n);
   return builder->Finish();
 }
 
 double MeasureFpRate(const FilterBitsReader& reader, size_t queries, char tag = 'a') {
   size_t hits = 0;
-  for (size_t i = 0; i < queries; i++) hits += reader.MayMatch(Key(i, tag));
+  for (size_t i = 0; i < queries; i++) hits += reader.MayMatch(TaggedKey(i, tag));
   return static_cast<double>(hits) / queries;
 }
 
@@ -57,7 +50,7 @@ double BitsPerKey(const std::string& bytes, size_t n) { return bytes.size() * 8.
 
 std::vector<uint64_t> Hashes(size_t n, uint64_t offset = 0) {
   std::vector<uint64_t> h(n);
-  for (size_t i = 0; i < n; i++) h[i] = Hash64(Key(offset + i));
+  for (size_t i = 0; i < n; i++) h[i] = Hash64(TaggedKey(offset + i));
   return h;
 }
 
@@ -92,12 +85,12 @@ TEST(RibbonTest, NoFalseNegatives) {
   for (size_t n : {0, 1, 2, 3, 10, 100, 127, 128, 200, 1000, 4321, 65536}) {
     const std::string bytes = BuildFilter(*policy, n, n * 7);
     auto reader = NewFilterBitsReader(bytes);
-    for (size_t i = 0; i < n; i++) ASSERT_TRUE(reader->MayMatch(Key(n * 7 + i))) << n << " " << i;
+    for (size_t i = 0; i < n; i++) ASSERT_TRUE(reader->MayMatch(TaggedKey(n * 7 + i))) << n << " " << i;
     if (n >= 1000) {
       EXPECT_EQ(FormatOf(bytes), ribbon::kFormatStandardRibbon) << n;
     }
     if (n == 0) {
-      EXPECT_FALSE(reader->MayMatch(Key(0)));
+      EXPECT_FALSE(reader->MayMatch(TaggedKey(0)));
     }
   }
 }
@@ -124,12 +117,12 @@ TEST(RibbonTest, DuplicateKeysAnywhere) {
   std::unique_ptr<const FilterPolicy> policy(NewRibbonFilterPolicy(10, -1));
   auto builder = NewFilterBitsBuilder(*policy);
   for (int pass = 0; pass < 3; pass++) {
-    for (int i = 0; i < 5000; i++) builder->AddKey(Key(i));
+    for (int i = 0; i < 5000; i++) builder->AddKey(TaggedKey(i));
   }
   const std::string bytes = builder->Finish();
   EXPECT_EQ(FormatOf(bytes), ribbon::kFormatStandardRibbon);
   auto reader = NewFilterBitsReader(bytes);
-  for (int i = 0; i < 5000; i++) ASSERT_TRUE(reader->MayMatch(Key(i)));
+  for (int i = 0; i < 5000; i++) ASSERT_TRUE(reader->MayMatch(TaggedKey(i)));
 }
 
 // At the Bloom filter's false-positive rate in about 30% less space.
@@ -168,7 +161,7 @@ TEST(RibbonTest, OneMillionKeys) {
   const std::string rbytes = BuildFilter(*rib, n);
   ASSERT_EQ(FormatOf(rbytes), ribbon::kFormatStandardRibbon);
   auto reader = NewFilterBitsReader(rbytes);
-  for (size_t i = 0; i < n; i++) ASSERT_TRUE(reader->MayMatch(Key(i))) << i;
+  for (size_t i = 0; i < n; i++) ASSERT_TRUE(reader->MayMatch(TaggedKey(i))) << i;
   const double ratio = BitsPerKey(rbytes, n) / BitsPerKey(BuildFilter(*bloom, n), n);
   fprintf(stderr, "1M keys: %.3f bits/key, %.3f of Bloom's\n", BitsPerKey(rbytes, n), ratio);
   EXPECT_LT(ratio, 0.8);
@@ -220,7 +213,7 @@ TEST(RibbonTest, SeedRetriesAndFallback) {
     EXPECT_GT(seed, 0);
     auto reader = ribbon::NewReader(built);
     ASSERT_NE(reader, nullptr);
-    for (size_t i = 0; i < 127; i++) ASSERT_TRUE(reader->MayMatch(Key(round * 1000 + i)));
+    for (size_t i = 0; i < 127; i++) ASSERT_TRUE(reader->MayMatch(TaggedKey(round * 1000 + i)));
   }
   EXPECT_TRUE(saw_retry);
 }
@@ -325,7 +318,7 @@ TEST(RibbonTest, MalformedBytesMatchEverything) {
     EXPECT_EQ(ribbon::NewReader(bad[b]), nullptr) << "case " << b;
     auto reader = NewFilterBitsReader(bad[b]);
     ASSERT_NE(reader, nullptr);
-    for (int i = 0; i < 200; i++) ASSERT_TRUE(reader->MayMatch(Key(i, 'a'))) << "case " << b;
+    for (int i = 0; i < 200; i++) ASSERT_TRUE(reader->MayMatch(TaggedKey(i, 'a'))) << "case " << b;
   }
 }
 
@@ -339,7 +332,7 @@ TEST(RibbonTest, SeedIsPartOfTheFormat) {
   bytes[bytes.size() - 7] = 1;
   auto reader = NewFilterBitsReader(bytes);
   size_t misses = 0;
-  for (int i = 0; i < 3000; i++) misses += !reader->MayMatch(Key(i));
+  for (int i = 0; i < 3000; i++) misses += !reader->MayMatch(TaggedKey(i));
   EXPECT_GT(misses, 2500u);
 }
 
@@ -368,7 +361,7 @@ TEST(RibbonTest, PrintCosts) {
   const size_t n = 1000000;
 #endif
   std::vector<std::string> keys(n);
-  for (size_t i = 0; i < n; i++) keys[i] = Key(i * 0x9e3779b97f4a7c15ull);
+  for (size_t i = 0; i < n; i++) keys[i] = TaggedKey(i * 0x9e3779b97f4a7c15ull);
   for (bool use_ribbon : {false, true}) {
     std::unique_ptr<const FilterPolicy> p(use_ribbon ? NewRibbonFilterPolicy(10, -1)
                                                      : NewBloomFilterPolicy(10));
@@ -382,7 +375,7 @@ TEST(RibbonTest, PrintCosts) {
     for (const std::string& k : keys) hits += reader->MayMatch(k);
     const auto t2 = std::chrono::steady_clock::now();
     size_t fps = 0;
-    for (size_t i = 0; i < n; i++) fps += reader->MayMatch(Key(i, 'q'));
+    for (size_t i = 0; i < n; i++) fps += reader->MayMatch(TaggedKey(i, 'q'));
     const auto t3 = std::chrono::steady_clock::now();
     ASSERT_EQ(hits, n);
     auto ns = [&](auto a, auto b) {

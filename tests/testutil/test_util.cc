@@ -92,6 +92,12 @@ std::string Key(int i) {
   return buf;
 }
 
+std::string TaggedKey(uint64_t i, char tag) {
+  std::string k(1, tag);
+  PutFixed64(&k, i);
+  return k;
+}
+
 std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type) {
   std::string r;
   AppendInternalKey(&r, user_key, seq, type);

@@ -63,6 +63,9 @@ uint64_t TestSeed();
 // "key" and i in six digits, zero-padded ("key000042"), so that numeric and byte order agree
 // for i below a million.
 std::string Key(int i);
+// Nine bytes: a tag byte (which family of keys) and i as fixed64, for filter tests that
+// want keys of one length and families that never collide.
+std::string TaggedKey(uint64_t i, char tag = 'k');
 
 // The internal key (user key, sequence, type) as stored in memtables and tables.
 std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type = kTypeValue);
