@@ -57,8 +57,16 @@ def parse_args():
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
     p.add_argument("--keep", action="store_true", help="keep the DB directory at the end")
-    p.add_argument("extra", nargs="*", help="more db_stress flags (after --)")
-    return p.parse_args()
+    # Everything after `--` goes to db_stress. (A positional nargs="*" argument cannot take
+    # it: argparse fills that one, empty, right after `mode`.)
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    args = p.parse_args(argv)
+    args.extra = extra
+    return args
 
 
 def tail(text, lines=40):

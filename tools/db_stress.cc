@@ -14,6 +14,7 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -50,6 +51,9 @@ DEFINE_bool(kill_during_recovery, false, "Arm kill points already while the DB o
 DEFINE_string(kill_at, "",
               "Only this kill point may fire (wal_append, wal_sync, sst_append, sst_sync, "
               "manifest_append, manifest_sync, current_rename, delete)");
+DEFINE_uint32(write_log_limit, 0,
+              "disable_wal runs: entries after which the write log is emptied after a Flush "
+              "(0 or more than three quarters of its capacity: three quarters)");
 DEFINE_bool(test_drop_durable_key, false,
             "Test of the checker: at start after a disable_wal run, delete one key whose "
             "value is durable before verifying; the verification must then fail");
@@ -257,6 +261,8 @@ int Run() {
   ctx.max_key = FLAGS_max_key;
   ctx.max_value_size = FLAGS_max_value_size;
   ctx.write_options = drawn.write_options;
+  ctx.log_limit = ExpectedState::kLogCapacity / 4 * 3;
+  if (FLAGS_write_log_limit > 0) ctx.log_limit = std::min(ctx.log_limit, FLAGS_write_log_limit);
 
   std::unique_ptr<DB> db;
   // The first open follows whatever ended the last run, perhaps a crash of a run without

@@ -37,6 +37,7 @@ struct Context {
   // db_stress_state.h). Writes and Flushes hold log_mu shared; emptying a full log holds
   // it exclusively.
   bool log_writes = false;
+  uint32_t log_limit = 0;  // entries after which the log is emptied
   std::shared_mutex log_mu;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};

@@ -112,7 +112,7 @@ bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const st
 bool EmptyLog(Context* ctx) {
   std::unique_lock<std::shared_mutex> l(ctx->log_mu);
   ExpectedState* state = ctx->state;
-  if (state->log_count() + ExpectedState::kLogCapacity / 4 <= ExpectedState::kLogCapacity) {
+  if (state->log_count() < ctx->log_limit) {
     return true;  // another thread emptied it
   }
   Status s = ctx->db->Flush(FlushOptions());
@@ -125,15 +125,16 @@ bool EmptyLog(Context* ctx) {
     if (state->ReadLog(pos, &key, &word)) state->SetBase(key, word);
   }
   state->ResetLog();
+  fprintf(stdout, "db_stress: write log emptied after a Flush (%u entries)\n", count);
   return true;
 }
 
 // disable_wal runs: the log lock, held shared for one write or Flush; the log is emptied
-// first when it is three quarters full (far more room than the writers in flight need).
+// first when it holds ctx->log_limit entries (at most three quarters of it, which leaves
+// far more room than the writers in flight need).
 bool LogScope(Context* ctx, std::shared_lock<std::shared_mutex>* l) {
   if (!ctx->log_writes) return true;
-  if (ctx->state->log_count() + ExpectedState::kLogCapacity / 4 > ExpectedState::kLogCapacity &&
-      !EmptyLog(ctx)) {
+  if (ctx->state->log_count() >= ctx->log_limit && !EmptyLog(ctx)) {
     return false;
   }
   *l = std::shared_lock<std::shared_mutex>(ctx->log_mu);
