@@ -84,7 +84,7 @@ Status DBImpl::CloseImpl() {
     MutexLock l(&mutex_);
     shutting_down_.store(true);
     stats_dump_cv_.SignalAll();
-    while (!scheduler_.Idle()) bg_cv_.Wait();
+    while (!scheduler_.Idle()) bg_cv_.Wait(&mutex_);
     if (result.ok() && !bg_error_.ok()) result = bg_error_;
   }
   if (stats_dump_thread_.joinable()) stats_dump_thread_.join();

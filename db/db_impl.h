@@ -211,6 +211,9 @@ class DBImpl final : public DB {
   Status NewDB();
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                          SequenceNumber* max_sequence) REQUIRES(mutex_);
+  // Writes a memtable filled by WAL replay into an L0 file added to *edit (mutex released
+  // during the I/O), and unreferences it.
+  Status FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
 
   // Deletes files no live Version, memtable or pending output needs.
   void DeleteObsoleteFiles() REQUIRES(mutex_);

@@ -129,11 +129,11 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
   MutexLock l(&mutex_);
   while (!default_cf_->imm().empty() && bg_error_.ok()) {
     MaybeScheduleFlush();
-    bg_cv_.Wait();
+    bg_cv_.Wait(&mutex_);
   }
   // Automatic compactions step aside: wait for the running ones, start no new ones.
   manual_compactions_waiting_++;
-  while (scheduler_.compactions_scheduled() > 0 && bg_error_.ok()) bg_cv_.Wait();
+  while (scheduler_.compactions_scheduled() > 0 && bg_error_.ok()) bg_cv_.Wait(&mutex_);
   s = bg_error_;
 
   const InternalKey begin_key =
@@ -192,7 +192,7 @@ Status DBImpl::RunManualCompaction(int input_level, int output_level, const Inte
         versions_->current(), input_level, output_level, b, end, &compaction_end, &conflict);
     if (c == nullptr) {
       if (!conflict) return Status::OK();
-      bg_cv_.Wait();  // a running compaction holds a needed file
+      bg_cv_.Wait(&mutex_);  // a running compaction holds a needed file
       continue;
     }
     Status s = RunCompaction(c.get(), max_subcompactions);
@@ -272,7 +272,7 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     if (scheduler_.Idle() && default_cf_->imm().empty() && !more_compaction) {
       break;
     }
-    bg_cv_.Wait();
+    bg_cv_.Wait(&mutex_);
   }
   if (shutting_down_) return Status::ShutdownInProgress();
   // A reader that held an old Version while the last job swept kept that Version's files;

@@ -17,7 +17,7 @@ Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
   if (!o.wait) return bg_error_;
   while (!default_cf_->imm().empty() && bg_error_.ok()) {
     MaybeScheduleFlush();
-    bg_cv_.Wait();
+    bg_cv_.Wait(&mutex_);
   }
   if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) has_unpersisted_data_ = false;
   return bg_error_;

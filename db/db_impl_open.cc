@@ -210,6 +210,21 @@ struct LogReporter : public log::Reporter {
 
 }  // namespace
 
+Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
+  const uint64_t number = versions_->NewFileNumber();
+  pending_outputs_.insert(number);
+  FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+               db_dir_.get(), mem, snapshots_.GetAll(), number);
+  mutex_.Unlock();  // the SST is written without the DB mutex, as a background flush's
+  Status s = job.Run();
+  mutex_.Lock();
+  // Nothing sweeps files before Open ends, and the edit is applied before it does.
+  pending_outputs_.erase(number);
+  if (s.ok()) job.AddToEdit(edit);
+  mem->Unref();
+  return s;
+}
+
 Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                                SequenceNumber* max_sequence) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
@@ -223,17 +238,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   bool after_damage = false;
   auto flush_mem = [&]() -> Status {
     mutex_.AssertHeld();  // as in the enclosing function (the analysis does not enter lambdas)
-    const uint64_t number = versions_->NewFileNumber();
-    pending_outputs_.insert(number);
-    FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
-                 db_dir_.get(), mem, snapshots_.GetAll(), number);
-    mutex_.Unlock();
-    Status fs = job.Run();
-    mutex_.Lock();
-    // Nothing sweeps files before Open ends, and the edit is applied before it does.
-    pending_outputs_.erase(number);
-    if (fs.ok()) job.AddToEdit(edit);
-    mem->Unref();
+    Status fs = FlushRecoveredMemtable(mem, edit);
     mem = nullptr;
     return fs;
   };

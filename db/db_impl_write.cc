@@ -350,7 +350,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
       MaybeScheduleCompaction();
-      bg_cv_.Wait();
+      bg_cv_.Wait(&mutex_);
       const uint64_t stalled = env_->NowMicros() - start;
       write_controller_.AddStallMicros(write_controller_.cause(), true, stalled);
       RecordTick(stats_, STALL_MICROS, stalled);
@@ -364,7 +364,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       if (no_slowdown && !force) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
-      bg_cv_.Wait();
+      bg_cv_.Wait(&mutex_);
       const uint64_t stalled = env_->NowMicros() - start;
       write_controller_.AddStallMicros(WriteController::kMemtableLimit, true, stalled);
       RecordTick(stats_, STALL_MICROS, stalled);

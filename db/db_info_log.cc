@@ -94,7 +94,7 @@ void DBImpl::StatsDumpLoop() {
   while (!shutting_down_) {
     const uint64_t now = env_->NowMicros();
     if (now < next) {
-      stats_dump_cv_.TimedWaitMicros(next - now);
+      stats_dump_cv_.TimedWaitMicros(&mutex_, next - now);
       continue;
     }
     next = now + period;

@@ -124,7 +124,7 @@ Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
   mu->AssertHeld();
   ManifestWriter w(mu);
   writers_.push_back(&w);
-  while (writers_.front() != &w) w.cv.Wait();
+  while (writers_.front() != &w) w.cv.Wait(mu);
 
   Status s;
   uint64_t new_manifest = 0;

@@ -2,6 +2,7 @@
 // annotations the compiler checks (see thread_annotations.h).
 #pragma once
 
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -25,20 +26,27 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
-// A condition variable bound to one Mutex, which every call requires held.
+// A condition variable bound to one Mutex. The waits name that mutex again, so that the
+// compiler checks the caller holds it (an annotation on the CondVar's own pointer would
+// name a different expression than the caller's lock); a wait on another mutex aborts in
+// debug builds.
 class CondVar {
  public:
   explicit CondVar(Mutex* mu) : mu_(mu) {}
   CondVar(const CondVar&) = delete;
   CondVar& operator=(const CondVar&) = delete;
 
-  void Wait() {
+  // Releases mu while waiting and holds it again on return. REQUIRES: mu is the mutex
+  // this CondVar was made with.
+  void Wait(Mutex* mu) REQUIRES(mu) {
+    assert(mu == mu_);
     std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
     cv_.wait(lock);
     lock.release();
   }
-  // Returns true if the wait timed out.
-  bool TimedWaitMicros(uint64_t micros) {
+  // The same, for at most micros. Returns true if the wait timed out.
+  bool TimedWaitMicros(Mutex* mu, uint64_t micros) REQUIRES(mu) {
+    assert(mu == mu_);
     std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
     bool timed_out = cv_.wait_for(lock, std::chrono::microseconds(micros)) ==
                      std::cv_status::timeout;
