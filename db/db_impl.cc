@@ -29,11 +29,12 @@ WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
 }
 
 // Compaction threads: RocksDB's split of max_background_jobs, a quarter (at least one) for
-// flushes and the rest for compactions, unless the deprecated per-kind limits are both
-// given. Flushes run one at a time whatever their share (see BackgroundScheduler).
+// flushes and the rest for compactions, unless either deprecated per-kind limit is given
+// (then RocksDB takes both, an unset one as 1). Flushes run one at a time whatever their
+// share (see BackgroundScheduler).
 int MaxCompactions(const Options& o) {
-  if (o.max_background_flushes > 0 && o.max_background_compactions > 0) {
-    return o.max_background_compactions;
+  if (o.max_background_flushes != -1 || o.max_background_compactions != -1) {
+    return std::max(1, o.max_background_compactions);
   }
   const int flushes = std::max(1, o.max_background_jobs / 4);
   return std::max(1, o.max_background_jobs - flushes);

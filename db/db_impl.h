@@ -38,8 +38,8 @@
 
 namespace shale {
 
-// The options a DB runs with: Open's, with the defaults filled in (Env, LOG, comparator,
-// table factory) and the values RocksDB clamps clamped (db_impl_open.cc).
+// The options a DB runs with: Open's, already checked and clamped by the option tables
+// (options/options_check.h), with the Env and the info LOG filled in (db_impl_open.cc).
 Options SanitizeOptions(const std::string& dbname, const Options& src);
 
 class DBImpl final : public DB {

@@ -1,5 +1,5 @@
-// Opening a DB: the options it runs with (SanitizeOptions, and the combinations Open
-// refuses), lock, create or recover the MANIFEST, replay the WAL files newer than the
+// Opening a DB: the options it runs with (checked by the option tables, plus the write-mode
+// combinations Open refuses), lock, create or recover the MANIFEST, replay the WAL files newer than the
 // MANIFEST's log number into L0 files, and start a fresh WAL; DestroyDB.
 #include <algorithm>
 #include <cinttypes>
@@ -9,6 +9,7 @@
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
+#include "options/options_check.h"
 #include "table/table_factory.h"
 #include "util/logging.h"
 
@@ -41,10 +42,6 @@ Status ValidateWriteModes(const Options& o) {
   if (o.unordered_write && o.enable_pipelined_write) {
     return Status::InvalidArgument("unordered_write is incompatible with enable_pipelined_write");
   }
-  if (o.unordered_write && o.max_successive_merges != 0) {
-    return Status::InvalidArgument(
-        "max_successive_merges > 0 is incompatible with unordered_write");
-  }
   if (o.two_write_queues && o.enable_pipelined_write) {
     // RocksDB answers this on every write; refusing the DB at Open says it once.
     return Status::NotSupported("pipelined_writes is not compatible with concurrent prepares");
@@ -58,26 +55,6 @@ Options SanitizeOptions(const std::string& dbname, const Options& src) {
   Options result = src;
   if (result.env == nullptr) result.env = Env::Default();
   if (result.info_log == nullptr) result.info_log = OpenInfoLog(result.env, dbname, result);
-  if (result.comparator == nullptr) result.comparator = BytewiseComparator();
-  result.max_write_buffer_number = std::max(result.max_write_buffer_number, 2);
-  result.write_buffer_size = std::clamp<size_t>(result.write_buffer_size, 4 << 10, 64ull << 30);
-  result.max_background_jobs = std::max(result.max_background_jobs, 1);
-  if (result.table_factory == nullptr) result.table_factory.reset(NewBlockBasedTableFactory());
-  // stop >= slowdown >= compaction trigger >= 1, as RocksDB enforces: an L0 stop below the
-  // compaction trigger would stop writes with nothing to clear it.
-  int& trigger = result.level0_file_num_compaction_trigger;
-  int& slowdown = result.level0_slowdown_writes_trigger;
-  int& stop = result.level0_stop_writes_trigger;
-  const int given[] = {stop, slowdown, trigger};
-  trigger = std::max(trigger, 1);
-  slowdown = std::max(slowdown, trigger);
-  stop = std::max(stop, slowdown);
-  if (stop != given[0] || slowdown != given[1] || trigger != given[2]) {
-    SHALE_LOG_WARN(result.info_log.get(),
-                   "level0 stop/slowdown/compaction triggers %d/%d/%d raised to %d/%d/%d "
-                   "(each must be at least the next, and the compaction trigger at least 1)",
-                   given[0], given[1], given[2], stop, slowdown, trigger);
-  }
   return result;
 }
 
@@ -361,19 +338,19 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
 
 Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
   *dbptr = nullptr;
-  if (options.manual_wal_flush) return Status::NotSupported("manual_wal_flush");
-  if (Status s = ValidateWriteModes(options); !s.ok()) return s;
-  if (!CompressionTypeSupported(options.compression)) {
-    return Status::InvalidArgument("Compression type ",
-                                   CompressionTypeToString(options.compression) +
-                                       std::string(" is not linked with the binary."));
-  }
   if (options.table_factory != nullptr &&
-      std::string(options.table_factory->Name()) != "BlockBasedTable") {
+      std::string(options.table_factory->Name()) != BlockBasedTableFactory::kClassName) {
     return Status::NotSupported("table factory", options.table_factory->Name());
   }
-  auto impl = std::make_unique<DBImpl>(options, name);
+  // Bounds, clamps and the rules between options come from the option tables
+  // (options/options_check.h); the write modes RocksDB refuses together are checked here.
+  Options checked = options;
+  std::vector<std::string> clamped;
+  if (Status s = SanitizeAndValidateAtOpen(&checked, &clamped); !s.ok()) return s;
+  if (Status s = ValidateWriteModes(checked); !s.ok()) return s;
+  auto impl = std::make_unique<DBImpl>(checked, name);
   impl->LogOptionsAtOpen();
+  for (const std::string& line : clamped) SHALE_LOG_WARN(impl->info_log_, "%s", line.c_str());
   Status s;
   {
     MutexLock l(&impl->mutex_);

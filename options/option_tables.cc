@@ -87,8 +87,6 @@ const OptionInfo kDBOptions[] = {
      .help = "A yield slower than this ends the yielding wait", .bench_flag = kSame},
     {DB_OPTION(writable_file_max_buffer_size), .default_value = "1048576", .min = 0,
      .max = kGiB, .help = "Bytes of writes buffered before a write() call"},
-    {DB_OPTION(manual_wal_flush), .default_value = "false", .min = 0, .max = 0,
-     .help = "Append to the WAL only on FlushWAL; not supported, must stay false"},
 };
 
 const OptionInfo kCFOptions[] = {
@@ -106,10 +104,11 @@ const OptionInfo kCFOptions[] = {
      .help = "Immutable memtables merged into one flush; lowered to 1 at Open",
      .bench_flag = kSame},
     {CF_OPTION(arena_block_size), .default_value = "0", .min = 0, .max = kGiB,
-     .flags = kOptionBenchByHand,
+     .flags = kOptionMutable | kOptionBenchByHand,
      .help = "Bytes a memtable takes from the system at a time; 0: derived",
      .bench_flag = kSame},
-    {CF_OPTION(memtable_huge_page_size), .default_value = "0", .flags = kOptionBenchByHand,
+    {CF_OPTION(memtable_huge_page_size), .default_value = "0",
+     .flags = kOptionMutable | kOptionBenchByHand,
      .help = "Reserved huge pages of this size for memtables; 0: none",
      .bench_flag = "memtable_use_huge_page"},
     {CF_OPTION(compression), .default_value = "kSnappyCompression",

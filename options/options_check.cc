@@ -91,6 +91,11 @@ Status SanitizeAndValidateAtOpen(Options* options, std::vector<std::string>* war
     s = CheckTable(OptionStruct::kBlockBasedTable, &t, false, warnings);
   }
   if (s.ok()) s = CheckCrossOptions(options, true, warnings);
+  if (s.ok() && options->max_background_flushes > 1) {
+    warnings->push_back("max_background_flushes " +
+                        std::to_string(options->max_background_flushes) +
+                        ": flushes run one at a time (oldest memtable first)");
+  }
   return s;
 }
 

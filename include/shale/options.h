@@ -138,10 +138,13 @@ struct DBOptions {
   WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
   // Background threads for flushes and compactions. Default: 2.
   int max_background_jobs = 2;
-  // Deprecated split of max_background_jobs, with RocksDB's meaning: when either is set
-  // (not -1), flushes get max_background_flushes threads and compactions
-  // max_background_compactions. Default: -1 (derived from max_background_jobs: a quarter
-  // for flushes, at least one, the rest for compactions).
+  // Deprecated split of max_background_jobs, with RocksDB's rule: when either is set
+  // (not -1), compactions get max_background_compactions threads (at least one) and flushes
+  // max_background_flushes; when neither is, a quarter of max_background_jobs (at least
+  // one) goes to flushes and the rest to compactions. shale runs flushes one at a time
+  // whatever their share (each takes the oldest memtable, so that L0 files and the WAL
+  // numbers in the MANIFEST stay in order): a max_background_flushes above 1 is noted in
+  // the LOG at Open. Changeable at run time. Default: -1.
   int max_background_compactions = -1;
   int max_background_flushes = -1;
   // Threads one compaction may split into by key range. Default: 1.
@@ -201,8 +204,7 @@ struct DBOptions {
   uint64_t write_thread_slow_yield_usec = 3;
   // Bytes of WAL writes buffered before a write() call. Default: 1 MiB.
   size_t writable_file_max_buffer_size = 1024 * 1024;
-  // Append to the WAL only when FlushWAL is called. Not supported; must stay false.
-  bool manual_wal_flush = false;
+  // (RocksDB's manual_wal_flush is absent: shale has no FlushWAL.)
 };
 
 struct Options : public DBOptions, public ColumnFamilyOptions {
