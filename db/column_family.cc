@@ -44,13 +44,13 @@ uint64_t ColumnFamilyData::MinLogNumberToKeep() const {
 }
 
 std::shared_ptr<SuperVersion> ColumnFamilyData::GetSuperVersion() const {
-  std::lock_guard<std::mutex> lock(sv_mu_);
+  MutexLock lock(&sv_mu_);
   return super_version_;
 }
 
 std::shared_ptr<SuperVersion> ColumnFamilyData::InstallSuperVersion(
     std::shared_ptr<SuperVersion> sv) {
-  std::lock_guard<std::mutex> lock(sv_mu_);
+  MutexLock lock(&sv_mu_);
   std::swap(super_version_, sv);
   return sv;
 }

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "shale/db.h"
 #include "shale/options.h"
 #include "util/dbformat.h"
+#include "util/mutexlock.h"
 
 namespace shale {
 
@@ -87,8 +87,8 @@ class ColumnFamilyData {
   MemTable* mem_ = nullptr;       // referenced
   std::vector<MemTable*> imm_;    // referenced, oldest first
 
-  mutable std::mutex sv_mu_;              // guards super_version_ only (never held long)
-  std::shared_ptr<SuperVersion> super_version_;
+  mutable Mutex sv_mu_;  // guards super_version_ only (never held long)
+  std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mu_);
 };
 
 }  // namespace shale

@@ -67,6 +67,12 @@ DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
 
 Status DBImpl::Close() { return CloseImpl(); }
 
+void DBImpl::StopBackgroundThreads() {
+  // Idle was seen under the mutex with shutting_down_ set: nothing schedules any more, and
+  // Stop touches no state the mutex guards (BackgroundScheduler's contract).
+  scheduler_.Stop();
+}
+
 Status DBImpl::CloseImpl() {
   if (closed_) return Status::OK();
   closed_ = true;
@@ -89,8 +95,7 @@ Status DBImpl::CloseImpl() {
     if (result.ok() && !bg_error_.ok()) result = bg_error_;
   }
   if (stats_dump_thread_.joinable()) stats_dump_thread_.join();
-  // Idle was seen under the mutex with shutting_down_ set: nothing schedules any more.
-  scheduler_.Stop();
+  StopBackgroundThreads();
   if (log_ != nullptr) {
     Status s = log_->Close();
     if (result.ok()) result = s;

@@ -224,6 +224,9 @@ class DBImpl final : public DB {
   uint64_t EstimatePendingCompactionBytes() REQUIRES(mutex_);
   bool BlockCacheUsage(uint64_t* value) const;
   Status CloseImpl();
+  // Joins the background threads, which take mutex_ themselves. REQUIRES: mutex_ not
+  // held, and the scheduler seen idle under it after shutting_down_ was set.
+  void StopBackgroundThreads() NO_THREAD_SAFETY_ANALYSIS EXCLUDES(mutex_);
 
   const std::string dbname_;
   Options options_;  // sanitized
@@ -240,9 +243,10 @@ class DBImpl final : public DB {
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
   SnapshotList snapshots_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
-  std::unique_ptr<CompactionPicker> picker_;  // its methods REQUIRE mutex_
-  // The flush and compaction threads and their counts; its methods but Stop REQUIRE mutex_.
-  BackgroundScheduler scheduler_;
+  // Every method of the picker and the scheduler (but Stop, see StopBackgroundThreads)
+  // needs mutex_: the annotations on these members make the compiler check each call.
+  std::unique_ptr<CompactionPicker> picker_ PT_GUARDED_BY(mutex_);
+  BackgroundScheduler scheduler_ GUARDED_BY(mutex_);
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;
   // Bumped whenever the tree or memtables change; a failed pick remembers the value so the
   // same state is not picked from again.

@@ -67,13 +67,13 @@ uint8_t WriteThread::BusyAwaitState(Writer* w, uint8_t goal_mask, bool spin) {
 }
 
 uint8_t WriteThread::BlockingAwaitState(Writer* w, uint8_t goal_mask) {
-  std::unique_lock<std::mutex> lock(w->mu);
+  MutexLock lock(&w->mu);
   uint8_t s = w->state.load(std::memory_order_acquire);
   // Announce the block with a CAS: either it wins, and a setter then sees kLockedWaiting
   // and wakes us under the mutex, or a setter's CAS won first and s holds the new state.
   if ((s & goal_mask) == 0 &&
       w->state.compare_exchange_strong(s, kLockedWaiting, std::memory_order_acq_rel)) {
-    w->cv.wait(lock, [w] { return w->state.load(std::memory_order_relaxed) != kLockedWaiting; });
+    while (w->state.load(std::memory_order_relaxed) == kLockedWaiting) w->cv.Wait(&w->mu);
     s = w->state.load(std::memory_order_relaxed);
   }
   return s;
@@ -87,9 +87,9 @@ void WriteThread::SetState(Writer* w, uint8_t new_state) {
   }
   // It blocked (its CAS won): it waits on its condition variable, having released the
   // mutex, so taking the mutex here means it is already waiting or has not looked yet.
-  std::lock_guard<std::mutex> lock(w->mu);
+  MutexLock lock(&w->mu);
   w->state.store(new_state, std::memory_order_relaxed);
-  w->cv.notify_one();
+  w->cv.Signal();
 }
 
 uint8_t WriteThread::JoinBatchGroup(Writer* w) {

@@ -36,9 +36,7 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 
 #include "shale/status.h"
 #include "shale/types.h"
@@ -86,8 +84,8 @@ class WriteThread {
     friend class WriteThread;
     Writer* next = nullptr;  // the next newer writer in the queue; guarded by queue_mu_
     std::atomic<uint8_t> state{kInit};
-    std::mutex mu;  // with cv: a blocked waiter's wake-up
-    std::condition_variable cv;
+    Mutex mu;  // with cv: a blocked waiter's wake-up
+    CondVar cv{&mu};
   };
 
   // A leader and the contiguous run of writers behind it, leader..last. Its memtable stage

@@ -5,7 +5,7 @@
 namespace shale {
 
 ThreadPool::ThreadPool(int threads) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   target_ = threads > 0 ? threads : 0;
   StartWorkersLocked(target_);
 }
@@ -13,19 +13,21 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   std::list<Worker> workers;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     shutting_down_ = true;
-    work_cv_.notify_all();
+    work_cv_.SignalAll();
+    // Nothing starts or reaps workers once shutting_down_ is set, and a worker never
+    // touches the list itself: take it, to join without the lock.
+    workers.swap(workers_);
   }
-  // Workers drain the queue before they exit; a worker never touches workers_ itself, so
-  // the list can be walked without the lock.
-  for (Worker& w : workers_) {
+  // Workers drain the queue before they exit.
+  for (Worker& w : workers) {
     if (w.thread.joinable()) w.thread.join();
   }
   // With no worker at all, the queued jobs are run here.
   std::deque<std::function<void()>> rest;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     rest.swap(queue_);
   }
   for (auto& job : rest) job();
@@ -54,58 +56,59 @@ void ThreadPool::ReapExitedLocked() {
 }
 
 void ThreadPool::WorkerLoop(Worker* self) {
-  std::unique_lock<std::mutex> l(mu_);
+  mu_.Lock();
   while (true) {
     if (running_workers_ > target_ && !shutting_down_) break;
     if (!queue_.empty()) {
       std::function<void()> job = std::move(queue_.front());
       queue_.pop_front();
       active_jobs_++;
-      l.unlock();
+      mu_.Unlock();
       job();
       job = nullptr;  // destroy captures outside the lock
-      l.lock();
+      mu_.Lock();
       active_jobs_--;
-      idle_cv_.notify_all();
+      idle_cv_.SignalAll();
       continue;
     }
     if (shutting_down_) break;
-    work_cv_.wait(l);
+    work_cv_.Wait(&mu_);
   }
   running_workers_--;
   self->exited = true;
+  mu_.Unlock();
 }
 
 void ThreadPool::Schedule(std::function<void()> job) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   queue_.push_back(std::move(job));
-  work_cv_.notify_one();
+  work_cv_.Signal();
 }
 
 void ThreadPool::WaitForIdle() {
-  std::unique_lock<std::mutex> l(mu_);
-  idle_cv_.wait(l, [this] { return queue_.empty() && active_jobs_ == 0; });
+  MutexLock l(&mu_);
+  while (!queue_.empty() || active_jobs_ != 0) idle_cv_.Wait(&mu_);
 }
 
 void ThreadPool::SetBackgroundThreads(int threads) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (shutting_down_) return;
   target_ = threads > 0 ? threads : 0;
   ReapExitedLocked();
   if (running_workers_ < target_) {
     StartWorkersLocked(target_ - running_workers_);
   } else if (running_workers_ > target_) {
-    work_cv_.notify_all();
+    work_cv_.SignalAll();
   }
 }
 
 int ThreadPool::GetBackgroundThreads() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return target_;
 }
 
 int ThreadPool::QueueLen() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return static_cast<int>(queue_.size());
 }
 

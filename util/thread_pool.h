@@ -10,12 +10,12 @@
 // job outlives the pool.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <list>
-#include <mutex>
 #include <thread>
+
+#include "util/mutexlock.h"
 
 namespace shale {
 
@@ -46,20 +46,20 @@ class ThreadPool {
     bool exited = false;  // guarded by mu_
   };
 
-  void WorkerLoop(Worker* self);
-  void StartWorkersLocked(int n);
-  void ReapExitedLocked();
+  void WorkerLoop(Worker* self) EXCLUDES(mu_);
+  void StartWorkersLocked(int n) REQUIRES(mu_);
+  void ReapExitedLocked() REQUIRES(mu_);
 
-  // Everything below is guarded by mu_.
-  std::mutex mu_;
-  std::condition_variable work_cv_;  // a job was queued, shutdown began or the target fell
-  std::condition_variable idle_cv_;  // a job finished
-  std::deque<std::function<void()>> queue_;
-  std::list<Worker> workers_;  // std::list: a Worker's address is stable for its thread
-  int target_ = 0;             // how many workers should run
-  int running_workers_ = 0;    // workers that have not decided to exit
-  int active_jobs_ = 0;        // jobs being run now
-  bool shutting_down_ = false;
+  Mutex mu_;
+  CondVar work_cv_{&mu_};  // a job was queued, shutdown began or the target fell
+  CondVar idle_cv_{&mu_};  // a job finished
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  // std::list: a Worker's address is stable for its thread, even across a swap.
+  std::list<Worker> workers_ GUARDED_BY(mu_);
+  int target_ GUARDED_BY(mu_) = 0;           // how many workers should run
+  int running_workers_ GUARDED_BY(mu_) = 0;  // workers that have not decided to exit
+  int active_jobs_ GUARDED_BY(mu_) = 0;      // jobs being run now
+  bool shutting_down_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace shale
