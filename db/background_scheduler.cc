@@ -24,6 +24,12 @@ void BackgroundScheduler::ScheduleCompaction(std::function<void()> job) {
   compaction_pool_->Schedule(std::move(job));
 }
 
+void BackgroundScheduler::SetMaxCompactions(int max_compactions) {
+  assert(max_compactions >= 1);
+  max_compactions_ = max_compactions;
+  if (compaction_pool_ != nullptr) compaction_pool_->SetBackgroundThreads(max_compactions);
+}
+
 void BackgroundScheduler::Stop() {
   flush_pool_.reset();
   compaction_pool_.reset();

@@ -39,6 +39,9 @@ class BackgroundScheduler {
 
   // ---- Compactions: at most max_compactions scheduled at a time.
   bool CanScheduleCompaction() const { return compactions_scheduled_ < max_compactions_; }
+  // A new limit (SetDBOptions), >= 1: the pool grows at once; when it shrinks, jobs already
+  // scheduled finish and no new one starts until fewer than the limit are scheduled.
+  void SetMaxCompactions(int max_compactions);
   int compactions_scheduled() const { return compactions_scheduled_; }
   // Schedules job on a compaction thread. REQUIRES: CanScheduleCompaction().
   void ScheduleCompaction(std::function<void()> job);
@@ -62,7 +65,7 @@ class BackgroundScheduler {
   void Stop();
 
  private:
-  const int max_compactions_;
+  int max_compactions_;
   bool flush_scheduled_ = false;
   int compactions_scheduled_ = 0;
   int running_flushes_ = 0;

@@ -51,6 +51,9 @@ class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {
 
 class ColumnFamilyData {
  public:
+  // options: the DB's options as opened, which must outlive this object. Only their
+  // immutable fields (comparator, merge operator, ...) are read through options(): the
+  // changeable ones live in the DB's current options (DBImpl::current_options_).
   ColumnFamilyData(uint32_t id, std::string name, const Options& options);
   ~ColumnFamilyData();
   ColumnFamilyData(const ColumnFamilyData&) = delete;
@@ -81,7 +84,7 @@ class ColumnFamilyData {
  private:
   const uint32_t id_;
   const std::string name_;
-  const Options options_;
+  const Options& options_;
   const InternalKeyComparator icmp_;
 
   MemTable* mem_ = nullptr;       // referenced

@@ -31,12 +31,18 @@ void RangeOf(const Comparator* ucmp, const std::vector<FileMetaPtr>& a,
 
 }  // namespace
 
-CompactionPicker::CompactionPicker(const Options& options, const InternalKeyComparator* icmp)
-    : options_(options), icmp_(icmp) {}
+CompactionPicker::CompactionPicker(std::shared_ptr<const Options> options,
+                                   const InternalKeyComparator* icmp)
+    : options_(std::move(options)), icmp_(icmp) {}
+
+void CompactionPicker::SetOptions(std::shared_ptr<const Options> options) {
+  options_ = std::move(options);
+  scores_stale_ = true;  // the targets and the L0 trigger may have changed
+}
 
 const LevelScores& CompactionPicker::ScoresOf(const Version* v) {
   if (scores_stale_ || v != scored_ || v->version_number() != scored_number_) {
-    scores_ = ComputeLevelScores(options_, *v,
+    scores_ = ComputeLevelScores(*options_, *v,
                                  [this](const FileMetaData& f) { return IsBeingCompacted(f); });
     scored_ = v;
     scored_number_ = v->version_number();
@@ -162,7 +168,7 @@ std::unique_ptr<Compaction> CompactionPicker::SetupOtherInputs(
     Version* v, int level, int output_level, std::vector<FileMetaPtr> start_inputs, double score,
     bool is_manual, bool may_expand_start) {
   const Comparator* ucmp = icmp_->user_comparator();
-  const uint64_t max_bytes = MaxCompactionBytes(options_);
+  const uint64_t max_bytes = MaxCompactionBytes(*options_);
   std::string smallest, largest;
   RangeOf(ucmp, start_inputs, {}, &smallest, &largest);
 
@@ -218,7 +224,7 @@ std::unique_ptr<Compaction> CompactionPicker::SetupOtherInputs(
   }
   return std::make_unique<Compaction>(
       v, icmp_, level, output_level, std::move(inputs), std::move(grandparents),
-      MaxFileSizeForLevel(options_, output_level, ScoresOf(v).base_level), max_bytes, score,
+      MaxFileSizeForLevel(*options_, output_level, ScoresOf(v).base_level), max_bytes, score,
       is_manual);
 }
 
@@ -240,7 +246,7 @@ std::unique_ptr<Compaction> CompactionPicker::CompactRange(
   bool covers_rest = true;
   if (input_level > 0) {
     // A chunk of about max_compaction_bytes; the last file always fits in.
-    const uint64_t limit = MaxCompactionBytes(options_);
+    const uint64_t limit = MaxCompactionBytes(*options_);
     uint64_t total = 0;
     for (size_t i = 0; i + 1 < inputs.size(); i++) {
       total += inputs[i]->file_size;

@@ -35,8 +35,12 @@ namespace shale {
 
 class CompactionPicker {
  public:
-  // options is copied; icmp must outlive the picker.
-  CompactionPicker(const Options& options, const InternalKeyComparator* icmp);
+  // options: the DB's options in effect (level targets, triggers, file sizes); icmp must
+  // outlive the picker.
+  CompactionPicker(std::shared_ptr<const Options> options, const InternalKeyComparator* icmp);
+  // With a copy of options, for tests and tools that change none.
+  CompactionPicker(const Options& options, const InternalKeyComparator* icmp)
+      : CompactionPicker(std::make_shared<const Options>(options), icmp) {}
   ~CompactionPicker() = default;
   CompactionPicker(const CompactionPicker&) = delete;
   CompactionPicker& operator=(const CompactionPicker&) = delete;
@@ -76,7 +80,9 @@ class CompactionPicker {
   bool IsLevel0CompactionRunning() const;
 
 
-  const Options& options() const { return options_; }
+  const Options& options() const { return *options_; }
+  // The options changed (SetOptions): later picks and scores use these.
+  void SetOptions(std::shared_ptr<const Options> options);
 
  private:
   friend class Compaction;
@@ -95,7 +101,7 @@ class CompactionPicker {
   void Register(Compaction* c);
   void UnregisterCompaction(Compaction* c);
 
-  const Options options_;
+  std::shared_ptr<const Options> options_;
   const InternalKeyComparator* const icmp_;
   std::set<Compaction*> running_;
   std::unordered_set<uint64_t> compacting_;  // input file numbers of running_

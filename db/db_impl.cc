@@ -28,38 +28,29 @@ WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
   return wait;
 }
 
-// Compaction threads: RocksDB's split of max_background_jobs, a quarter (at least one) for
-// flushes and the rest for compactions, unless either deprecated per-kind limit is given
-// (then RocksDB takes both, an unset one as 1). Flushes run one at a time whatever their
-// share (see BackgroundScheduler).
-int MaxCompactions(const Options& o) {
-  if (o.max_background_flushes != -1 || o.max_background_compactions != -1) {
-    return std::max(1, o.max_background_compactions);
-  }
-  const int flushes = std::max(1, o.max_background_jobs / 4);
-  return std::max(1, o.max_background_jobs - flushes);
-}
-
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname)
     : dbname_(dbname),
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
-      scheduler_(MaxCompactions(options_)),
+      scheduler_(CompactionThreads(options_)),
       write_thread_(
           WaitOptionsOf(options_),
           /*companion_wait=*/!options_.enable_pipelined_write && !options_.unordered_write),
       nonmem_write_thread_(WaitOptionsOf(options_)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
+  current_options_ = std::make_shared<const Options>(options_);
+  max_successive_merges_.store(options_.max_successive_merges);
   default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
   default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
   table_cache_ = std::make_unique<TableCache>(
       dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &default_cf_->internal_comparator());
-  picker_ = std::make_unique<CompactionPicker>(options_, &default_cf_->internal_comparator());
+  picker_ = std::make_unique<CompactionPicker>(current_options_,
+                                               &default_cf_->internal_comparator());
   internal_stats_ = std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros());
 }
 
@@ -116,7 +107,13 @@ Status DBImpl::CloseImpl() {
 }
 
 Options DBImpl::GetOptions(ColumnFamilyHandle* cf) const {
-  return CfdOf(cf)->options();
+  MutexLock l(&mutex_);
+  return *current_options_;
+}
+
+DBOptions DBImpl::GetDBOptions() const {
+  MutexLock l(&mutex_);
+  return *current_options_;
 }
 
 int DBImpl::TEST_NumImmutableMemtables() {

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "db/background_scheduler.h"
@@ -31,6 +32,7 @@
 #include "db/version_set.h"
 #include "db/write_controller.h"
 #include "db/write_thread.h"
+#include "options/option_table.h"
 #include "shale/db.h"
 #include "shale/statistics.h"
 #include "util/mutexlock.h"
@@ -41,6 +43,10 @@ namespace shale {
 // The options a DB runs with: Open's, already checked and clamped by the option tables
 // (options/options_check.h), with the Env and the info LOG filled in (db_impl_open.cc).
 Options SanitizeOptions(const std::string& dbname, const Options& src);
+
+// The compaction threads options ask for (max_background_jobs and the deprecated
+// max_background_compactions / flushes, as RocksDB splits them; db_impl_options.cc).
+int CompactionThreads(const Options& options);
 
 class DBImpl final : public DB {
  public:
@@ -92,6 +98,12 @@ class DBImpl final : public DB {
   const std::string& GetName() const override { return dbname_; }
   Env* GetEnv() const override { return env_; }
   Options GetOptions(ColumnFamilyHandle* cf) const override;
+  DBOptions GetDBOptions() const override;
+  // SetOptions / SetDBOptions (db_impl_options.cc).
+  using DB::SetOptions;
+  Status SetOptions(ColumnFamilyHandle* cf,
+                    const std::unordered_map<std::string, std::string>& new_options) override;
+  Status SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) override;
   ColumnFamilyHandle* DefaultColumnFamily() const override { return default_cf_handle_.get(); }
 
   // Internal entry points (also used by tests).
@@ -219,6 +231,18 @@ class DBImpl final : public DB {
   void DeleteObsoleteFiles() REQUIRES(mutex_);
   void InstallNewSuperVersion() REQUIRES(mutex_);
   void RecordBackgroundError(const Status& s) REQUIRES(mutex_);
+  // Makes next the options in effect (db_impl_options.cc): the picker, the write
+  // controller and its stall state, the compaction pool, the stats dump and the merge
+  // limit follow, and work the change allows is scheduled.
+  void InstallOptions(std::shared_ptr<const Options> next) REQUIRES(mutex_);
+  // SetOptions (kCF) and SetDBOptions (kDB): check, apply, log, persist.
+  Status ChangeOptions(OptionStruct which,
+                       const std::unordered_map<std::string, std::string>& changes)
+      EXCLUDES(mutex_, options_file_mutex_);
+  // Writes current_options_ to a new OPTIONS file, releasing mutex_ during the I/O; the
+  // caller holds options_file_mutex_ so that files are written one at a time, in the
+  // order of their numbers. A failure is logged and returned.
+  Status WriteOptionsFile() REQUIRES(mutex_, options_file_mutex_);
   // Compaction scores per level, as the picker sees them (for shale.stats).
   std::vector<double> ScoresPerLevel() REQUIRES(mutex_);
   uint64_t EstimatePendingCompactionBytes() REQUIRES(mutex_);
@@ -229,14 +253,25 @@ class DBImpl final : public DB {
   void StopBackgroundThreads() NO_THREAD_SAFETY_ANALYSIS EXCLUDES(mutex_);
 
   const std::string dbname_;
-  Options options_;  // sanitized
+  // The options as opened (checked and sanitized), never changed: read their immutable
+  // fields here without the mutex. Their changeable fields keep Open's values; the values
+  // in effect are current_options_'s.
+  const Options options_;
   Env* const env_;
   std::unique_ptr<TableCache> table_cache_;
   FileLock* db_lock_ = nullptr;
   std::unique_ptr<Directory> db_dir_;
 
-  Mutex mutex_;
+  mutable Mutex mutex_;  // mutable: GetOptions reads current_options_ under it
   CondVar bg_cv_{&mutex_};  // signalled when background work finishes
+  // The options in effect: options_ with every SetOptions / SetDBOptions applied. Replaced
+  // whole on a change and never modified, so code that copies the pointer under mutex_ (a
+  // flush or compaction job) may read it without the mutex for as long as it holds it.
+  std::shared_ptr<const Options> current_options_ GUARDED_BY(mutex_);
+  // current_options_->max_successive_merges, for memtable inserters (no DB mutex).
+  std::atomic<size_t> max_successive_merges_{0};
+  // Serializes writing OPTIONS files (at Open and SetOptions); taken before mutex_.
+  Mutex options_file_mutex_;
   // Set once by the constructor; the VersionSet's own methods say which need mutex_.
   std::unique_ptr<VersionSet> versions_;
   std::unique_ptr<ColumnFamilyData> default_cf_;
@@ -299,8 +334,9 @@ class DBImpl final : public DB {
  public:
   // Open's LOG lines: the options in effect (db_info_log.cc).
   void LogOptionsAtOpen();
-  // Starts the periodic stats dump (after a successful open).
-  void StartStatsDump();
+  // Starts the periodic stats dump thread, unless it runs or the period is 0 (after a
+  // successful open, and when SetDBOptions sets a period).
+  void StartStatsDump() REQUIRES(mutex_);
 
  private:
   std::thread stats_dump_thread_;

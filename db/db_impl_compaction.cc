@@ -11,7 +11,7 @@ namespace shale {
 
 void DBImpl::MaybeScheduleCompaction() {
   if (shutting_down_ || !bg_error_.ok() || manual_compactions_waiting_ > 0) return;
-  if (options_.disable_auto_compactions) return;
+  if (current_options_->disable_auto_compactions) return;
   Version* current = versions_->current();
   if (tree_version_ == nothing_to_pick_at_) return;  // a pick already found nothing here
   if (scheduler_.CanScheduleCompaction() && picker_->NeedsCompaction(current)) {
@@ -60,8 +60,10 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   } else {
     if (max_subcompactions > 0) c->set_max_subcompactions(max_subcompactions);
     std::vector<uint64_t> outputs;
+    // The options as they are now, held for the job's life (SetOptions may replace them).
+    const std::shared_ptr<const Options> job_options = current_options_;
     CompactionJob job(
-        options_, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
+        *job_options, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
         snapshots_.GetAll(), [this] { return versions_->NewFileNumber(); },
         [this, &outputs](uint64_t number) {
           MutexLock lock(&mutex_);
@@ -266,7 +268,7 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     MaybeScheduleFlush();
     MaybeScheduleCompaction();
     Version* current = versions_->current();
-    const bool more_compaction = !options_.disable_auto_compactions &&
+    const bool more_compaction = !current_options_->disable_auto_compactions &&
                                  tree_version_ != nothing_to_pick_at_ &&
                                  picker_->NeedsCompaction(current);
     if (scheduler_.Idle() && default_cf_->imm().empty() && !more_compaction) {

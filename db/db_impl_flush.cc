@@ -57,7 +57,9 @@ Status DBImpl::FlushOldestImmutable() {
   pending_outputs_.insert(number);
   // What the flush may drop depends on the snapshots live now; one taken later sees
   // nothing older than this memtable's newest entry.
-  FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+  // The options as they are now (compression, ...), held for the job's life.
+  const std::shared_ptr<const Options> job_options = current_options_;
+  FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
                db_dir_.get(), mem, snapshots_.GetAll(), number);
   mem->Ref();
   scheduler_.BeginFlush();

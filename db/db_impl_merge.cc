@@ -80,9 +80,8 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
 
 bool DBImpl::FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
                                   const Slice& operand, std::string* merged) {
-  const Options& options = default_cf_->options();
-  const MergeOperator* op = options.merge_operator.get();
-  const size_t limit = options.max_successive_merges;
+  const MergeOperator* op = default_cf_->options().merge_operator.get();
+  const size_t limit = max_successive_merges_.load(std::memory_order_relaxed);
   if (op == nullptr || limit == 0 || seq == 0) return false;
   if (mem->CountSuccessiveMergeEntries(key, limit) < limit) return false;
   std::shared_ptr<SuperVersion> sv = default_cf_->GetSuperVersion();

@@ -190,7 +190,8 @@ struct LogReporter : public log::Reporter {
 Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
-  FlushJob job(options_, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+  const std::shared_ptr<const Options> job_options = current_options_;
+  FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
                db_dir_.get(), mem, snapshots_.GetAll(), number);
   mutex_.Unlock();  // the SST is written without the DB mutex, as a background flush's
   Status s = job.Run();
@@ -264,8 +265,9 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         after_damage = false;
       }
       if (mem == nullptr) {
-        mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
-                         options_.arena_block_size, options_.memtable_huge_page_size);
+        mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                         current_options_->arena_block_size,
+                         current_options_->memtable_huge_page_size);
         mem->Ref();
       }
       s = WriteBatchInternal::InsertInto(&batch, mem);
@@ -318,8 +320,9 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
 }
 
 Status DBImpl::FinishOpen() {
-  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
-                         options_.arena_block_size, options_.memtable_huge_page_size);
+  auto* mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                         current_options_->arena_block_size,
+                         current_options_->memtable_huge_page_size);
   mem->SetLogNumber(logfile_number_);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();
@@ -362,7 +365,14 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
     return s;
   }
   SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", name.c_str());
-  impl->StartStatsDump();
+  {
+    MutexLock f(&impl->options_file_mutex_);
+    MutexLock l(&impl->mutex_);
+    // As RocksDB without fail_if_options_file_error: a DB that cannot record its options
+    // (logged) still opens.
+    impl->WriteOptionsFile().PermitUncheckedError();
+    impl->StartStatsDump();
+  }
   *dbptr = impl.release();
   return s;
 }

@@ -359,7 +359,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
     }
     if (!force && !cfd->mem()->ShouldFlush()) return Status::OK();
     if (force && cfd->mem()->IsEmpty()) return Status::OK();
-    if (static_cast<int>(cfd->imm().size()) >= options_.max_write_buffer_number - 1) {
+    if (static_cast<int>(cfd->imm().size()) >= current_options_->max_write_buffer_number - 1) {
       // Every memtable is full: wait for a flush (a write stop).
       if (no_slowdown && !force) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
@@ -389,7 +389,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
 void DBImpl::RecalculateWriteStallConditions() {
   Version* current = versions_->current();
   if (write_controller_.Update(current->NumFiles(0), EstimatePendingCompactionBytes(),
-                               !options_.disable_auto_compactions)) {
+                               !current_options_->disable_auto_compactions)) {
     bg_cv_.SignalAll();  // stopped writers re-check
   }
 }
@@ -425,8 +425,10 @@ Status DBImpl::SwitchMemtable() {
     log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
   }
   logfile_number_ = new_log_number;
-  auto* mem = new MemTable(default_cf_->internal_comparator(), options_.write_buffer_size,
-                           options_.arena_block_size, options_.memtable_huge_page_size);
+  // The sizes in effect now: a SetOptions since the last switch applies from here.
+  auto* mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                           current_options_->arena_block_size,
+                           current_options_->memtable_huge_page_size);
   mem->SetLogNumber(new_log_number);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

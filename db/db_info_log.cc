@@ -17,21 +17,27 @@ void DBImpl::LogOptionsAtOpen() {
 }
 
 void DBImpl::StartStatsDump() {
-  if (options_.stats_dump_period_sec == 0 || info_log_ == nullptr) return;
+  if (current_options_->stats_dump_period_sec == 0 || info_log_ == nullptr) return;
+  if (stats_dump_thread_.joinable() || shutting_down_) return;
   stats_dump_thread_ = std::thread([this] { StatsDumpLoop(); });
 }
 
 void DBImpl::StatsDumpLoop() {
-  const uint64_t period = uint64_t{options_.stats_dump_period_sec} * 1000000;
   MutexLock l(&mutex_);
-  uint64_t next = env_->NowMicros() + period;
+  uint64_t last = env_->NowMicros();
   while (!shutting_down_) {
+    // Read each round: SetDBOptions may change the period (and signals the wait).
+    const uint64_t period = uint64_t{current_options_->stats_dump_period_sec} * 1000000;
     const uint64_t now = env_->NowMicros();
-    if (now < next) {
-      stats_dump_cv_.TimedWaitMicros(&mutex_, next - now);
+    if (period == 0) {
+      stats_dump_cv_.Wait(&mutex_);
       continue;
     }
-    next = now + period;
+    if (now < last + period) {
+      stats_dump_cv_.TimedWaitMicros(&mutex_, last + period - now);
+      continue;
+    }
+    last = now;
     mutex_.Unlock();  // the properties take the mutex themselves
     DumpStats();
     mutex_.Lock();

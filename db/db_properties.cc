@@ -93,14 +93,14 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     // Stopped by the tree's shape, or (as MakeRoomForWrite decides it at each write) every
     // memtable is full and the next write waits for a flush.
     const bool memtables_full =
-        static_cast<int>(cfd->imm().size()) >= options_.max_write_buffer_number - 1 &&
+        static_cast<int>(cfd->imm().size()) >= current_options_->max_write_buffer_number - 1 &&
         cfd->mem()->ShouldFlush();
     *value = write_controller_.state() == WriteController::State::kStopped || memtables_full;
     return true;
   }
   if (name == Properties::kActualDelayedWriteRate) {
     *value = write_controller_.state() == WriteController::State::kDelayed
-                 ? (options_.delayed_write_rate > 0 ? options_.delayed_write_rate : 16u << 20)
+                 ? write_controller_.delayed_write_rate()
                  : 0;
     return true;
   }

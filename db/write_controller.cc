@@ -4,12 +4,13 @@
 
 namespace shale {
 
-WriteController::WriteController(const Options& options)
-    : slowdown_trigger_(options.level0_slowdown_writes_trigger),
-      stop_trigger_(options.level0_stop_writes_trigger),
-      soft_pending_limit_(options.soft_pending_compaction_bytes_limit),
-      hard_pending_limit_(options.hard_pending_compaction_bytes_limit),
-      rate_(options.delayed_write_rate > 0 ? options.delayed_write_rate : 16ull << 20) {}
+void WriteController::SetOptions(const Options& options) {
+  slowdown_trigger_ = options.level0_slowdown_writes_trigger;
+  stop_trigger_ = options.level0_stop_writes_trigger;
+  soft_pending_limit_ = options.soft_pending_compaction_bytes_limit;
+  hard_pending_limit_ = options.hard_pending_compaction_bytes_limit;
+  rate_ = options.delayed_write_rate > 0 ? options.delayed_write_rate : 16ull << 20;
+}
 
 bool WriteController::Update(int num_l0_files, uint64_t pending_bytes, bool auto_compactions) {
   State state = State::kNormal;

@@ -25,12 +25,18 @@ class WriteController {
     kNumCauses
   };
 
-  explicit WriteController(const Options& options);
+  explicit WriteController(const Options& options) { SetOptions(options); }
+
+  // Takes the triggers, limits and rate from options (at Open and at each SetOptions); the
+  // state follows at the next Update.
+  void SetOptions(const Options& options);
 
   // Recomputes the state from the tree's shape. Returns true if it changed.
   bool Update(int num_l0_files, uint64_t pending_compaction_bytes, bool auto_compactions);
 
   State state() const { return state_; }
+  // Bytes per second while delayed.
+  uint64_t delayed_write_rate() const { return rate_; }
   Cause cause() const { return cause_; }
   const char* CauseName(Cause c) const;
 
@@ -49,11 +55,11 @@ class WriteController {
   uint64_t total_stall_micros() const;
 
  private:
-  const int slowdown_trigger_;
-  const int stop_trigger_;
-  const uint64_t soft_pending_limit_;
-  const uint64_t hard_pending_limit_;
-  const uint64_t rate_;  // bytes per second while delayed
+  int slowdown_trigger_ = 0;
+  int stop_trigger_ = 0;
+  uint64_t soft_pending_limit_ = 0;
+  uint64_t hard_pending_limit_ = 0;
+  uint64_t rate_ = 0;  // bytes per second while delayed
 
   State state_ = State::kNormal;
   Cause cause_ = kMemtableLimit;

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "shale/iterator.h"
@@ -225,8 +226,35 @@ class DB {
 
   virtual const std::string& GetName() const = 0;
   virtual Env* GetEnv() const = 0;
+  // The options in effect now: Open's, sanitized, with every SetOptions / SetDBOptions
+  // since applied.
   virtual Options GetOptions(ColumnFamilyHandle* column_family) const = 0;
   virtual Options GetOptions() const { return GetOptions(DefaultColumnFamily()); }
+  virtual DBOptions GetDBOptions() const = 0;
+
+  // Changes options of a column family while the DB is open: option name -> value, spelled
+  // as in an OPTIONS file ("write_buffer_size" -> "8388608" or "8M", "compression" ->
+  // "kZSTD", "disable_auto_compactions" -> "true"). Only the options RocksDB marks mutable
+  // and shale acts on may change: write_buffer_size, arena_block_size,
+  // memtable_huge_page_size (from the next memtable), max_write_buffer_number, the level0 triggers, soft/hard_pending_compaction_bytes_limit (the next
+  // write), max_bytes_for_level_base/multiplier, target_file_size_base/multiplier,
+  // max_compaction_bytes, disable_auto_compactions (the next compaction pick), compression
+  // (the next file written), max_successive_merges (the next Merge). Another name, a
+  // malformed or out-of-bounds value, or a result that breaks a rule between options
+  // (stop >= slowdown >= compaction trigger) gives InvalidArgument naming the option, and
+  // nothing changes: a call applies all of its changes or none. Applied changes are
+  // written to the LOG and to a new OPTIONS file (a failure to write it is logged, not
+  // returned, as in RocksDB without fail_if_options_file_error).
+  virtual Status SetOptions(ColumnFamilyHandle* column_family,
+                            const std::unordered_map<std::string, std::string>& new_options) = 0;
+  virtual Status SetOptions(const std::unordered_map<std::string, std::string>& new_options) {
+    return SetOptions(DefaultColumnFamily(), new_options);
+  }
+  // The same for DBOptions: max_background_jobs, max_background_compactions,
+  // max_background_flushes (the thread pools, from the next scheduling), max_subcompactions
+  // (the next compaction), delayed_write_rate (the next delayed write),
+  // stats_dump_period_sec (the next dump).
+  virtual Status SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) = 0;
 
   // Owned by the DB; valid until it is deleted.
   virtual ColumnFamilyHandle* DefaultColumnFamily() const = 0;

@@ -1,0 +1,109 @@
+// Options while the DB is open: SetOptions / SetDBOptions (parsed, checked and applied all
+// or nothing by the option tables, options/options_check.h), what follows a change, and the
+// OPTIONS file written at Open and after each change.
+#include <cinttypes>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "options/option_table.h"
+#include "options/options_check.h"
+#include "options/options_file.h"
+#include "util/logging.h"
+
+namespace shale {
+namespace {
+
+std::string Describe(const std::unordered_map<std::string, std::string>& changes) {
+  std::string text;
+  for (const auto& [name, value] : changes) {
+    if (!text.empty()) text += ", ";
+    text += name + "=" + value;
+  }
+  return text;
+}
+
+}  // namespace
+
+// RocksDB's split of max_background_jobs: a quarter (at least one) for flushes and the rest
+// for compactions, unless either deprecated per-kind limit is given (then RocksDB takes
+// both, an unset one as 1). Flushes run one at a time whatever their share (see
+// BackgroundScheduler).
+int CompactionThreads(const Options& o) {
+  if (o.max_background_flushes != -1 || o.max_background_compactions != -1) {
+    return std::max(1, o.max_background_compactions);
+  }
+  const int flushes = std::max(1, o.max_background_jobs / 4);
+  return std::max(1, o.max_background_jobs - flushes);
+}
+
+Status DBImpl::SetOptions(ColumnFamilyHandle* cf,
+                          const std::unordered_map<std::string, std::string>& new_options) {
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
+  return ChangeOptions(OptionStruct::kCF, new_options);
+}
+
+Status DBImpl::SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) {
+  return ChangeOptions(OptionStruct::kDB, new_options);
+}
+
+Status DBImpl::ChangeOptions(OptionStruct which,
+                             const std::unordered_map<std::string, std::string>& changes) {
+  const char* what = which == OptionStruct::kDB ? "SetDBOptions" : "SetOptions";
+  MutexLock f(&options_file_mutex_);
+  MutexLock l(&mutex_);
+  Options next = *current_options_;
+  Status s = ApplyOptionChanges(which, changes, &next);
+  if (!s.ok()) {
+    SHALE_LOG_WARN(info_log_, "%s(%s) refused: %s", what, Describe(changes).c_str(),
+                   s.ToString().c_str());
+    return s;
+  }
+  SHALE_LOG_INFO(info_log_, "%s(%s)", what, Describe(changes).c_str());
+  // The new values of what changed, spelled as the options LOG at Open spells them.
+  const void* target = which == OptionStruct::kDB
+                           ? static_cast<const void*>(static_cast<const DBOptions*>(&next))
+                           : static_cast<const void*>(static_cast<const ColumnFamilyOptions*>(&next));
+  for (const auto& [name, value] : changes) {
+    if (const OptionInfo* info = FindOption(which, name)) {
+      SHALE_LOG_INFO(info_log_, "  %s: %s", name.c_str(), FormatOption(*info, target).c_str());
+    }
+  }
+  InstallOptions(std::make_shared<const Options>(std::move(next)));
+  // As RocksDB without fail_if_options_file_error: the change stands, a failure to record it
+  // is logged.
+  WriteOptionsFile().PermitUncheckedError();
+  return Status::OK();
+}
+
+void DBImpl::InstallOptions(std::shared_ptr<const Options> next) {
+  current_options_ = std::move(next);
+  const Options& o = *current_options_;
+  max_successive_merges_.store(o.max_successive_merges, std::memory_order_relaxed);
+  picker_->SetOptions(current_options_);
+  write_controller_.SetOptions(o);
+  scheduler_.SetMaxCompactions(CompactionThreads(o));
+  // A pick that found nothing may find something under new targets or triggers.
+  nothing_to_pick_at_ = UINT64_MAX;
+  RecalculateWriteStallConditions();  // stalled writers re-check under the new limits
+  bg_cv_.SignalAll();
+  MaybeScheduleCompaction();
+  stats_dump_cv_.SignalAll();
+  StartStatsDump();
+}
+
+Status DBImpl::WriteOptionsFile() {
+  const uint64_t number = versions_->NewFileNumber();
+  pending_outputs_.insert(number);  // its temporary file is not swept meanwhile
+  const std::shared_ptr<const Options> options = current_options_;
+  mutex_.Unlock();
+  Status s = shale::WriteOptionsFile(env_, dbname_, number, *options, *options, db_dir_.get());
+  mutex_.Lock();
+  pending_outputs_.erase(number);
+  if (!s.ok()) {
+    SHALE_LOG_WARN(info_log_, "Unable to write %s: %s", OptionsFileName(dbname_, number).c_str(),
+                   s.ToString().c_str());
+  }
+  return s;
+}
+
+}  // namespace shale
