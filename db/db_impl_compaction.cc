@@ -133,9 +133,15 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
     MaybeScheduleFlush();
     bg_cv_.Wait(&mutex_);
   }
-  // Automatic compactions step aside: wait for the running ones, start no new ones.
-  manual_compactions_waiting_++;
-  while (scheduler_.compactions_scheduled() > 0 && bg_error_.ok()) bg_cv_.Wait(&mutex_);
+  // exclusive_manual_compaction (the default, as in RocksDB): automatic compactions step
+  // aside; wait for the running ones, start no new ones. Otherwise they go on alongside and
+  // the picker keeps them apart (a chunk whose files a running compaction holds waits for
+  // it). Moving the result to another level needs the tree to itself either way.
+  const bool exclusive = o.exclusive_manual_compaction || o.change_level;
+  if (exclusive) {
+    manual_compactions_waiting_++;
+    while (scheduler_.compactions_scheduled() > 0 && bg_error_.ok()) bg_cv_.Wait(&mutex_);
+  }
   s = bg_error_;
 
   const InternalKey begin_key =
@@ -174,7 +180,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
     final_level = output;
   }
   if (s.ok() && o.change_level && final_level > 0) s = RefitLevel(final_level, o.target_level);
-  manual_compactions_waiting_--;
+  if (exclusive) manual_compactions_waiting_--;
   MaybeScheduleCompaction();
   bg_cv_.SignalAll();
   return s;

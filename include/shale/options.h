@@ -256,8 +256,11 @@ enum class BottommostLevelCompaction {
 };
 
 struct CompactRangeOptions {
-  // Accepted for compatibility. Default: false.
-  bool exclusive_manual_compaction = false;
+  // No automatic compaction runs alongside this one: CompactRange waits for the running ones
+  // and none starts until it returns. With false they go on meanwhile, on files this one
+  // does not hold (it waits for one that holds files it needs). change_level always runs
+  // exclusively. Default: true, as in RocksDB.
+  bool exclusive_manual_compaction = true;
   // Move the result to target_level afterwards. Default: false.
   bool change_level = false;
   // With change_level: the level to move to; -1 means the lowest level that fits.

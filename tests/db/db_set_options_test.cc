@@ -255,5 +255,45 @@ TEST_F(DBSetOptionsTest, ConcurrentWithWriters) {
   }
 }
 
+// exclusive_manual_compaction: while a manual compaction is held at the gate, an automatic
+// one due elsewhere in the tree waits (true, the default) or runs alongside (false).
+class DBExclusiveManualCompactionTest : public DBSetOptionsTest,
+                                        public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DBExclusiveManualCompactionTest, AutomaticCompactionsWaitOnlyWhenExclusive) {
+  const bool exclusive = GetParam();
+  options_.level0_file_num_compaction_trigger = 2;
+  Open();
+  MakeL0File("a");
+  ASSERT_OK(CompactAll());  // the a-keys now sit in L1
+  ASSERT_EQ(FilesAt(0), 0);
+  env_.SetOpen(false);
+  CompactRangeOptions cro;
+  cro.exclusive_manual_compaction = exclusive;
+  cro.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  Status manual;
+  std::thread compactor([&] {
+    const Slice begin("a"), end("b");
+    manual = db_->CompactRange(cro, &begin, &end);
+  });
+  env_.WaitForBlockedJob();  // the manual compaction, at its output file
+  env_.AllowFiles(2);        // two flushes of overlapping z-keys: an L0 compaction is due
+  MakeL0File("z");
+  MakeL0File("z");
+  uint64_t running = 1;
+  for (int i = 0; i < 200 && running < 2; i++) {  // up to 2 s for the automatic one
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    running = IntProperty("shale.num-running-compactions");
+  }
+  EXPECT_EQ(running, exclusive ? 1u : 2u);
+  env_.SetOpen(true);
+  compactor.join();
+  EXPECT_OK(manual);
+  ASSERT_OK(WaitForCompact());
+  EXPECT_EQ(FilesAt(0), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exclusive, DBExclusiveManualCompactionTest, ::testing::Bool());
+
 }  // namespace
 }  // namespace shale
