@@ -322,6 +322,7 @@ Status TableReader::LoadIndex(const BlockHandle& handle) {
   if (!s.ok()) return s;
   auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
   s = block->status();
+  if (s.ok()) s = CheckIndex(*block, handle);
   if (!s.ok()) return s;
   const BlockBasedTableOptions& topts = options_.table_options;
   if (cache_ != nullptr && topts.cache_index_and_filter_blocks) {
@@ -346,6 +347,40 @@ Status TableReader::LoadIndex(const BlockHandle& handle) {
   index_block_ = std::move(block);
   index_fixed_ = index_block_.get();
   return Status::OK();
+}
+
+Status TableReader::CheckIndex(const Block& index, const BlockHandle& index_handle) const {
+  // Checksums catch damage, not a file made to mislead: an index entry out of order or of
+  // a type no key has would send a lookup to the block after the one holding its key, and
+  // Get would answer with an older value and OK. One pass at open keeps every read honest.
+  const std::string* name = &options_.file_name;
+  std::unique_ptr<InternalIterator> it(index.NewIterator(options_.icmp, kInternalKeyMin));
+  std::string prev;
+  uint64_t next_offset = 0;  // where the next data block may start
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const Slice key = it->key();
+    const unsigned type = ExtractValueType(key);
+    if (!IsValueTypeInKey(type) && type != kValueTypeForSeek) {
+      return CorruptionAt(name, index_handle.offset(), "index key of unknown type",
+                          key.ToString(true));
+    }
+    if (!prev.empty() && options_.icmp->Compare(prev, key) >= 0) {
+      return CorruptionAt(name, index_handle.offset(), "index keys out of order",
+                          key.ToString(true));
+    }
+    // The block and its trailer end at or before the index (no overflow on the way).
+    const uint64_t limit = index_handle.offset();
+    Slice value = it->value();
+    BlockHandle h;
+    if (!h.DecodeFrom(&value).ok() || h.offset() < next_offset || h.size() > limit ||
+        h.offset() > limit - h.size() || limit - h.size() - h.offset() < kBlockTrailerSize) {
+      return CorruptionAt(name, index_handle.offset(), "bad block handle in index",
+                          key.ToString(true));
+    }
+    next_offset = h.offset() + h.size() + kBlockTrailerSize;
+    prev.assign(key.data(), key.size());
+  }
+  return it->status();
 }
 
 Status TableReader::LoadFilter(const BlockHandle& handle) {

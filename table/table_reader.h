@@ -117,6 +117,11 @@ class TableReader {
   // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
   // kept referenced when pinned).
   Status LoadIndex(const BlockHandle& handle);
+  // Corruption unless index (at index_handle) is what a builder writes: internal keys of a
+  // type a table holds (or the seek type of a shortened separator), strictly increasing,
+  // each with a block handle that decodes and points before the index, past the block
+  // before it.
+  Status CheckIndex(const Block& index, const BlockHandle& index_handle) const;
   Status LoadFilter(const BlockHandle& handle);
   // The block at handle, from the cache or the file (then inserted per fill_cache).
   Status GetBlock(const ReadOptions& read_options, const BlockHandle& handle, BlockKind kind,
