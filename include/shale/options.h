@@ -1,8 +1,12 @@
 // Options: how a DB is opened (DBOptions), how a column family stores its data
 // (ColumnFamilyOptions), and per-call ReadOptions, WriteOptions and FlushOptions.
 //
-// Names and defaults are RocksDB's. Unless an option says otherwise it is fixed for the
-// life of an open DB. Thread safety: plain structs, copied by the DB at Open.
+// Names and defaults are RocksDB's. Options marked "Mutable" may be changed on an open DB
+// with DB::SetOptions (column family options) or DB::SetDBOptions (DB options); the others
+// are fixed for the life of an open DB. Each option's bounds, whether Open clamps or refuses
+// a value outside them, and its OPTIONS-file spelling are in options/option_tables.cc.
+//
+// Thread safety: plain structs, copied by the DB at Open.
 #pragma once
 
 #include <cstddef>
@@ -44,10 +48,11 @@ struct ColumnFamilyOptions {
   // Default: BytewiseComparator().
   const Comparator* comparator = BytewiseComparator();
 
-  // Bytes a memtable holds before it becomes immutable and is flushed. Default: 64 MiB.
+  // Bytes a memtable holds before it becomes immutable and is flushed. Mutable (from the
+  // next memtable). Default: 64 MiB.
   size_t write_buffer_size = 64 << 20;
   // Memtables (the active one plus immutable ones awaiting flush) before writes wait for a
-  // flush. Default: 2.
+  // flush. Mutable. Default: 2.
   int max_write_buffer_number = 2;
   // Immutable memtables merged into one flush. shale flushes them one by one: Open lowers
   // a larger value to 1 and says so in the LOG (RocksDB lowers it too, to at most
@@ -58,13 +63,15 @@ struct ColumnFamilyOptions {
   // lets a block be one transparent huge page). Blocks that are a multiple of 2 MiB are
   // aligned to 2 MiB and advised for transparent huge pages, which shortens the memtable's
   // random walks when the kernel allows them (transparent_hugepage "madvise" or "always").
+  // Mutable (from the next memtable).
   size_t arena_block_size = 0;
   // If > 0, memtable blocks are first taken from the system's reserved huge pages of this
   // size (mmap MAP_HUGETLB; see /proc/sys/vm/nr_hugepages), and from ordinary memory when
-  // none are free. Default: 0.
+  // none are free. Mutable (from the next memtable). Default: 0.
   size_t memtable_huge_page_size = 0;
 
-  // Block compression. Default: kSnappyCompression when built with snappy, else none.
+  // Block compression. Mutable (from the next file written). Default: kSnappyCompression
+  // when built with snappy, else none.
   CompressionType compression = CompressionTypeSupported(kSnappyCompression)
                                     ? kSnappyCompression
                                     : kNoCompression;
@@ -72,7 +79,8 @@ struct ColumnFamilyOptions {
   // Levels of the LSM tree. Default: 7.
   int num_levels = 7;
 
-  // ---- Leveled compaction. Changeable at run time in RocksDB; fixed at Open here.
+  // ---- Leveled compaction and write stalls. Mutable, except
+  // level_compaction_dynamic_level_bytes and optimize_filters_for_hits.
   // L0 files that trigger a compaction into L1. Default: 4.
   int level0_file_num_compaction_trigger = 4;
   // L0 files at which writes are slowed to delayed_write_rate. Default: 20.
@@ -114,7 +122,7 @@ struct ColumnFamilyOptions {
   // The most operands one key may pile up in the memtable: a Merge that finds this many
   // above the key's newest value in the active memtable computes the merged value and
   // writes it as a Put instead, so reads never fold more than this many memtable operands.
-  // Costs a read on such writes. 0 turns it off. Default: 0.
+  // Costs a read on such writes. 0 turns it off. Mutable. Default: 0.
   size_t max_successive_merges = 0;
 
   ColumnFamilyOptions() = default;
@@ -136,7 +144,7 @@ struct DBOptions {
   bool use_fsync = false;
   // See WALRecoveryMode. Default: kPointInTimeRecovery.
   WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
-  // Background threads for flushes and compactions. Default: 2.
+  // Background threads for flushes and compactions. Mutable. Default: 2.
   int max_background_jobs = 2;
   // Deprecated split of max_background_jobs, with RocksDB's rule: when either is set
   // (not -1), compactions get max_background_compactions threads (at least one) and flushes
@@ -144,12 +152,12 @@ struct DBOptions {
   // one) goes to flushes and the rest to compactions. shale runs flushes one at a time
   // whatever their share (each takes the oldest memtable, so that L0 files and the WAL
   // numbers in the MANIFEST stay in order): a max_background_flushes above 1 is noted in
-  // the LOG at Open. Changeable at run time. Default: -1.
+  // the LOG at Open. Mutable. Default: -1.
   int max_background_compactions = -1;
   int max_background_flushes = -1;
-  // Threads one compaction may split into by key range. Default: 1.
+  // Threads one compaction may split into by key range. Mutable. Default: 1.
   uint32_t max_subcompactions = 1;
-  // Write rate while writes are slowed, in bytes per second; 0 means 16 MiB/s.
+  // Write rate while writes are slowed, in bytes per second; 0 means 16 MiB/s. Mutable.
   // Default: 0.
   uint64_t delayed_write_rate = 0;
   // Tickers and histograms (CreateDBStatistics()); nullptr collects none. Default: nullptr.
@@ -159,7 +167,8 @@ struct DBOptions {
   std::shared_ptr<Logger> info_log;
   // Default: INFO_LEVEL.
   InfoLogLevel info_log_level = INFO_LEVEL;
-  // Seconds between dumps of the stats table into the LOG; 0 disables. Default: 600.
+  // Seconds between dumps of the stats table into the LOG; 0 disables. Mutable.
+  // Default: 600.
   unsigned int stats_dump_period_sec = 600;
   // O_DIRECT for SST reads. Default: false.
   bool use_direct_reads = false;
