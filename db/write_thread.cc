@@ -219,9 +219,15 @@ bool WriteThread::CompleteParallelWriter(Writer* w) {
 uint8_t WriteThread::EnterMemtableStage(WriteGroup* group) {
   group->pipelined = true;
   bool first;
+  Writer* next;
   {
-    // Join the memtable queue before the next WAL leader can exist: it must queue behind.
+    // Leave the WAL queue and join the memtable queue in one step. Leave first: once the
+    // group is in the memtable queue an earlier stage may take it along and complete its
+    // members, whose Writers then vanish, so group->last must not be read after that. And
+    // join before the next WAL leader can exist (even one that finds the queue empty and
+    // leads at once): its group must queue behind this one.
     MutexLock l(&memtable_mu_);
+    next = PopGroup(group);
     if (memtable_tail_ == nullptr) {
       memtable_head_ = group;
     } else {
@@ -230,7 +236,6 @@ uint8_t WriteThread::EnterMemtableStage(WriteGroup* group) {
     memtable_tail_ = group;
     first = memtable_head_ == group;
   }
-  Writer* next = PopGroup(group);
   if (next != nullptr) SetState(next, kGroupLeader);
   // A group that found the memtable queue empty starts at once, alone: groups queued
   // behind it since take the next stage.
@@ -306,6 +311,14 @@ size_t WriteThread::TEST_QueuedWriters() {
   size_t n = 0;
   for (Writer* w = queue_head_; w != nullptr; w = w->next) n++;
   return n;
+}
+
+bool WriteThread::TEST_InQueue(const Writer* w) {
+  MutexLock l(&queue_mu_);
+  for (Writer* q = queue_head_; q != nullptr; q = q->next) {
+    if (q == w) return true;
+  }
+  return false;
 }
 
 }  // namespace shale

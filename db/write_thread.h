@@ -205,6 +205,8 @@ class WriteThread {
 
   // Writers in the WAL queue, the leader included.
   size_t TEST_QueuedWriters();
+  // Whether w is still linked into the WAL queue.
+  bool TEST_InQueue(const Writer* w);
 
  private:
   // Waits until w's state has a bit of goal_mask; returns the state.
@@ -238,7 +240,8 @@ class WriteThread {
   Writer* queue_head_ GUARDED_BY(queue_mu_) = nullptr;  // the leader
   Writer* queue_tail_ GUARDED_BY(queue_mu_) = nullptr;  // the newest writer
 
-  // Pipelined writes' memtable queue, and the waits of WaitForMemtableWriters.
+  // Pipelined writes' memtable queue, and the waits of WaitForMemtableWriters. Taken
+  // before queue_mu_ when both are held (EnterMemtableStage).
   Mutex memtable_mu_;
   CondVar memtable_cv_{&memtable_mu_};  // signalled when the memtable work drains
   WriteGroup* memtable_head_ GUARDED_BY(memtable_mu_) = nullptr;

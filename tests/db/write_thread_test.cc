@@ -148,6 +148,9 @@ void RunParallelGroups(bool pipelined) {
           publish(self->group);
           wt.ExitGroup(self->group, self);
         }
+        // Done, w is about to leave scope: nothing may still link to it. (A pipelined WAL
+        // leader once left its group in the queue after another stage had completed it.)
+        if (wt.TEST_InQueue(&w)) errors++;
       }
     });
   }
