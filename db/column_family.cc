@@ -18,8 +18,13 @@ const Comparator* ColumnFamilyHandleImpl::GetComparator() const {
   return cfd_->user_comparator();
 }
 
-ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options& options)
-    : id_(id), name_(std::move(name)), options_(options), icmp_(options.comparator) {}
+ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options& options,
+                                   Mutex* db_mutex)
+    : id_(id),
+      name_(std::move(name)),
+      options_(options),
+      icmp_(options.comparator),
+      db_mutex_(db_mutex) {}
 
 ColumnFamilyData::~ColumnFamilyData() {
   super_version_.reset();

@@ -7,7 +7,8 @@
 // Version). Readers pin one without the DB mutex and read from it; the DB installs a new
 // one whenever any of its parts changes.
 //
-// Thread safety: fields are guarded by the DB mutex unless marked otherwise.
+// Thread safety: the memtables are guarded by the DB mutex, which it is built with; the
+// methods that need it say REQUIRES(db_mutex_), which the compiler checks.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,8 @@ class ColumnFamilyData {
   // options: the DB's options as opened, which must outlive this object. Only their
   // immutable fields (comparator, merge operator, ...) are read through options(): the
   // changeable ones live in the DB's current options (DBImpl::current_options_).
-  ColumnFamilyData(uint32_t id, std::string name, const Options& options);
+  // db_mutex: the DB mutex, which must outlive this object.
+  ColumnFamilyData(uint32_t id, std::string name, const Options& options, Mutex* db_mutex);
   ~ColumnFamilyData();
   ColumnFamilyData(const ColumnFamilyData&) = delete;
   ColumnFamilyData& operator=(const ColumnFamilyData&) = delete;
@@ -65,30 +67,39 @@ class ColumnFamilyData {
   const InternalKeyComparator& internal_comparator() const { return icmp_; }
   const Comparator* user_comparator() const { return icmp_.user_comparator(); }
 
-  // Guarded by the DB mutex.
-  MemTable* mem() const { return mem_; }
+  MemTable* mem() const REQUIRES(db_mutex_) { return mem_; }
+  // The active memtable, for the leader of the WAL queue, which reads it without the DB
+  // mutex: only a WAL leader switches memtables (under the mutex as well).
+  // REQUIRES: the caller leads the WAL write queue.
+  MemTable* mem_for_wal_leader() const NO_THREAD_SAFETY_ANALYSIS { return mem_; }
   // Replaces the active memtable (taking a reference on it); the old one, if any, becomes
   // the newest immutable memtable.
-  void SwitchMemtable(MemTable* new_mem);
-  const std::vector<MemTable*>& imm() const { return imm_; }  // oldest first
+  void SwitchMemtable(MemTable* new_mem) REQUIRES(db_mutex_);
+  const std::vector<MemTable*>& imm() const REQUIRES(db_mutex_) { return imm_; }  // oldest first
   // Removes (and unreferences) the oldest immutable memtable after it is flushed.
-  void RemoveOldestImmutable();
+  void RemoveOldestImmutable() REQUIRES(db_mutex_);
   // The smallest WAL number whose data is not yet in an SST file.
-  uint64_t MinLogNumberToKeep() const;
+  uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_);
 
   // The pinned read view. GetSuperVersion may be called without the DB mutex.
   std::shared_ptr<SuperVersion> GetSuperVersion() const;
-  // REQUIRES: DB mutex. Returns the previous view.
-  std::shared_ptr<SuperVersion> InstallSuperVersion(std::shared_ptr<SuperVersion> sv);
+  // Returns the previous view.
+  std::shared_ptr<SuperVersion> InstallSuperVersion(std::shared_ptr<SuperVersion> sv)
+      REQUIRES(db_mutex_);
+
+  // The DB mutex, for the compiler: a caller holding it under another name says so with
+  // REQUIRES(cfd->db_mutex()).
+  Mutex* db_mutex() const RETURN_CAPABILITY(db_mutex_) { return db_mutex_; }
 
  private:
   const uint32_t id_;
   const std::string name_;
   const Options& options_;
   const InternalKeyComparator icmp_;
+  Mutex* const db_mutex_;
 
-  MemTable* mem_ = nullptr;       // referenced
-  std::vector<MemTable*> imm_;    // referenced, oldest first
+  MemTable* mem_ GUARDED_BY(db_mutex_) = nullptr;     // referenced
+  std::vector<MemTable*> imm_ GUARDED_BY(db_mutex_);  // referenced, oldest first
 
   mutable Mutex sv_mu_;  // guards super_version_ only (never held long)
   std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mu_);

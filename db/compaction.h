@@ -8,10 +8,10 @@
 // answer against that Version. While it runs, the picker that created it counts its input
 // files as being compacted, so no other compaction picks them.
 //
-// Thread safety: ReleaseCompactionFiles and the destructor touch the picker's registry:
-// call them with the DB mutex held.
-// Everything else reads immutable state and may be called from the compaction threads
-// without the mutex.
+// Thread safety: releasing it (CompactionPicker::ReleaseCompaction, or the destructor of a
+// compaction not released) touches the picker's registry: hold the DB mutex, as for every
+// method of the picker. Everything else reads immutable state and may be called from the
+// compaction threads without the mutex.
 #pragma once
 
 #include <cstdint>
@@ -49,8 +49,8 @@ class Compaction {
              int output_level, std::vector<CompactionInputFiles> inputs,
              std::vector<FileMetaPtr> grandparents, uint64_t max_output_file_size,
              uint64_t max_compaction_bytes, double score, bool is_manual);
-  // REQUIRES: DB mutex. Releases the files (ReleaseCompactionFiles) if that was not done,
-  // and unrefs the input Version.
+  // REQUIRES: DB mutex. Releases the files (CompactionPicker::ReleaseCompaction) if that was
+  // not done, and unrefs the input Version.
   ~Compaction();
   Compaction(const Compaction&) = delete;
   Compaction& operator=(const Compaction&) = delete;
@@ -106,16 +106,14 @@ class Compaction {
   // Adds a DeleteFile for every input file.
   void AddInputDeletions(VersionEdit* edit) const;
 
-  // REQUIRES: DB mutex. Removes this compaction from its picker's registry of running
-  // compactions, so its input files may be picked again. Call when the job is over
-  // (whether it succeeded or not). Idempotent.
-  void ReleaseCompactionFiles();
-
   // "2@0 + 1@1 files, 1234 bytes: [7 8] [5]": for the LOG.
   std::string InputsSummary() const;
 
  private:
   friend class CompactionPicker;
+
+  // Leaves the picker's registry (through CompactionPicker::ReleaseCompaction).
+  void ReleaseCompactionFiles();
 
   Version* const input_version_;
   const InternalKeyComparator* const icmp_;

@@ -86,6 +86,8 @@ void CompactionPicker::Register(Compaction* c) {
   scores_stale_ = true;  // a second pick looks at what is left
 }
 
+void CompactionPicker::ReleaseCompaction(Compaction* c) { c->ReleaseCompactionFiles(); }
+
 void CompactionPicker::UnregisterCompaction(Compaction* c) {
   if (running_.erase(c) == 0) return;
   for (const CompactionInputFiles& in : c->inputs()) {

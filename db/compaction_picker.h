@@ -16,8 +16,9 @@
 // the inputs, then widened in Ln while that adds no Ln+1 file and stays under
 // max_compaction_bytes.
 //
-// Thread safety: none of its own; every method REQUIRES the DB mutex. Compactions it
-// returns point back to it: the picker must outlive them.
+// Thread safety: none of its own. The DB's picker is PT_GUARDED_BY its mutex
+// (db/db_impl.h), so the compiler checks every call. Compactions it returns point back to
+// it: the picker must outlive them.
 #pragma once
 
 #include <memory>
@@ -57,8 +58,8 @@ class CompactionPicker {
 
   // The next automatic compaction, or null if no level needs one or every candidate
   // conflicts with a running compaction. The result's files count as being compacted and
-  // the compaction is registered as running until ReleaseCompactionFiles (or its
-  // destruction). The result references v.
+  // the compaction is registered as running until ReleaseCompaction (or its destruction).
+  // The result references v.
   std::unique_ptr<Compaction> PickCompaction(Version* v);
 
   // A manual compaction of the files of input_level overlapping [begin, end] (null:
@@ -74,6 +75,10 @@ class CompactionPicker {
   std::unique_ptr<Compaction> CompactRange(Version* v, int input_level, int output_level,
                                            const InternalKey* begin, const InternalKey* end,
                                            InternalKey** compaction_end, bool* manual_conflict);
+
+  // Takes c out of the running compactions, so its input files may be picked again. Call
+  // when the job is over (whether it succeeded or not). Idempotent.
+  void ReleaseCompaction(Compaction* c);
 
   // Compactions handed out and not yet released.
   int NumRunningCompactions() const { return static_cast<int>(running_.size()); }

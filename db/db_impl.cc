@@ -43,15 +43,17 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
   info_log_ = options_.info_log.get();
   current_options_ = std::make_shared<const Options>(options_);
   max_successive_merges_.store(options_.max_successive_merges);
-  default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_);
+  default_cf_ =
+      std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_, &mutex_);
   default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
   table_cache_ = std::make_unique<TableCache>(
       dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
-                                           &default_cf_->internal_comparator());
+                                           &default_cf_->internal_comparator(), &mutex_);
   picker_ = std::make_unique<CompactionPicker>(current_options_,
                                                &default_cf_->internal_comparator());
-  internal_stats_ = std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros());
+  internal_stats_ =
+      std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros(), &mutex_);
 }
 
 DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
@@ -73,13 +75,13 @@ Status DBImpl::CloseImpl() {
     // nothing, as RocksDB does unless avoid_flush_during_shutdown is set.
     bool flush_needed;
     {
-      MutexLock l(&mutex_);
+      DbLock l(this);
       flush_needed = has_unpersisted_data_ && bg_error_.ok();
     }
     if (flush_needed) result = Flush(FlushOptions(), DefaultColumnFamily());
   }
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     shutting_down_.store(true);
     stats_dump_cv_.SignalAll();
     while (!scheduler_.Idle()) bg_cv_.Wait(&mutex_);
@@ -94,7 +96,11 @@ Status DBImpl::CloseImpl() {
   }
   {
     // Drop the read view before the Versions it pins.
-    std::shared_ptr<SuperVersion> old = default_cf_->InstallSuperVersion(nullptr);
+    std::shared_ptr<SuperVersion> old;
+    {
+      DbLock l(this);
+      old = default_cf_->InstallSuperVersion(nullptr);
+    }
     old.reset();
   }
   if (db_lock_ != nullptr) {
@@ -107,17 +113,17 @@ Status DBImpl::CloseImpl() {
 }
 
 Options DBImpl::GetOptions(ColumnFamilyHandle* cf) const {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   return *current_options_;
 }
 
 DBOptions DBImpl::GetDBOptions() const {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   return *current_options_;
 }
 
 int DBImpl::TEST_NumImmutableMemtables() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   return static_cast<int>(default_cf_->imm().size());
 }
 
@@ -125,20 +131,19 @@ int DBImpl::TEST_NumImmutableMemtables() {
 
 void DBImpl::InstallNewSuperVersion() {
   tree_version_++;
-  ColumnFamilyData* cfd = default_cf_.get();
   Version* current = versions_->current();
   current->Ref();
   auto* raw = new SuperVersion;
-  raw->mem = cfd->mem();
+  raw->mem = default_cf_->mem();
   raw->mem->Ref();
-  for (auto it = cfd->imm().rbegin(); it != cfd->imm().rend(); ++it) {
+  for (auto it = default_cf_->imm().rbegin(); it != default_cf_->imm().rend(); ++it) {
     (*it)->Ref();
     raw->imm.push_back(*it);
   }
   raw->current = current;
   // The old view is dropped by its last reader; Version and MemTable references are
   // thread-safe, so that may happen on any thread without the DB mutex.
-  cfd->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
+  default_cf_->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
 }
 
 std::vector<double> DBImpl::ScoresPerLevel() {
@@ -150,7 +155,7 @@ uint64_t DBImpl::EstimatePendingCompactionBytes() {
 }
 
 LevelScores DBImpl::TEST_LevelScores() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   return picker_->ScoresOf(versions_->current());
 }
 
@@ -202,11 +207,11 @@ void DBImpl::DeleteObsoleteFiles() {
     }
   }
   // Deleting is I/O: do it without the mutex. The files are unreachable by now.
-  mutex_.Unlock();
+  UnlockDb();
   for (const std::string& name : to_delete) {
     env_->DeleteFile(dbname_ + "/" + name).PermitUncheckedError();
   }
-  mutex_.Lock();
+  LockDb();
 }
 
 }  // namespace shale

@@ -48,6 +48,12 @@ Options SanitizeOptions(const std::string& dbname, const Options& src);
 // max_background_compactions / flushes, as RocksDB splits them; db_impl_options.cc).
 int CompactionThreads(const Options& options);
 
+// The DB mutex by every name the compiler knows it under: mutex_, and the pointer the
+// VersionSet, the column family and the stats were built with (&mutex_). A method that
+// needs the mutex says REQUIRES(DB_MUTEX); DBImpl::DbLock, LockDb and UnlockDb take and
+// drop it under all its names.
+#define DB_MUTEX mutex_, versions_->db_mutex(), default_cf_->db_mutex(), internal_stats_->db_mutex()
+
 class DBImpl final : public DB {
  public:
   DBImpl(const Options& options, const std::string& dbname);
@@ -108,9 +114,9 @@ class DBImpl final : public DB {
 
   // Internal entry points (also used by tests).
   // Recovers the DB at open: REQUIRES mutex_ held.
-  Status Recover() REQUIRES(mutex_);
+  Status Recover() REQUIRES(DB_MUTEX);
   // Starts a fresh WAL and memtable after recovery and commits it to the MANIFEST.
-  Status FinishOpen() REQUIRES(mutex_);
+  Status FinishOpen() REQUIRES(DB_MUTEX);
   // The writes visible to a new read.
   SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
   int TEST_NumImmutableMemtables();
@@ -194,47 +200,47 @@ class DBImpl final : public DB {
   // write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall into
   // Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
   // memtable inserts before a switch.
-  Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(mutex_);
+  Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(DB_MUTEX);
   // Re-evaluates write stalls after the tree changed shape.
-  void RecalculateWriteStallConditions() REQUIRES(mutex_);
+  void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
   // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
-  Status SwitchMemtable() REQUIRES(mutex_);
+  Status SwitchMemtable() REQUIRES(DB_MUTEX);
 
   // Flush (db_impl_flush.cc).
-  void MaybeScheduleFlush() REQUIRES(mutex_);
+  void MaybeScheduleFlush() REQUIRES(DB_MUTEX);
   void BackgroundFlush();
   // Runs a FlushJob on the oldest immutable memtable (mutex released during the I/O) and
   // installs its result.
-  Status FlushOldestImmutable() REQUIRES(mutex_);
+  Status FlushOldestImmutable() REQUIRES(DB_MUTEX);
 
   // Compaction (db_impl_compaction.cc).
-  void MaybeScheduleCompaction() REQUIRES(mutex_);
+  void MaybeScheduleCompaction() REQUIRES(DB_MUTEX);
   void BackgroundCompactionCall();
   // Runs c (a trivial move or a CompactionJob, with the mutex released during the I/O),
   // installs the result and releases c's files. max_subcompactions 0: the options' value.
-  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(mutex_);
+  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
   Status RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
-                             const InternalKey* end, uint32_t max_subcompactions) REQUIRES(mutex_);
+                             const InternalKey* end, uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
   // Moves every file of `level` (the only level with data) to target_level (-1: the
   // smallest level that can hold them).
-  Status RefitLevel(int level, int target_level) REQUIRES(mutex_);
+  Status RefitLevel(int level, int target_level) REQUIRES(DB_MUTEX);
 
   // Open and recovery (db_impl_open.cc).
   Status NewDB();
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
-                         SequenceNumber* max_sequence) REQUIRES(mutex_);
+                         SequenceNumber* max_sequence) REQUIRES(DB_MUTEX);
   // Writes a memtable filled by WAL replay into an L0 file added to *edit (mutex released
   // during the I/O), and unreferences it.
-  Status FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
+  Status FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) REQUIRES(DB_MUTEX);
 
   // Deletes files no live Version, memtable or pending output needs.
-  void DeleteObsoleteFiles() REQUIRES(mutex_);
-  void InstallNewSuperVersion() REQUIRES(mutex_);
-  void RecordBackgroundError(const Status& s) REQUIRES(mutex_);
+  void DeleteObsoleteFiles() REQUIRES(DB_MUTEX);
+  void InstallNewSuperVersion() REQUIRES(DB_MUTEX);
+  void RecordBackgroundError(const Status& s) REQUIRES(DB_MUTEX);
   // Makes next the options in effect (db_impl_options.cc): the picker, the write
   // controller and its stall state, the compaction pool, the stats dump and the merge
   // limit follow, and work the change allows is scheduled.
-  void InstallOptions(std::shared_ptr<const Options> next) REQUIRES(mutex_);
+  void InstallOptions(std::shared_ptr<const Options> next) REQUIRES(DB_MUTEX);
   // SetOptions (kCF) and SetDBOptions (kDB): check, apply, log, persist.
   Status ChangeOptions(OptionStruct which,
                        const std::unordered_map<std::string, std::string>& changes)
@@ -242,10 +248,10 @@ class DBImpl final : public DB {
   // Writes current_options_ to a new OPTIONS file, releasing mutex_ during the I/O; the
   // caller holds options_file_mutex_ so that files are written one at a time, in the
   // order of their numbers. A failure is logged and returned.
-  Status WriteOptionsFile() REQUIRES(mutex_, options_file_mutex_);
+  Status WriteOptionsFile() REQUIRES(DB_MUTEX, options_file_mutex_);
   // Compaction scores per level, as the picker sees them (for shale.stats).
-  std::vector<double> ScoresPerLevel() REQUIRES(mutex_);
-  uint64_t EstimatePendingCompactionBytes() REQUIRES(mutex_);
+  std::vector<double> ScoresPerLevel() REQUIRES(DB_MUTEX);
+  uint64_t EstimatePendingCompactionBytes() REQUIRES(DB_MUTEX);
   bool BlockCacheUsage(uint64_t* value) const;
   Status CloseImpl();
   // Joins the background threads, which take mutex_ themselves. REQUIRES: mutex_ not
@@ -264,6 +270,27 @@ class DBImpl final : public DB {
 
   mutable Mutex mutex_;  // mutable: GetOptions reads current_options_ under it
   CondVar bg_cv_{&mutex_};  // signalled when background work finishes
+  // Holds the DB mutex for a scope.
+  class SCOPED_CAPABILITY DbLock {
+   public:
+    explicit DbLock(const DBImpl* db)
+        ACQUIRE(db->mutex_, db->versions_->db_mutex(), db->default_cf_->db_mutex(),
+                db->internal_stats_->db_mutex())
+        : mu_(&db->mutex_) {
+      mu_->Lock();
+    }
+    ~DbLock() RELEASE() { mu_->Unlock(); }
+    DbLock(const DbLock&) = delete;
+    DbLock& operator=(const DbLock&) = delete;
+
+   private:
+    Mutex* const mu_;
+  };
+  // Drops the DB mutex for I/O and takes it back.
+  void UnlockDb() RELEASE(DB_MUTEX) NO_THREAD_SAFETY_ANALYSIS { mutex_.Unlock(); }
+  void LockDb() ACQUIRE(DB_MUTEX) NO_THREAD_SAFETY_ANALYSIS { mutex_.Lock(); }
+  // For code the analysis cannot follow the lock into (a lambda).
+  void AssertDbMutexHeld() const ASSERT_CAPABILITY(DB_MUTEX) {}
   // The options in effect: options_ with every SetOptions / SetDBOptions applied. Replaced
   // whole on a change and never modified, so code that copies the pointer under mutex_ (a
   // flush or compaction job) may read it without the mutex for as long as it holds it.
@@ -336,7 +363,7 @@ class DBImpl final : public DB {
   void LogOptionsAtOpen();
   // Starts the periodic stats dump thread, unless it runs or the period is 0 (after a
   // successful open, and when SetDBOptions sets a period).
-  void StartStatsDump() REQUIRES(mutex_);
+  void StartStatsDump() REQUIRES(DB_MUTEX);
 
  private:
   std::thread stats_dump_thread_;
@@ -344,3 +371,5 @@ class DBImpl final : public DB {
 };
 
 }  // namespace shale
+
+#undef DB_MUTEX

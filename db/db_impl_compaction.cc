@@ -20,7 +20,7 @@ void DBImpl::MaybeScheduleCompaction() {
 }
 
 void DBImpl::BackgroundCompactionCall() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   bool picked = false;
   if (!shutting_down_ && bg_error_.ok() && manual_compactions_waiting_ == 0) {
     Version* current = versions_->current();
@@ -54,7 +54,7 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   Status s;
   if (c->IsTrivialMove()) {
     c->AddTrivialMoveEdit(&edit);
-    s = versions_->LogAndApply(&edit, &mutex_);
+    s = versions_->LogAndApply(&edit);
     stats.bytes_moved = c->TotalInputBytes();
     stats.count = 1;
   } else {
@@ -66,19 +66,19 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
         *job_options, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
         snapshots_.GetAll(), [this] { return versions_->NewFileNumber(); },
         [this, &outputs](uint64_t number) {
-          MutexLock lock(&mutex_);
+          DbLock lock(this);
           pending_outputs_.insert(number);
           outputs.push_back(number);
         },
         db_dir_.get());
     job.SetShuttingDown(&shutting_down_);
     job.SetJobId(next_job_id_.fetch_add(1));
-    mutex_.Unlock();  // the job reads and writes SST files without the DB mutex
+    UnlockDb();  // the job reads and writes SST files without the DB mutex
     s = job.Run();
-    mutex_.Lock();
+    LockDb();
     if (s.ok()) {
       job.AddToEdit(&edit);
-      s = versions_->LogAndApply(&edit, &mutex_);
+      s = versions_->LogAndApply(&edit);
       // The MANIFEST may name the outputs now even though the edit failed (a failed sync
       // after a good append): error mode, which stops every sweep, must begin before they
       // leave pending_outputs_.
@@ -103,7 +103,7 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
     stats.count = 1;
   }
   stats.micros = env_->NowMicros() - start;
-  c->ReleaseCompactionFiles();
+  picker_->ReleaseCompaction(c);
   internal_stats_->AddCompactionStats(c->output_level(), stats);
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
@@ -122,13 +122,13 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
   // immutable ones instead.
   bool active_empty;
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     active_empty = default_cf_->mem()->IsEmpty();
   }
   Status s = active_empty ? Status::OK() : Flush(FlushOptions(), DefaultColumnFamily());
   if (!s.ok()) return s;
 
-  MutexLock l(&mutex_);
+  DbLock l(this);
   while (!default_cf_->imm().empty() && bg_error_.ok()) {
     MaybeScheduleFlush();
     bg_cv_.Wait(&mutex_);
@@ -250,7 +250,7 @@ Status DBImpl::RefitLevel(int level, int target_level) {
     edit.DeleteFile(level, f->number);
     edit.AddFile(to, *f);
   }
-  Status s = versions_->LogAndApply(&edit, &mutex_);
+  Status s = versions_->LogAndApply(&edit);
   if (s.ok()) {
     InstallNewSuperVersion();
     RecalculateWriteStallConditions();
@@ -261,7 +261,7 @@ Status DBImpl::RefitLevel(int level, int target_level) {
 Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
   bool active_empty;
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     active_empty = default_cf_->mem()->IsEmpty();
   }
   if (o.flush && !active_empty) {
@@ -269,7 +269,7 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     Status s = Flush(FlushOptions(), DefaultColumnFamily());
     if (!s.ok()) return s;
   }
-  MutexLock l(&mutex_);
+  DbLock l(this);
   while (bg_error_.ok() && !shutting_down_) {
     MaybeScheduleFlush();
     MaybeScheduleCompaction();

@@ -13,7 +13,7 @@ namespace shale {
 Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
   Status s = SwitchMemtableForFlush();
   if (!s.ok()) return s;
-  MutexLock l(&mutex_);
+  DbLock l(this);
   if (!o.wait) return bg_error_;
   while (!default_cf_->imm().empty() && bg_error_.ok()) {
     MaybeScheduleFlush();
@@ -30,7 +30,7 @@ void DBImpl::MaybeScheduleFlush() {
 }
 
 void DBImpl::BackgroundFlush() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   while (!default_cf_->imm().empty() && bg_error_.ok()) {
     Status s = FlushOldestImmutable();
     if (!s.ok()) {
@@ -63,9 +63,9 @@ Status DBImpl::FlushOldestImmutable() {
                db_dir_.get(), mem, snapshots_.GetAll(), number);
   mem->Ref();
   scheduler_.BeginFlush();
-  mutex_.Unlock();  // the SST is written and synced without the DB mutex
+  UnlockDb();  // the SST is written and synced without the DB mutex
   Status s = job.Run();
-  mutex_.Lock();
+  LockDb();
   scheduler_.EndFlush();
   mem->Unref();
   if (!s.ok()) {
@@ -83,7 +83,7 @@ Status DBImpl::FlushOldestImmutable() {
   edit.SetLogNumber(next_log);
   edit.SetPrevLogNumber(0);
   edit.SetLastSequence(last_published_.load(std::memory_order_acquire));
-  s = versions_->LogAndApply(&edit, &mutex_);
+  s = versions_->LogAndApply(&edit);
   pending_outputs_.erase(number);
   if (!s.ok()) return s;
   const FileMetaData& meta = job.meta();

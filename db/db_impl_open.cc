@@ -166,7 +166,7 @@ Status DBImpl::Recover() {
   edit.SetLogNumber(logfile_number_);
   edit.SetPrevLogNumber(0);
   edit.SetLastSequence(max_sequence);
-  s = versions_->LogAndApply(&edit, &mutex_);
+  s = versions_->LogAndApply(&edit);
   return s;
 }
 
@@ -193,9 +193,9 @@ Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
   const std::shared_ptr<const Options> job_options = current_options_;
   FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
                db_dir_.get(), mem, snapshots_.GetAll(), number);
-  mutex_.Unlock();  // the SST is written without the DB mutex, as a background flush's
+  UnlockDb();  // the SST is written without the DB mutex, as a background flush's
   Status s = job.Run();
-  mutex_.Lock();
+  LockDb();
   // Nothing sweeps files before Open ends, and the edit is applied before it does.
   pending_outputs_.erase(number);
   if (s.ok()) job.AddToEdit(edit);
@@ -215,7 +215,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   bool stop_replay = false;
   bool after_damage = false;
   auto flush_mem = [&]() -> Status {
-    mutex_.AssertHeld();  // as in the enclosing function (the analysis does not enter lambdas)
+    AssertDbMutexHeld();  // as in the enclosing function (the analysis does not enter lambdas)
     Status fs = FlushRecoveredMemtable(mem, edit);
     mem = nullptr;
     return fs;
@@ -356,7 +356,7 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
   for (const std::string& line : clamped) SHALE_LOG_WARN(impl->info_log_, "%s", line.c_str());
   Status s;
   {
-    MutexLock l(&impl->mutex_);
+    DBImpl::DbLock l(impl.get());
     s = impl->Recover();
     if (s.ok()) s = impl->FinishOpen();
   }
@@ -367,7 +367,7 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
   SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", name.c_str());
   {
     MutexLock f(&impl->options_file_mutex_);
-    MutexLock l(&impl->mutex_);
+    DBImpl::DbLock l(impl.get());
     // As RocksDB without fail_if_options_file_error: a DB that cannot record its options
     // (logged) still opens.
     impl->WriteOptionsFile().PermitUncheckedError();

@@ -50,7 +50,7 @@ Status DBImpl::ChangeOptions(OptionStruct which,
                              const std::unordered_map<std::string, std::string>& changes) {
   const char* what = which == OptionStruct::kDB ? "SetDBOptions" : "SetOptions";
   MutexLock f(&options_file_mutex_);
-  MutexLock l(&mutex_);
+  DbLock l(this);
   Options next = *current_options_;
   Status s = ApplyOptionChanges(which, changes, &next);
   if (!s.ok()) {
@@ -95,9 +95,9 @@ Status DBImpl::WriteOptionsFile() {
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);  // its temporary file is not swept meanwhile
   const std::shared_ptr<const Options> options = current_options_;
-  mutex_.Unlock();
+  UnlockDb();
   Status s = shale::WriteOptionsFile(env_, dbname_, number, *options, *options, db_dir_.get());
-  mutex_.Lock();
+  LockDb();
   pending_outputs_.erase(number);
   if (!s.ok()) {
     SHALE_LOG_WARN(info_log_, "Unable to write %s: %s", OptionsFileName(dbname_, number).c_str(),

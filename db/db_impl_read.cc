@@ -114,18 +114,18 @@ void DBImpl::ReleaseIteratorView(std::shared_ptr<SuperVersion>* view) {
   Version* const held = (*view)->current;
   delete view;
   if (!last_holder) return;
-  MutexLock l(&mutex_);
+  DbLock l(this);
   if (versions_->current() != held && !shutting_down_) DeleteObsoleteFiles();
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   return snapshots_.New(last_published_.load(std::memory_order_acquire));
 }
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
-  MutexLock l(&mutex_);
+  DbLock l(this);
   snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
 }
 

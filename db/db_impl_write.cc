@@ -165,7 +165,7 @@ Status DBImpl::UnorderedWriteImpl(Writer* w) {
 Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   Status s;
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     s = MakeRoomForWrite(/*force=*/false, leader->batch->GetDataSize(), leader->no_slowdown);
     // A group shares the leader's disable_wal: its writes reach only the memtable.
     if (s.ok() && leader->disable_wal) has_unpersisted_data_ = true;
@@ -210,7 +210,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
     RecordTick(stats_, WRITE_WITH_WAL, group->size);
     if (!s.ok()) {
       // The WAL may hold a partial record: nothing after it may be acknowledged.
-      MutexLock l(&mutex_);
+      DbLock l(this);
       RecordBackgroundError(s);
       return s;
     }
@@ -218,7 +218,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
 
   // Only a WAL leader switches memtables, and it first waits for every group's inserts:
   // the active memtable stays the one these sequences go to until they are in.
-  MemTable* mem = default_cf_->mem();
+  MemTable* mem = default_cf_->mem_for_wal_leader();
   SequenceNumber next = first;
   group->ForEach([&](Writer* m) {
     m->sequence = next;
@@ -270,7 +270,7 @@ void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
   if (failed.ok()) {
     last_published_.store(group->batch_last->last_sequence, std::memory_order_release);
   } else {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     RecordBackgroundError(failed);
   }
   write_thread_.ExitGroup(group, self);
@@ -283,7 +283,7 @@ Status DBImpl::WriteWalOnly(Writer* w) {
   nonmem_write_thread_.EnterAsBatchGroupLeader(w, &group);
   Status s;
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     s = bg_error_;
   }
   if (s.ok()) {
@@ -297,7 +297,7 @@ Status DBImpl::WriteWalOnly(Writer* w) {
     SequenceNumber first;  // the next sequence; a batch without keys consumes none
     s = AppendToWal(record, w->sync, /*count=*/0, &first);
     if (!s.ok()) {
-      MutexLock l(&mutex_);
+      DbLock l(this);
       RecordBackgroundError(s);
     }
   }
@@ -315,7 +315,7 @@ Status DBImpl::SwitchMemtableForFlush() {
   write_thread_.EnterAsBatchGroupLeader(&w, &group);
   Status s;
   {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     s = MakeRoomForWrite(/*force=*/true, 0, /*no_slowdown=*/false);
   }
   write_thread_.ExitWalStage(&group);
@@ -327,7 +327,6 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     if (shutting_down_ && !force) return Status::ShutdownInProgress();
-    ColumnFamilyData* cfd = default_cf_.get();
     const auto state = write_controller_.state();
     if (!force && state == WriteController::State::kDelayed && !delayed) {
       if (no_slowdown) return Status::Incomplete("Write stall");
@@ -336,9 +335,9 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       if (delay > 0) {
         // The leader sleeps without the mutex; its group waits behind it, which is the
         // point of a slowdown.
-        mutex_.Unlock();
+        UnlockDb();
         env_->SleepForMicroseconds(static_cast<int>(std::min<uint64_t>(delay, 1000000)));
-        mutex_.Lock();
+        LockDb();
         write_controller_.AddStallMicros(write_controller_.cause(), false, delay);
         RecordTick(stats_, STALL_MICROS, delay);
         RecordTimeToHistogram(stats_, WRITE_STALL, delay);
@@ -357,9 +356,9 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
       continue;
     }
-    if (!force && !cfd->mem()->ShouldFlush()) return Status::OK();
-    if (force && cfd->mem()->IsEmpty()) return Status::OK();
-    if (static_cast<int>(cfd->imm().size()) >= current_options_->max_write_buffer_number - 1) {
+    if (!force && !default_cf_->mem()->ShouldFlush()) return Status::OK();
+    if (force && default_cf_->mem()->IsEmpty()) return Status::OK();
+    if (static_cast<int>(default_cf_->imm().size()) >= current_options_->max_write_buffer_number - 1) {
       // Every memtable is full: wait for a flush (a write stop).
       if (no_slowdown && !force) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
@@ -375,9 +374,9 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
     // Inserts of earlier groups (pipelined) or of unordered writers may still go to the
     // active memtable: it becomes immutable, and may be flushed, only once they are in.
     // The wait needs no DB mutex, and as WAL leader this thread keeps new ones out.
-    mutex_.Unlock();
+    UnlockDb();
     write_thread_.WaitForMemtableWriters();
-    mutex_.Lock();
+    LockDb();
     if (!bg_error_.ok()) return bg_error_;
     Status s = SwitchMemtable();
     if (!s.ok()) return s;

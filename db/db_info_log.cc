@@ -23,7 +23,7 @@ void DBImpl::StartStatsDump() {
 }
 
 void DBImpl::StatsDumpLoop() {
-  MutexLock l(&mutex_);
+  DbLock l(this);
   uint64_t last = env_->NowMicros();
   while (!shutting_down_) {
     // Read each round: SetDBOptions may change the period (and signals the wait).
@@ -38,9 +38,9 @@ void DBImpl::StatsDumpLoop() {
       continue;
     }
     last = now;
-    mutex_.Unlock();  // the properties take the mutex themselves
+    UnlockDb();  // the properties take the mutex themselves
     DumpStats();
-    mutex_.Lock();
+    LockDb();
   }
 }
 

@@ -38,14 +38,13 @@ std::string Canonical(const Slice& property) {
 
 bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t* value) {
   const std::string name = Canonical(property);
-  MutexLock l(&mutex_);
-  ColumnFamilyData* cfd = default_cf_.get();
+  DbLock l(this);
   Version* current = versions_->current();
   if (name == Properties::kEstimateNumKeys) {
     uint64_t entries = 0, deletes = 0;
-    entries += cfd->mem()->num_entries();
-    deletes += cfd->mem()->num_deletes();
-    for (MemTable* m : cfd->imm()) {
+    entries += default_cf_->mem()->num_entries();
+    deletes += default_cf_->mem()->num_deletes();
+    for (MemTable* m : default_cf_->imm()) {
       entries += m->num_entries();
       deletes += m->num_deletes();
     }
@@ -60,13 +59,13 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     return true;
   }
   if (name == Properties::kCurSizeAllMemTables) {
-    uint64_t size = cfd->mem()->ApproximateMemoryUsage();
-    for (MemTable* m : cfd->imm()) size += m->ApproximateMemoryUsage();
+    uint64_t size = default_cf_->mem()->ApproximateMemoryUsage();
+    for (MemTable* m : default_cf_->imm()) size += m->ApproximateMemoryUsage();
     *value = size;
     return true;
   }
   if (name == Properties::kNumImmutableMemTable) {
-    *value = cfd->imm().size();
+    *value = default_cf_->imm().size();
     return true;
   }
   if (name == Properties::kTotalSstFilesSize) {
@@ -93,8 +92,8 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     // Stopped by the tree's shape, or (as MakeRoomForWrite decides it at each write) every
     // memtable is full and the next write waits for a flush.
     const bool memtables_full =
-        static_cast<int>(cfd->imm().size()) >= current_options_->max_write_buffer_number - 1 &&
-        cfd->mem()->ShouldFlush();
+        static_cast<int>(default_cf_->imm().size()) >= current_options_->max_write_buffer_number - 1 &&
+        default_cf_->mem()->ShouldFlush();
     *value = write_controller_.state() == WriteController::State::kStopped || memtables_full;
     return true;
   }
@@ -124,18 +123,18 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
 bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) {
   const std::string name = Canonical(property);
   if (name == Properties::kStats) {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     *value = internal_stats_->Dump(versions_->current(), ScoresPerLevel(), write_controller_,
                                    env_->NowMicros());
     return true;
   }
   if (name == Properties::kLevelStats) {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     *value = InternalStats::DumpLevelSizes(versions_->current());
     return true;
   }
   if (name == Properties::kSSTables) {
-    MutexLock l(&mutex_);
+    DbLock l(this);
     *value = versions_->current()->DebugString(/*hex=*/true);
     return true;
   }

@@ -22,8 +22,8 @@ void LevelCompactionStats::Add(const LevelCompactionStats& o) {
   keys_dropped += o.keys_dropped;
 }
 
-InternalStats::InternalStats(int num_levels, uint64_t start_micros)
-    : start_micros_(start_micros), levels_(num_levels) {}
+InternalStats::InternalStats(int num_levels, uint64_t start_micros, Mutex* db_mutex)
+    : start_micros_(start_micros), db_mutex_(db_mutex), levels_(num_levels) {}
 
 void InternalStats::AddCompactionStats(int level, const LevelCompactionStats& stats) {
   levels_[level].Add(stats);

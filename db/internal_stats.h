@@ -3,14 +3,17 @@
 // RocksDB users read (files, size, score, read/write GB, write amplification, seconds,
 // count).
 //
-// Thread safety: the per-level stats are guarded by the DB mutex (updated when a job
-// installs its result); the write counters are atomics the write leader bumps.
+// Thread safety: the per-level stats are guarded by the DB mutex, which it is built with
+// (updated when a job installs its result; the compiler checks the REQUIRES); the write
+// counters are atomics the write leader bumps.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "util/mutexlock.h"
 
 namespace shale {
 
@@ -34,11 +37,14 @@ struct LevelCompactionStats {
 
 class InternalStats {
  public:
-  explicit InternalStats(int num_levels, uint64_t start_micros);
+  // db_mutex: the DB mutex, which must outlive this object.
+  InternalStats(int num_levels, uint64_t start_micros, Mutex* db_mutex);
 
-  // REQUIRES: DB mutex. `level` is the output level (0 for flushes).
-  void AddCompactionStats(int level, const LevelCompactionStats& stats);
-  const LevelCompactionStats& level_stats(int level) const { return levels_[level]; }
+  // `level` is the output level (0 for flushes).
+  void AddCompactionStats(int level, const LevelCompactionStats& stats) REQUIRES(db_mutex_);
+  const LevelCompactionStats& level_stats(int level) const REQUIRES(db_mutex_) {
+    return levels_[level];
+  }
 
   std::atomic<uint64_t> writes{0};          // write groups' batches
   std::atomic<uint64_t> keys_written{0};
@@ -50,18 +56,20 @@ class InternalStats {
   std::atomic<uint64_t> write_done_by_other{0};
 
   // The "shale.stats" text. scores[level] as the compaction picker computes them.
-  // REQUIRES: DB mutex.
   std::string Dump(const Version* current, const std::vector<double>& scores,
-                   const WriteController& wc, uint64_t now_micros) const;
+                   const WriteController& wc, uint64_t now_micros) const REQUIRES(db_mutex_);
   // The "shale.levelstats" text.
   static std::string DumpLevelSizes(const Version* current);
 
+  // The DB mutex, for the compiler (see VersionSet::db_mutex()).
+  Mutex* db_mutex() const RETURN_CAPABILITY(db_mutex_) { return db_mutex_; }
+
  private:
   const uint64_t start_micros_;
-  std::vector<LevelCompactionStats> levels_;
-  // Flushed bytes at the previous Dump, for its "interval" figure (Dump runs under the DB
-  // mutex).
-  mutable uint64_t flushed_at_last_dump_ = 0;
+  Mutex* const db_mutex_;
+  std::vector<LevelCompactionStats> levels_ GUARDED_BY(db_mutex_);
+  // Flushed bytes at the previous Dump, for its "interval" figure.
+  mutable uint64_t flushed_at_last_dump_ GUARDED_BY(db_mutex_) = 0;
 };
 
 }  // namespace shale

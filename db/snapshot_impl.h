@@ -1,7 +1,8 @@
 // SnapshotImpl and SnapshotList: the live snapshots, oldest first. Flush and compaction
 // ask for them to know which old versions must be kept.
 //
-// Thread safety: guarded by the DB mutex; a SnapshotImpl's sequence never changes.
+// Thread safety: none of its own. The DB's list is GUARDED_BY its mutex (db/db_impl.h), so
+// the compiler checks every use; a SnapshotImpl's sequence never changes.
 #pragma once
 
 #include <cassert>

@@ -18,13 +18,14 @@ struct VersionSet::ManifestWriter {
 };
 
 VersionSet::VersionSet(const std::string& dbname, const Options* options, TableCache* table_cache,
-                       const InternalKeyComparator* icmp)
+                       const InternalKeyComparator* icmp, Mutex* db_mutex)
     : env_(options->env),
       dbname_(dbname),
       options_(options),
       table_cache_(table_cache),
       icmp_(icmp),
-      num_levels_(std::max(options->num_levels, 1)) {
+      num_levels_(std::max(options->num_levels, 1)),
+      db_mutex_(db_mutex) {
   AppendVersion(new Version(this, table_cache_, icmp_, num_levels_));
 }
 
@@ -120,11 +121,10 @@ Status VersionSet::WriteManifest(const std::string& snapshot, const std::string&
   return s;
 }
 
-Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
-  mu->AssertHeld();
-  ManifestWriter w(mu);
+Status VersionSet::LogAndApply(VersionEdit* edit) {
+  ManifestWriter w(db_mutex_);
   writers_.push_back(&w);
-  while (writers_.front() != &w) w.cv.Wait(mu);
+  while (writers_.front() != &w) w.cv.Wait(db_mutex_);
 
   Status s;
   uint64_t new_manifest = 0;
@@ -148,9 +148,9 @@ Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
     std::string record;
     edit->EncodeTo(&record);
 
-    mu->Unlock();  // MANIFEST I/O without the DB mutex; we are the only writer
+    db_mutex_->Unlock();  // MANIFEST I/O without the DB mutex; we are the only writer
     s = WriteManifest(snapshot, record, new_manifest);
-    mu->Lock();
+    db_mutex_->Lock();
 
     if (s.ok()) {
       AppendVersion(v);

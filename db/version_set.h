@@ -5,10 +5,11 @@
 // it installs are built by VersionBuilder (db/version_builder.h) and described in
 // db/version.h.
 //
-// Thread safety: methods marked "REQUIRES: DB mutex" need the mutex passed to LogAndApply
-// held; NewFileNumber, MarkFileNumberUsed, LastSequence and SetLastSequence are atomic and
-// may be called from any thread. LogAndApply may be called by several threads at once:
-// callers queue and are served one at a time, in arrival order.
+// Thread safety: the state it shares with the DB is guarded by the DB mutex, which it is
+// built with; the methods that need it say REQUIRES(db_mutex_), which the compiler checks.
+// NewFileNumber, MarkFileNumberUsed, LastSequence and SetLastSequence are atomic and may be
+// called from any thread. LogAndApply may be called by several threads at once: callers
+// queue and are served one at a time, in arrival order.
 #pragma once
 
 #include <atomic>
@@ -36,9 +37,10 @@ class TableCache;
 class VersionSet {
  public:
   // options and icmp must outlive the VersionSet (options->num_levels levels,
-  // options->env, options->use_fsync for MANIFEST syncs). table_cache is shared with the DB.
+  // options->env, options->use_fsync for MANIFEST syncs). table_cache is shared with the DB,
+  // and so is db_mutex, the DB mutex that guards the current Version and the log numbers.
   VersionSet(const std::string& dbname, const Options* options, TableCache* table_cache,
-             const InternalKeyComparator* icmp);
+             const InternalKeyComparator* icmp, Mutex* db_mutex);
   // Versions still referenced elsewhere are detached and stay usable for reads, but must
   // be released before table_cache is destroyed, and none may be released concurrently
   // with this destructor.
@@ -58,32 +60,31 @@ class VersionSet {
   //  - InvalidArgument naming both comparators if the MANIFEST was written with another
   //    comparator, or if it has files at a level >= options->num_levels.
   // The MANIFEST read is not reused: the first LogAndApply writes a new one.
-  Status Recover();
+  Status Recover() REQUIRES(db_mutex_);
 
   // Applies *edit to the current Version and makes it durable: fills in the counters the
   // edit does not set (log number, previous log number, last sequence; the next file number
   // is always set), appends the edit to the MANIFEST and syncs it, then installs the new
   // Version as current. The first call after Recover (or after a failed call) writes a
   // new MANIFEST holding a snapshot of the state plus the edit, syncs it and switches
-  // CURRENT to it (fsyncing the directory). mu is released during the I/O and held again
-  // on return; concurrent callers wait their turn.
+  // CURRENT to it (fsyncing the directory). The DB mutex is released during the I/O and
+  // held again on return; concurrent callers wait their turn.
   //
   // On failure the current Version is unchanged, but the edit may or may not have reached
   // the disk: the caller must not delete files the edit adds until a later LogAndApply
   // succeeds (it writes a fresh MANIFEST without them). An edit that cannot apply (a file
   // that is absent, present twice, overlapping at a level >= 1, or at a level >=
   // num_levels) returns InvalidArgument or Corruption before any I/O.
-  // REQUIRES: *mu held (the DB mutex).
-  Status LogAndApply(VersionEdit* edit, Mutex* mu) REQUIRES(mu);
+  Status LogAndApply(VersionEdit* edit) REQUIRES(db_mutex_);
 
   // Checks that every file of the current Version exists with the size the MANIFEST
   // records: Corruption naming the file otherwise. With open_tables, also opens each one
   // through the TableCache (reading and verifying its footer and meta blocks).
   // REQUIRES: no concurrent LogAndApply.
-  Status VerifyFilesExist(bool open_tables = false);
+  Status VerifyFilesExist(bool open_tables = false) REQUIRES(db_mutex_);
 
-  // REQUIRES: DB mutex. The caller must Ref() it to keep it past the mutex.
-  Version* current() const { return current_; }
+  // The caller must Ref() it to keep it past the mutex.
+  Version* current() const REQUIRES(db_mutex_) { return current_; }
 
   // Allocates a fresh file number (SST, WAL, MANIFEST).
   uint64_t NewFileNumber() { return next_file_number_.fetch_add(1); }
@@ -96,10 +97,9 @@ class VersionSet {
   // REQUIRES: seq >= LastSequence().
   void SetLastSequence(SequenceNumber seq) { last_sequence_.store(seq, std::memory_order_release); }
 
-  // REQUIRES: DB mutex (for the two below).
   // WAL files with numbers below this hold nothing that is not in an SST file.
-  uint64_t LogNumber() const { return log_number_; }
-  uint64_t PrevLogNumber() const { return prev_log_number_; }
+  uint64_t LogNumber() const REQUIRES(db_mutex_) { return log_number_; }
+  uint64_t PrevLogNumber() const REQUIRES(db_mutex_) { return prev_log_number_; }
   // The live MANIFEST; thread-safe. A MANIFEST with a larger number may be one being
   // written, and while CURRENT is switched to it, TempFileName(that number) exists: keep
   // MANIFEST and .dbtmp files numbered >= this, delete smaller MANIFESTs.
@@ -109,23 +109,25 @@ class VersionSet {
   void AddLiveFiles(std::set<uint64_t>* live);
 
   int NumLevels() const { return num_levels_; }
-  // REQUIRES: DB mutex.
-  int NumLevelFiles(int level) const { return current_->NumFiles(level); }
+  int NumLevelFiles(int level) const REQUIRES(db_mutex_) { return current_->NumFiles(level); }
   const InternalKeyComparator* icmp() const { return icmp_; }
   TableCache* table_cache() const { return table_cache_; }
+  // The DB mutex, for the compiler: a caller holding it under another name says so with
+  // REQUIRES(versions->db_mutex()).
+  Mutex* db_mutex() const RETURN_CAPABILITY(db_mutex_) { return db_mutex_; }
 
  private:
   friend class Version;
   struct ManifestWriter;
 
   // Builds the Version that results from applying edit to current_.
-  Status BuildVersion(const VersionEdit& edit, Version** result);
+  Status BuildVersion(const VersionEdit& edit, Version** result) REQUIRES(db_mutex_);
   // Writes (mu released) the MANIFEST record(s) for the front writer's edit.
   Status WriteManifest(const std::string& snapshot, const std::string& record,
                        uint64_t new_manifest);
   void EncodeSnapshot(const Version* v, std::string* dst) const;
   // Makes v (unreferenced, just built) the current Version.
-  void AppendVersion(Version* v);
+  void AppendVersion(Version* v) REQUIRES(db_mutex_);
 
   Env* const env_;
   const std::string dbname_;
@@ -133,20 +135,21 @@ class VersionSet {
   TableCache* const table_cache_;
   const InternalKeyComparator* const icmp_;
   const int num_levels_;
+  Mutex* const db_mutex_;
 
   std::atomic<uint64_t> next_file_number_{2};
   std::atomic<SequenceNumber> last_sequence_{0};
   std::atomic<uint64_t> manifest_file_number_{0};
   std::atomic<uint64_t> next_version_number_{0};  // numbers the Versions built
 
-  // Guarded by the DB mutex. Per-column-family state; only the default family (id 0)
-  // exists, so it is held inline until more are supported.
-  uint64_t log_number_ = 0;
-  uint64_t prev_log_number_ = 0;
-  Version* current_ = nullptr;  // referenced
+  // Per-column-family state; only the default family (id 0) exists, so it is held inline
+  // until more are supported.
+  uint64_t log_number_ GUARDED_BY(db_mutex_) = 0;
+  uint64_t prev_log_number_ GUARDED_BY(db_mutex_) = 0;
+  Version* current_ GUARDED_BY(db_mutex_) = nullptr;  // referenced
 
-  // Callers of LogAndApply, served front first. Guarded by the DB mutex.
-  std::deque<ManifestWriter*> writers_;
+  // Callers of LogAndApply, served front first.
+  std::deque<ManifestWriter*> writers_ GUARDED_BY(db_mutex_);
   // Touched only by the front writer (with or without the DB mutex).
   std::unique_ptr<log::Writer> descriptor_log_;
   std::unique_ptr<Directory> db_dir_;

@@ -3,8 +3,8 @@
 // RocksDB's write stalls do. The DB recomputes the condition whenever a flush or
 // compaction installs a new Version, and the write-group leader asks it before each write.
 //
-// Thread safety: all calls REQUIRE the DB mutex, except GetDelay's arithmetic which the
-// leader does under it too; the leader sleeps without the mutex.
+// Thread safety: none of its own. The DB's WriteController is GUARDED_BY its mutex
+// (db/db_impl.h), so the compiler checks every call; the leader sleeps without the mutex.
 #pragma once
 
 #include <cstdint>

@@ -16,5 +16,6 @@
 #define RELEASE(...) SHALE_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define CAPABILITY(x) SHALE_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY SHALE_THREAD_ANNOTATION(scoped_lockable)
-#define ASSERT_CAPABILITY(x) SHALE_THREAD_ANNOTATION(assert_capability(x))
+#define RETURN_CAPABILITY(x) SHALE_THREAD_ANNOTATION(lock_returned(x))
+#define ASSERT_CAPABILITY(...) SHALE_THREAD_ANNOTATION(assert_capability(__VA_ARGS__))
 #define NO_THREAD_SAFETY_ANALYSIS SHALE_THREAD_ANNOTATION(no_thread_safety_analysis)

@@ -195,12 +195,12 @@ class CompactionIteratorTest : public ::testing::Test {
   CompactionIteratorTest() : dir_("compaction_iterator_test"), icmp_(BytewiseComparator()) {
     options_.num_levels = 4;
     table_cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, -1);
-    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_);
+    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_, &mu_);
     VersionEdit edit;
     edit.AddFile(1, Meta(10, "a", "z"));
     edit.AddFile(3, Meta(11, "m", "n"));
     MutexLock l(&mu_);
-    EXPECT_OK(vset_->LogAndApply(&edit, &mu_));
+    EXPECT_OK(vset_->LogAndApply(&edit));
     std::vector<CompactionInputFiles> inputs(1);
     inputs[0].level = 1;
     inputs[0].files = vset_->current()->files(1);

@@ -57,7 +57,7 @@ class CompactionJobTest : public ::testing::Test {
 
   void Open() {
     table_cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, -1);
-    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_);
+    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_, &mu_);
     picker_ = std::make_unique<CompactionPicker>(options_, &icmp_);
     ASSERT_OK(options_.env->NewDirectory(dir_.path(), &db_dir_));
   }
@@ -101,7 +101,7 @@ class CompactionJobTest : public ::testing::Test {
     VersionEdit edit;
     edit.AddFile(level, WriteSst(entries));
     MutexLock l(&mu_);
-    ASSERT_OK(vset_->LogAndApply(&edit, &mu_));
+    ASSERT_OK(vset_->LogAndApply(&edit));
   }
 
   // Every entry of the level's files, in file order, as "key@seq:T=value".
@@ -142,8 +142,8 @@ class CompactionJobTest : public ::testing::Test {
     VersionEdit edit;
     job.AddToEdit(&edit);
     MutexLock l(&mu_);
-    s = vset_->LogAndApply(&edit, &mu_);
-    c->ReleaseCompactionFiles();
+    s = vset_->LogAndApply(&edit);
+    picker_->ReleaseCompaction(c);
     return s;
   }
 

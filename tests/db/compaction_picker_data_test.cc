@@ -60,7 +60,7 @@ class CompactionPickerDataTest : public ::testing::Test {
     options_.level_compaction_dynamic_level_bytes = c.HasArg("dynamic");
     dir_ = std::make_unique<TempDirectory>("compaction_picker_data");
     table_cache_ = std::make_unique<TableCache>(dir_->path(), options_, &icmp_, -1);
-    vset_ = std::make_unique<VersionSet>(dir_->path(), &options_, table_cache_.get(), &icmp_);
+    vset_ = std::make_unique<VersionSet>(dir_->path(), &options_, table_cache_.get(), &icmp_, &mu_);
     picker_ = std::make_unique<CompactionPicker>(options_, &icmp_);
     return Add(c);
   }
@@ -84,7 +84,7 @@ class CompactionPickerDataTest : public ::testing::Test {
       edit.AddFile(std::stoi(level.substr(1)), f);
     }
     MutexLock l(&mu_);
-    Status s = vset_->LogAndApply(&edit, &mu_);
+    Status s = vset_->LogAndApply(&edit);
     if (!s.ok()) return s.ToString();
     return ScoresLocked();
   }
@@ -165,7 +165,7 @@ class CompactionPickerDataTest : public ::testing::Test {
   std::string Release() {
     MutexLock l(&mu_);
     const size_t n = running_.size();
-    for (auto& c : running_) c->ReleaseCompactionFiles();
+    for (auto& c : running_) picker_->ReleaseCompaction(c.get());
     running_.clear();
     return "released " + std::to_string(n) + "\n";
   }

@@ -37,7 +37,7 @@ class CompactionPickerTest : public ::testing::Test {
   // (Re)creates the VersionSet; call after setting options_.
   void Open() {
     table_cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, -1);
-    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_);
+    vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_, &mu_);
     picker_ = std::make_unique<CompactionPicker>(options_, &icmp_);
   }
 
@@ -63,7 +63,7 @@ class CompactionPickerTest : public ::testing::Test {
 
   void Apply(VersionEdit* edit) {
     MutexLock l(&mu_);
-    ASSERT_OK(vset_->LogAndApply(edit, &mu_));
+    ASSERT_OK(vset_->LogAndApply(edit));
   }
 
   Version* current() { return vset_->current(); }
@@ -87,7 +87,7 @@ class CompactionPickerTest : public ::testing::Test {
   }
   void Release(std::unique_ptr<Compaction> c) {
     MutexLock l(&mu_);
-    c->ReleaseCompactionFiles();
+    picker_->ReleaseCompaction(c.get());
     c.reset();
   }
 
@@ -416,7 +416,7 @@ TEST_F(CompactionPickerTest, ManualConflictsAndEmptyRanges) {
   EXPECT_EQ(picker_->CompactRange(current(), 2, 2, nullptr, nullptr, &end, &conflict), nullptr);
   EXPECT_TRUE(conflict);
 
-  c->ReleaseCompactionFiles();
+  picker_->ReleaseCompaction(c.get());
   end = &end_storage;
   c = picker_->CompactRange(current(), 2, 2, nullptr, nullptr, &end, &conflict);
   ASSERT_NE(c, nullptr);

@@ -53,7 +53,7 @@ class VersionSetTest : public ::testing::Test {
   void OpenVersionSet(int max_open_files = -1) {
     vset_.reset();
     table_cache_ = std::make_unique<TableCache>(dbname_, options_, &icmp_, max_open_files);
-    vset_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(), &icmp_);
+    vset_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(), &icmp_, &mu_);
   }
 
   // What DB::Open writes for a new DB: MANIFEST-000001 and CURRENT.
@@ -129,7 +129,7 @@ class VersionSetTest : public ::testing::Test {
 
   Status Apply(VersionEdit* edit) {
     MutexLock l(&mu_);
-    return vset_->LogAndApply(edit, &mu_);
+    return vset_->LogAndApply(edit);
   }
 
   Version* Current() {
