@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "db/db_impl.h"
 #include "shale/db.h"
+#include "shale/utilities/merge_operators.h"
 #include "shale/utilities/options_util.h"
 #include "tests/testutil/db_test_base.h"
 #include "tests/testutil/gated_sst_env.h"
@@ -135,6 +137,107 @@ TEST_F(DBSetOptionsTest, WriteBufferSizeAppliesFromTheNextMemtable) {
   for (int i = 0; i < 300; i++) ASSERT_OK(db_->Put(WriteOptions(), std::to_string(i), value));
   ASSERT_OK(WaitForCompact());
   EXPECT_GE(FilesAt(0), 4) << "300 KB through 64 KiB memtables";
+}
+
+// A new compression applies to the next file written; files already written keep theirs.
+TEST_F(DBSetOptionsTest, CompressionAppliesFromTheNextFile) {
+  options_.compression = kNoCompression;
+  options_.disable_auto_compactions = true;
+  Open();
+  const std::string value(1000, 'v');  // compresses to almost nothing
+  auto write_file = [&](const std::string& prefix) {
+    for (int i = 0; i < 100; i++) ASSERT_OK(Put(prefix + std::to_string(i), value));
+    ASSERT_OK(Flush());
+  };
+  write_file("a");
+  const uint64_t plain = IntProperty("shale.total-sst-files-size");
+  ASSERT_GT(plain, 100u * 1000);
+  ASSERT_OK(db_->SetOptions({{"compression", "kLZ4Compression"}}));
+  EXPECT_EQ(db_->GetOptions().compression, kLZ4Compression);
+  write_file("b");
+  const uint64_t second = IntProperty("shale.total-sst-files-size") - plain;
+  EXPECT_LT(second, plain / 4) << "the second file is compressed";
+  Reopen();  // both files read back, each with its own compression
+  EXPECT_EQ(Get("a7"), value);
+  EXPECT_EQ(Get("b7"), value);
+}
+
+// target_file_size_base cuts the output of the next compaction; files written before keep
+// their size.
+TEST_F(DBSetOptionsTest, TargetFileSizeAppliesToTheNextCompaction) {
+  options_.disable_auto_compactions = true;
+  options_.compression = kNoCompression;
+  Open();
+  auto total_files = [&] {
+    int n = 0;
+    for (int level = 0; level < options_.num_levels; level++) n += FilesAt(level);
+    return n;
+  };
+  auto compact_prefix = [&](const std::string& prefix) {
+    for (int f = 0; f < 4; f++) MakeL0File(prefix + std::to_string(f), 100);
+    const std::string begin = prefix, end = prefix + "~";
+    const Slice b(begin), e(end);
+    ASSERT_OK(db_->CompactRange(CompactRangeOptions(), &b, &e));
+  };
+  compact_prefix("a");  // 40 KB under the default 64 MiB target: one file
+  ASSERT_EQ(total_files(), 1);
+  ASSERT_OK(db_->SetOptions({{"target_file_size_base", "8192"}}));
+  compact_prefix("b");  // 40 KB cut at 8 KiB
+  EXPECT_GE(total_files(), 1 + 4) << FilesPerLevel();
+}
+
+// max_bytes_for_level_base moves the levels' targets, and with them the scores that
+// decide the next compaction.
+TEST_F(DBSetOptionsTest, LevelBaseChangesTheScores) {
+  options_.disable_auto_compactions = true;
+  options_.max_bytes_for_level_base = 64 << 20;
+  Open();
+  for (int f = 0; f < 4; f++) MakeL0File("k" + std::to_string(f), 100);
+  ASSERT_OK(CompactAll());
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  const LevelScores before = impl->TEST_LevelScores();
+  const int level = before.base_level;
+  ASSERT_GT(before.score[level], 0.0);
+  ASSERT_LT(before.score[level], 1.0);
+  ASSERT_OK(db_->SetOptions({{"max_bytes_for_level_base", "1024"}}));
+  const LevelScores after = impl->TEST_LevelScores();
+  EXPECT_EQ(after.level_max_bytes[level], 1024u);
+  EXPECT_GT(after.score[level], 1.0) << "the level is now over its target";
+  ASSERT_OK(db_->SetOptions({{"disable_auto_compactions", "false"}}));
+  ASSERT_OK(WaitForCompact());
+  EXPECT_EQ(FilesAt(level), 0) << "the compaction the new score asks for ran: " << FilesPerLevel();
+}
+
+// max_successive_merges applies to the next Merge: operands stacked beyond it are folded
+// into a value when written.
+TEST_F(DBSetOptionsTest, MaxSuccessiveMergesAppliesToTheNextMerge) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator();
+  Open();
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  for (int i = 0; i < 4; i++) ASSERT_OK(Merge("a", std::to_string(i)));
+  // Entries print as "<seq><type>": a P is a value, an M an operand.
+  EXPECT_EQ(impl->TEST_KeyVersions("a").find('P'), std::string::npos)
+      << "no folding at the default 0: " << impl->TEST_KeyVersions("a");
+  ASSERT_OK(db_->SetOptions({{"max_successive_merges", "2"}}));
+  for (int i = 0; i < 4; i++) ASSERT_OK(Merge("b", std::to_string(i)));
+  EXPECT_NE(impl->TEST_KeyVersions("b").find('P'), std::string::npos)
+      << "operands beyond 2 were folded: " << impl->TEST_KeyVersions("b");
+  EXPECT_EQ(Get("a"), "0,1,2,3");
+  EXPECT_EQ(Get("b"), "0,1,2,3");
+}
+
+// stats_dump_period_sec turned on by SetDBOptions starts the periodic dump into the LOG.
+TEST_F(DBSetOptionsTest, StatsDumpPeriodStartsTheDump) {
+  Open();  // with stats_dump_period_sec = 0
+  const char* kDump = "DUMPING STATS";
+  ASSERT_EQ(Log().find(kDump), std::string::npos);
+  ASSERT_OK(db_->SetDBOptions({{"stats_dump_period_sec", "1"}}));
+  bool dumped = false;
+  for (int i = 0; i < 300 && !dumped; i++) {  // a second, or up to 30 on a loaded machine
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    dumped = Log().find(kDump) != std::string::npos;
+  }
+  EXPECT_TRUE(dumped);
 }
 
 // Writes stopped by the L0 stop trigger resume when SetOptions raises it.
