@@ -13,21 +13,21 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "shale/env.h"
+#include "util/mutexlock.h"
 
 namespace shale {
 namespace {
 
 struct MemFile {
-  std::mutex mu;
-  std::string data;  // guarded by mu
+  Mutex mu;
+  std::string data GUARDED_BY(mu);
 
   uint64_t Size() {
-    std::lock_guard<std::mutex> l(mu);
+    MutexLock l(&mu);
     return data.size();
   }
 };
@@ -61,11 +61,11 @@ class MemSequentialFile final : public SequentialFile {
   explicit MemSequentialFile(std::shared_ptr<MemFile> file) : file_(std::move(file)) {}
 
   Status Read(size_t n, Slice* result, char* scratch) override {
-    std::lock_guard<std::mutex> l(file_->mu);
-    const std::string& d = file_->data;
-    size_t avail = pos_ < d.size() ? d.size() - pos_ : 0;
+    MutexLock l(&file_->mu);
+    const size_t size = file_->data.size();
+    size_t avail = pos_ < size ? size - pos_ : 0;
     size_t got = std::min(n, avail);
-    if (got > 0) memcpy(scratch, d.data() + pos_, got);
+    if (got > 0) memcpy(scratch, file_->data.data() + pos_, got);
     pos_ += got;
     *result = Slice(scratch, got);
     return Status::OK();
@@ -86,10 +86,10 @@ class MemRandomAccessFile final : public RandomAccessFile {
   explicit MemRandomAccessFile(std::shared_ptr<MemFile> file) : file_(std::move(file)) {}
 
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
-    std::lock_guard<std::mutex> l(file_->mu);
-    const std::string& d = file_->data;
-    size_t got = offset < d.size() ? std::min<uint64_t>(n, d.size() - offset) : 0;
-    if (got > 0) memcpy(scratch, d.data() + offset, got);
+    MutexLock l(&file_->mu);
+    const size_t size = file_->data.size();
+    size_t got = offset < size ? std::min<uint64_t>(n, size - offset) : 0;
+    if (got > 0) memcpy(scratch, file_->data.data() + offset, got);
     *result = Slice(scratch, got);
     return Status::OK();
   }
@@ -105,7 +105,7 @@ class MemWritableFile final : public WritableFile {
 
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError("Append to a closed file", fname_);
-    std::lock_guard<std::mutex> l(file_->mu);
+    MutexLock l(&file_->mu);
     std::string& d = file_->data;
     if (d.size() < offset_ + data.size()) d.resize(offset_ + data.size());
     if (!data.empty()) memcpy(&d[offset_], data.data(), data.size());
@@ -174,7 +174,7 @@ class MemEnv final : public Env {
 
   Status NewDirectory(const std::string& name, std::unique_ptr<Directory>* result) override {
     result->reset();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!DirExists(Normalize(name))) return NoEntry("While open directory", name);
     *result = std::make_unique<MemDirectory>();
     return Status::OK();
@@ -182,7 +182,7 @@ class MemEnv final : public Env {
 
   Status FileExists(const std::string& fname) override {
     const std::string p = Normalize(fname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (files_.count(p) != 0 || DirExists(p)) return Status::OK();
     return Status::NotFound();
   }
@@ -190,7 +190,7 @@ class MemEnv final : public Env {
   Status GetChildren(const std::string& dir, std::vector<std::string>* result) override {
     result->clear();
     const std::string d = Normalize(dir);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!DirExists(d)) return Status::NotFound(dir, "No such file or directory");
     for (const auto& [path, file] : files_) {
       if (Parent(path) == d) result->push_back(path.substr(ChildOffset(d)));
@@ -203,7 +203,7 @@ class MemEnv final : public Env {
 
   Status DeleteFile(const std::string& fname) override {
     const std::string p = Normalize(fname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (files_.erase(p) == 0) {
       if (DirExists(p)) return Status::IOError("While unlink() file: " + fname, "Is a directory");
       return NoEntry("While unlink() file", fname);
@@ -213,7 +213,7 @@ class MemEnv final : public Env {
 
   Status CreateDir(const std::string& dirname) override {
     const std::string p = Normalize(dirname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (DirExists(p) || files_.count(p) != 0) {
       return Status::IOError("While mkdir: " + dirname, "File exists");
     }
@@ -222,14 +222,14 @@ class MemEnv final : public Env {
 
   Status CreateDirIfMissing(const std::string& dirname) override {
     const std::string p = Normalize(dirname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (DirExists(p)) return Status::OK();
     return AddDirWithAncestors(p, dirname);
   }
 
   Status DeleteDir(const std::string& dirname) override {
     const std::string p = Normalize(dirname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (dirs_.count(p) == 0) return NoEntry("While rmdir", dirname);
     for (const auto& entry : files_) {
       if (Parent(entry.first) == p) {
@@ -256,7 +256,7 @@ class MemEnv final : public Env {
   Status RenameFile(const std::string& src, const std::string& target) override {
     const std::string s = Normalize(src);
     const std::string t = Normalize(target);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto it = files_.find(s);
     if (it == files_.end()) {
       if (DirExists(s)) return Status::NotSupported("MemEnv cannot rename directories", src);
@@ -276,7 +276,7 @@ class MemEnv final : public Env {
     std::shared_ptr<MemFile> f;
     Status s = Find(fname, "While truncate file to size " + std::to_string(size), &f);
     if (!s.ok()) return s;
-    std::lock_guard<std::mutex> l(f->mu);
+    MutexLock l(&f->mu);
     f->data.resize(size);
     return Status::OK();
   }
@@ -285,7 +285,7 @@ class MemEnv final : public Env {
     *lock = nullptr;
     const std::string p = Normalize(fname);
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (locked_.count(p) != 0) {
         return Status::IOError("lock hold by current process: " + fname, "No locks available");
       }
@@ -293,7 +293,7 @@ class MemEnv final : public Env {
     std::shared_ptr<MemFile> f;
     Status s = CreateOrTruncate(p, false, &f);
     if (!s.ok()) return s;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!locked_.insert(p).second) {
       return Status::IOError("lock hold by current process: " + fname, "No locks available");
     }
@@ -304,7 +304,7 @@ class MemEnv final : public Env {
   Status UnlockFile(FileLock* lock) override {
     auto* l = static_cast<MemFileLock*>(lock);
     {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(&mu_);
       locked_.erase(l->fname);
     }
     delete l;
@@ -321,8 +321,7 @@ class MemEnv final : public Env {
   void SleepForMicroseconds(int micros) override { base_->SleepForMicroseconds(micros); }
 
  private:
-  // REQUIRES: mu_ held.
-  bool DirExists(const std::string& p) const {
+  bool DirExists(const std::string& p) const REQUIRES(mu_) {
     return p.empty() || p == "/" || p == "." || dirs_.count(p) != 0;
   }
 
@@ -331,8 +330,7 @@ class MemEnv final : public Env {
     return dir == "/" ? 1 : dir.size() + 1;
   }
 
-  // REQUIRES: mu_ held.
-  Status AddDirWithAncestors(const std::string& p, const std::string& dirname) {
+  Status AddDirWithAncestors(const std::string& p, const std::string& dirname) REQUIRES(mu_) {
     for (std::string d = p; !DirExists(d); d = Parent(d)) {
       if (files_.count(d) != 0) {
         return Status::IOError("While mkdir: " + dirname, "Not a directory");
@@ -344,7 +342,7 @@ class MemEnv final : public Env {
 
   Status Find(const std::string& fname, const std::string& context, std::shared_ptr<MemFile>* out) {
     const std::string p = Normalize(fname);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto it = files_.find(p);
     if (it == files_.end()) {
       if (DirExists(p)) return Status::IOError(context + ": " + fname, "Is a directory");
@@ -356,13 +354,13 @@ class MemEnv final : public Env {
 
   // Opens p for writing, creating it if missing; `truncate` empties an existing file.
   Status CreateOrTruncate(const std::string& p, bool truncate, std::shared_ptr<MemFile>* out) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (DirExists(p))
       return Status::IOError("While open a file for appending: " + p, "Is a directory");
     auto it = files_.find(p);
     if (it != files_.end()) {
       if (truncate) {
-        std::lock_guard<std::mutex> fl(it->second->mu);
+        MutexLock fl(&it->second->mu);
         it->second->data.clear();
       }
       *out = it->second;
@@ -376,10 +374,10 @@ class MemEnv final : public Env {
   }
 
   Env* const base_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<MemFile>> files_;  // guarded by mu_
-  std::set<std::string> dirs_;                             // guarded by mu_
-  std::set<std::string> locked_;                           // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<MemFile>> files_ GUARDED_BY(mu_);
+  std::set<std::string> dirs_ GUARDED_BY(mu_);
+  std::set<std::string> locked_ GUARDED_BY(mu_);
 };
 
 }  // namespace

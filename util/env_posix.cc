@@ -20,12 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "shale/env.h"
+#include "util/mutexlock.h"
 
 namespace shale {
 namespace {
@@ -499,7 +499,7 @@ class PosixEnv final : public Env {
 
   Status LockFile(const std::string& fname, FileLock** lock) override {
     *lock = nullptr;
-    std::lock_guard<std::mutex> guard(locks_mu_);
+    MutexLock guard(&locks_mu_);
     // flock() would let this process take the lock twice through two descriptors only if
     // they shared one open file description; the set makes the answer independent of that.
     if (locked_.count(fname) != 0) {
@@ -526,7 +526,7 @@ class PosixEnv final : public Env {
 
   Status UnlockFile(FileLock* lock) override {
     auto* l = static_cast<PosixFileLock*>(lock);
-    std::lock_guard<std::mutex> guard(locks_mu_);
+    MutexLock guard(&locks_mu_);
     Status s;
     if (flock(l->fd, LOCK_UN) != 0) s = PosixError("While unlock file: " + l->fname, errno);
     close(l->fd);
@@ -562,8 +562,8 @@ class PosixEnv final : public Env {
   }
 
  private:
-  std::mutex locks_mu_;
-  std::set<std::string> locked_;  // guarded by locks_mu_
+  Mutex locks_mu_;
+  std::set<std::string> locked_ GUARDED_BY(locks_mu_);
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "util/mutexlock.h"
+
 namespace shale {
 
 namespace {
@@ -158,7 +160,7 @@ class FileLogger final : public Logger {
     const uint64_t now = env_->NowMicros();
     std::string line;
     AppendLogLine(now, format, ap, &line);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (file_ == nullptr) return;
     // A LOG write error must not disturb the DB; the line is lost.
     file_->Append(line).PermitUncheckedError();
@@ -169,18 +171,18 @@ class FileLogger final : public Logger {
   }
 
   size_t GetLogFileSize() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return size_;
   }
 
   void Flush() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (file_ != nullptr) FlushLocked(env_->NowMicros());
   }
 
  protected:
   Status CloseImpl() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (file_ == nullptr) return Status::OK();
     Status s = file_->Close();
     file_.reset();
@@ -188,17 +190,17 @@ class FileLogger final : public Logger {
   }
 
  private:
-  void FlushLocked(uint64_t now) {
+  void FlushLocked(uint64_t now) REQUIRES(mu_) {
     file_->Flush().PermitUncheckedError();
     last_flush_micros_ = now;
   }
 
   Env* const env_;
   const uint64_t flush_every_micros_;
-  mutable std::mutex mu_;
-  std::unique_ptr<WritableFile> file_;  // guarded by mu_; null once closed
-  size_t size_ = 0;                     // guarded by mu_
-  uint64_t last_flush_micros_;          // guarded by mu_
+  mutable Mutex mu_;
+  std::unique_ptr<WritableFile> file_ GUARDED_BY(mu_);  // null once closed
+  size_t size_ GUARDED_BY(mu_) = 0;
+  uint64_t last_flush_micros_ GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
 #include "util/histogram.h"
+#include "util/mutexlock.h"
 
 namespace shale {
 
@@ -132,14 +132,14 @@ class StatisticsImpl final : public Statistics {
 
   uint64_t getTickerCount(uint32_t ticker_type) const override {
     if (ticker_type >= TICKER_ENUM_MAX) return 0;
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     return SumTicker(ticker_type);
   }
 
   void histogramData(uint32_t type, HistogramData* data) const override {
     *data = HistogramData();
     if (type >= HISTOGRAM_ENUM_MAX) return;
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     Histogram merged;
     MergeHistogram(type, &merged);
     merged.Data(data);
@@ -147,7 +147,7 @@ class StatisticsImpl final : public Statistics {
 
   std::string getHistogramString(uint32_t type) const override {
     if (type >= HISTOGRAM_ENUM_MAX) return std::string();
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     Histogram merged;
     MergeHistogram(type, &merged);
     return merged.ToString();
@@ -160,13 +160,13 @@ class StatisticsImpl final : public Statistics {
 
   void setTickerCount(uint32_t ticker_type, uint64_t count) override {
     if (ticker_type >= TICKER_ENUM_MAX) return;
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     SetTickerLocked(ticker_type, count);
   }
 
   uint64_t getAndResetTickerCount(uint32_t ticker_type) override {
     if (ticker_type >= TICKER_ENUM_MAX) return 0;
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     uint64_t sum = 0;
     for (size_t i = 0; i < num_shards_; ++i) {
       sum += shards_[i].tickers[ticker_type].exchange(0, std::memory_order_relaxed);
@@ -182,7 +182,7 @@ class StatisticsImpl final : public Statistics {
   }
 
   Status Reset() override {
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     for (uint32_t t = 0; t < TICKER_ENUM_MAX; ++t) SetTickerLocked(t, 0);
     for (size_t i = 0; i < num_shards_; ++i) {
       for (auto& h : shards_[i].histograms) h.Clear();
@@ -191,7 +191,7 @@ class StatisticsImpl final : public Statistics {
   }
 
   std::string ToString() const override {
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     std::string out;
     out.reserve(TICKER_ENUM_MAX * 48 + HISTOGRAM_ENUM_MAX * 128);
     char line[256];
@@ -217,7 +217,7 @@ class StatisticsImpl final : public Statistics {
   bool getTickerMap(std::map<std::string, uint64_t>* stats_map) const override {
     if (stats_map == nullptr) return false;
     stats_map->clear();
-    std::lock_guard<std::mutex> lock(aggregate_mu_);
+    MutexLock lock(&aggregate_mu_);
     for (const auto& [ticker, name] : TickersNameMap) (*stats_map)[name] = SumTicker(ticker);
     return true;
   }
@@ -248,7 +248,7 @@ class StatisticsImpl final : public Statistics {
 
   Shard& MyShard() { return shards_[ThreadNumber() & (num_shards_ - 1)]; }
 
-  uint64_t SumTicker(uint32_t ticker) const {
+  uint64_t SumTicker(uint32_t ticker) const REQUIRES(aggregate_mu_) {
     uint64_t sum = 0;
     for (size_t i = 0; i < num_shards_; ++i) {
       sum += shards_[i].tickers[ticker].load(std::memory_order_relaxed);
@@ -256,19 +256,19 @@ class StatisticsImpl final : public Statistics {
     return sum;
   }
 
-  void SetTickerLocked(uint32_t ticker, uint64_t count) {
+  void SetTickerLocked(uint32_t ticker, uint64_t count) REQUIRES(aggregate_mu_) {
     for (size_t i = 0; i < num_shards_; ++i) {
       shards_[i].tickers[ticker].store(i == 0 ? count : 0, std::memory_order_relaxed);
     }
   }
 
-  void MergeHistogram(uint32_t type, Histogram* into) const {
+  void MergeHistogram(uint32_t type, Histogram* into) const REQUIRES(aggregate_mu_) {
     for (size_t i = 0; i < num_shards_; ++i) into->Merge(shards_[i].histograms[type]);
   }
 
   const size_t num_shards_;
   const std::unique_ptr<Shard[]> shards_;
-  mutable std::mutex aggregate_mu_;
+  mutable Mutex aggregate_mu_;
 };
 
 }  // namespace
