@@ -329,10 +329,10 @@ Stats Benchmark::RunBenchmark(int n, const std::string& name, Method method) {
     threads.emplace_back([this, thread, method] {
       SharedState* sh = thread->shared;
       {
-        std::unique_lock<std::mutex> l(sh->mu);
+        MutexLock l(&sh->mu);
         sh->num_initialized++;
-        sh->cv.notify_all();
-        sh->cv.wait(l, [sh] { return sh->start; });
+        sh->cv.SignalAll();
+        while (!sh->start) sh->cv.Wait(&sh->mu);
       }
       thread->stats.Start(thread->tid);
       (this->*method)(thread);
@@ -341,11 +341,11 @@ Stats Benchmark::RunBenchmark(int n, const std::string& name, Method method) {
     });
   }
   {
-    std::unique_lock<std::mutex> l(shared.mu);
-    shared.cv.wait(l, [&] { return shared.num_initialized >= n; });
+    MutexLock l(&shared.mu);
+    while (shared.num_initialized < n) shared.cv.Wait(&shared.mu);
     shared.start = true;
+    shared.cv.SignalAll();
   }
-  shared.cv.notify_all();
   for (std::thread& t : threads) t.join();
 
   Stats merged;

@@ -14,10 +14,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +25,7 @@
 #include "shale/statistics.h"
 #include "tools/db_bench_keys.h"
 #include "tools/db_bench_stats.h"
+#include "util/mutexlock.h"
 
 namespace shale::tools {
 
@@ -36,11 +35,11 @@ namespace shale::tools {
 
 // What the threads of one benchmark run share.
 struct SharedState {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv{&mu};
   int total = 0;
-  int num_initialized = 0;  // guarded by mu
-  bool start = false;       // guarded by mu
+  int num_initialized GUARDED_BY(mu) = 0;
+  bool start GUARDED_BY(mu) = false;
   std::atomic<int> num_done{0};
 };
 

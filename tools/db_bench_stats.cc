@@ -67,10 +67,10 @@ ReporterAgent::ReporterAgent(const std::string& fname, uint64_t interval_seconds
 
 ReporterAgent::~ReporterAgent() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stop_ = true;
+    cv_.SignalAll();
   }
-  cv_.notify_all();
   thread_.join();
   fclose(file_);
 }
@@ -78,8 +78,14 @@ ReporterAgent::~ReporterAgent() {
 void ReporterAgent::Run() {
   const uint64_t started = NowMicros();
   int64_t last_total = 0;
-  std::unique_lock<std::mutex> l(mu_);
-  while (!cv_.wait_for(l, std::chrono::seconds(interval_seconds_), [this] { return stop_; })) {
+  MutexLock l(&mu_);
+  while (true) {
+    // A line every interval_seconds_ until stopped (a wake-up before the time is up waits on).
+    const uint64_t due = NowMicros() + interval_seconds_ * 1000000;
+    for (uint64_t now = NowMicros(); !stop_ && now < due; now = NowMicros()) {
+      cv_.TimedWaitMicros(&mu_, due - now);
+    }
+    if (stop_) break;
     const int64_t total = total_ops_.load(std::memory_order_relaxed);
     const uint64_t secs = (NowMicros() - started + 500000) / 1000000;
     fprintf(file_, "%" PRIu64 ",%" PRId64 "\n", secs, total - last_total);

@@ -11,16 +11,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "shale/db.h"
 #include "tools/histogram.h"
+#include "util/mutexlock.h"
 
 namespace shale::tools {
 
@@ -54,9 +53,9 @@ class ReporterAgent {
   FILE* file_;
   const uint64_t interval_seconds_;
   std::atomic<int64_t> total_ops_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
