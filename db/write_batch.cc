@@ -262,6 +262,28 @@ Status WriteBatch::PutLogData(const Slice& blob) {
 void WriteBatch::Clear() {
   rep_.clear();
   rep_.resize(kHeader);
+  save_points_.clear();
+}
+
+void WriteBatch::SetSavePoint() {
+  EnsureHeader(&rep_);
+  save_points_.push_back({rep_.size(), Count()});
+}
+
+Status WriteBatch::RollbackToSavePoint() {
+  if (save_points_.empty()) return Status::NotFound();
+  const SavePoint sp = save_points_.back();
+  save_points_.pop_back();
+  // The batch only grows between save points (Clear drops them), so sp.size <= size().
+  rep_.resize(sp.size);
+  WriteBatchInternal::SetCount(this, sp.count);
+  return Status::OK();
+}
+
+Status WriteBatch::PopSavePoint() {
+  if (save_points_.empty()) return Status::NotFound();
+  save_points_.pop_back();
+  return Status::OK();
 }
 
 Status WriteBatch::Iterate(Handler* handler) const { return IterateRep(rep_, handler); }
@@ -297,6 +319,7 @@ Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents)
   Status s = IterateRep(contents, nullptr);
   if (!s.ok()) return s;
   batch->rep_.assign(contents.data(), contents.size());
+  batch->save_points_.clear();  // they described the old contents
   return Status::OK();
 }
 

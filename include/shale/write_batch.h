@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shale/slice.h"
 #include "shale/status.h"
@@ -38,7 +39,16 @@ class WriteBatch {
   // A blob carried into the WAL but not applied to the DB.
   Status PutLogData(const Slice& blob);
 
+  // Empties the batch and drops its save points.
   void Clear();
+
+  // Save points, as RocksDB's: SetSavePoint remembers the batch's current end (size and
+  // count); RollbackToSavePoint drops every record added since the newest save point and
+  // removes that save point; PopSavePoint removes it and keeps the records. Both return
+  // NotFound when there is no save point.
+  void SetSavePoint();
+  Status RollbackToSavePoint();
+  Status PopSavePoint();
 
   // Calls the handler for each record, in order.
   class Handler {
@@ -96,7 +106,12 @@ class WriteBatch {
 
  private:
   friend class WriteBatchInternal;
+  struct SavePoint {
+    size_t size;     // rep_.size() when it was set
+    uint32_t count;  // Count() when it was set
+  };
   std::string rep_;
+  std::vector<SavePoint> save_points_;  // oldest first
 };
 
 }  // namespace shale

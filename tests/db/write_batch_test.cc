@@ -375,5 +375,81 @@ TEST_F(MemTableTest, InsertIntoAppliesNothingFromABadBatch) {
   EXPECT_TRUE(mem_->IsEmpty());
 }
 
+TEST(WriteBatchTest, SavePointWithoutOneIsNotFound) {
+  WriteBatch b;
+  EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());
+  EXPECT_TRUE(b.PopSavePoint().IsNotFound());
+  ASSERT_OK(b.Put("a", "1"));
+  EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());
+  EXPECT_EQ(Records(b), std::vector<std::string>({"Put(a, 1)"}));
+}
+
+TEST(WriteBatchTest, RollbackRestoresRecordsCountAndKinds) {
+  WriteBatch b;
+  ASSERT_OK(b.Put("a", "1"));
+  b.SetSavePoint();
+  const std::string at_first = b.Data();
+  ASSERT_OK(b.Delete("b"));
+  ASSERT_OK(b.PutLogData("blob"));
+  b.SetSavePoint();
+  ASSERT_OK(b.Merge("c", "m"));
+  ASSERT_OK(b.SingleDelete("d"));
+  EXPECT_EQ(b.Count(), 4u);
+  EXPECT_TRUE(b.HasMerge());
+
+  ASSERT_OK(b.RollbackToSavePoint());  // the newest: back to Put, Delete, LogData
+  EXPECT_EQ(b.Count(), 2u);
+  EXPECT_FALSE(b.HasMerge() || b.HasSingleDelete());
+  EXPECT_EQ(Records(b), std::vector<std::string>({"Put(a, 1)", "Delete(b)", "LogData(blob)"}));
+
+  ASSERT_OK(b.RollbackToSavePoint());
+  EXPECT_EQ(b.Data(), at_first);
+  EXPECT_EQ(b.Count(), 1u);
+  EXPECT_FALSE(b.HasDelete());
+  EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());  // each rollback used one up
+}
+
+TEST(WriteBatchTest, PopSavePointKeepsRecords) {
+  WriteBatch b;
+  b.SetSavePoint();
+  ASSERT_OK(b.Put("a", "1"));
+  b.SetSavePoint();
+  ASSERT_OK(b.Put("b", "2"));
+  ASSERT_OK(b.PopSavePoint());  // drops the newest save point, not the records
+  EXPECT_EQ(b.Count(), 2u);
+  ASSERT_OK(b.RollbackToSavePoint());  // so this goes back to the first one: empty
+  EXPECT_EQ(b.Count(), 0u);
+  EXPECT_TRUE(Records(b).empty());
+  EXPECT_TRUE(b.PopSavePoint().IsNotFound());
+}
+
+TEST(WriteBatchTest, ClearAndSetContentsDropSavePoints) {
+  WriteBatch b;
+  b.SetSavePoint();
+  ASSERT_OK(b.Put("a", "1"));
+  b.Clear();
+  EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());
+
+  WriteBatch other;
+  ASSERT_OK(other.Put("x", "y"));
+  b.SetSavePoint();
+  ASSERT_OK(WriteBatchInternal::SetContents(&b, WriteBatchInternal::Contents(&other)));
+  EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());
+  EXPECT_EQ(Records(b), std::vector<std::string>({"Put(x, y)"}));
+}
+
+TEST(WriteBatchTest, RolledBackBatchAppliesOnlyWhatIsLeft) {
+  WriteBatch b;
+  ASSERT_OK(b.Put("keep", "v"));
+  b.SetSavePoint();
+  ASSERT_OK(b.Put("drop", "v"));
+  ASSERT_OK(b.RollbackToSavePoint());
+  ASSERT_OK(b.Put("also", "w"));
+  // Well formed: the count in the header matches the records that remain.
+  WriteBatch copy;
+  ASSERT_OK(WriteBatchInternal::SetContents(&copy, WriteBatchInternal::Contents(&b)));
+  EXPECT_EQ(Records(copy), std::vector<std::string>({"Put(keep, v)", "Put(also, w)"}));
+}
+
 }  // namespace
 }  // namespace shale
