@@ -1,0 +1,201 @@
+// WriteBatchWithIndex: writes go to the batch first, then into the index (wbwi_index.h);
+// reads resolve a key from its index entries and, for GetFromBatchAndDB, the DB.
+#include "shale/utilities/write_batch_with_index.h"
+
+#include <vector>
+
+#include "db/merge_helper.h"
+#include "shale/db.h"
+#include "shale/merge_operator.h"
+#include "utilities/write_batch_with_index/wbwi_index.h"
+
+namespace shale {
+
+struct WriteBatchWithIndex::Rep : public wbwi::BatchIndex {
+  using BatchIndex::BatchIndex;
+};
+
+namespace {
+
+// Only the default column family (a null handle or id 0) is indexed.
+Status CheckFamily(ColumnFamilyHandle* column_family) {
+  if (column_family == nullptr || column_family->GetID() == 0) return Status::OK();
+  return Status::InvalidArgument(
+      "WriteBatchWithIndex supports only the default column family, "
+      "not " +
+      column_family->GetName());
+}
+
+}  // namespace
+
+WriteBatchWithIndex::WriteBatchWithIndex(const Comparator* backup_index_comparator,
+                                         size_t reserved_bytes, bool overwrite_key)
+    : rep_(std::make_unique<Rep>(backup_index_comparator, reserved_bytes, overwrite_key)) {}
+WriteBatchWithIndex::~WriteBatchWithIndex() = default;
+WriteBatchWithIndex::WriteBatchWithIndex(WriteBatchWithIndex&&) noexcept = default;
+WriteBatchWithIndex& WriteBatchWithIndex::operator=(WriteBatchWithIndex&&) noexcept = default;
+
+Status WriteBatchWithIndex::Put(ColumnFamilyHandle* column_family, const Slice& key,
+                                const Slice& value) {
+  Status s = CheckFamily(column_family);
+  if (s.ok()) s = rep_->batch()->Put(key, value);
+  if (s.ok()) rep_->AddLast(kPutRecord, key, value);
+  return s;
+}
+Status WriteBatchWithIndex::Put(const Slice& key, const Slice& value) {
+  return Put(nullptr, key, value);
+}
+
+Status WriteBatchWithIndex::Delete(ColumnFamilyHandle* column_family, const Slice& key) {
+  Status s = CheckFamily(column_family);
+  if (s.ok()) s = rep_->batch()->Delete(key);
+  if (s.ok()) rep_->AddLast(kDeleteRecord, key, Slice());
+  return s;
+}
+Status WriteBatchWithIndex::Delete(const Slice& key) { return Delete(nullptr, key); }
+
+Status WriteBatchWithIndex::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
+  Status s = CheckFamily(column_family);
+  if (s.ok()) s = rep_->batch()->SingleDelete(key);
+  if (s.ok()) rep_->AddLast(kSingleDeleteRecord, key, Slice());
+  return s;
+}
+Status WriteBatchWithIndex::SingleDelete(const Slice& key) { return SingleDelete(nullptr, key); }
+
+Status WriteBatchWithIndex::Merge(ColumnFamilyHandle* column_family, const Slice& key,
+                                  const Slice& value) {
+  Status s = CheckFamily(column_family);
+  if (s.ok()) s = rep_->batch()->Merge(key, value);
+  if (s.ok()) rep_->AddLast(kMergeRecord, key, value);
+  return s;
+}
+Status WriteBatchWithIndex::Merge(const Slice& key, const Slice& value) {
+  return Merge(nullptr, key, value);
+}
+
+Status WriteBatchWithIndex::PutLogData(const Slice& blob) {
+  return rep_->batch()->PutLogData(blob);
+}
+
+void WriteBatchWithIndex::Clear() {
+  rep_->batch()->Clear();
+  rep_->Rebuild().PermitUncheckedError();  // an empty batch: nothing can fail
+}
+
+WriteBatch* WriteBatchWithIndex::GetWriteBatch() { return rep_->batch(); }
+
+WBWIIterator* WriteBatchWithIndex::NewIterator(ColumnFamilyHandle* column_family) {
+  return wbwi::NewIndexIterator(rep_.get(), CheckFamily(column_family));
+}
+WBWIIterator* WriteBatchWithIndex::NewIterator() { return NewIterator(nullptr); }
+
+Iterator* WriteBatchWithIndex::NewIteratorWithBase(ColumnFamilyHandle* column_family,
+                                                   Iterator* base_iterator,
+                                                   const ReadOptions* read_options) {
+  Status s = CheckFamily(column_family);
+  if (s.ok() && base_iterator == nullptr) s = Status::InvalidArgument("null base iterator");
+  if (!s.ok()) {
+    delete base_iterator;  // ours to delete either way
+    return NewErrorIterator(s);
+  }
+  const Slice* lower = read_options == nullptr ? nullptr : read_options->iterate_lower_bound;
+  const Slice* upper = read_options == nullptr ? nullptr : read_options->iterate_upper_bound;
+  return wbwi::NewBaseDeltaIterator(rep_.get(), base_iterator, lower, upper);
+}
+Iterator* WriteBatchWithIndex::NewIteratorWithBase(Iterator* base_iterator) {
+  return NewIteratorWithBase(nullptr, base_iterator, nullptr);
+}
+
+Status WriteBatchWithIndex::GetFromBatch(ColumnFamilyHandle* column_family,
+                                         const DBOptions& /*options*/, const Slice& key,
+                                         std::string* value) {
+  Status s = CheckFamily(column_family);
+  if (!s.ok()) return s;
+  Slice found;
+  std::vector<Slice> operands;
+  switch (wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands)) {
+    case wbwi::Lookup::kFound:
+      if (!operands.empty()) break;
+      value->assign(found.data(), found.size());
+      return Status::OK();
+    case wbwi::Lookup::kDeleted:
+      if (!operands.empty()) break;
+      return Status::NotFound();
+    case wbwi::Lookup::kNotFound: return Status::NotFound();
+    case wbwi::Lookup::kMergeInProgress: break;
+  }
+  // DBOptions carry no merge operator (it is a column family option).
+  return Status::MergeInProgress();
+}
+Status WriteBatchWithIndex::GetFromBatch(const DBOptions& options, const Slice& key,
+                                         std::string* value) {
+  return GetFromBatch(nullptr, options, key, value);
+}
+
+Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_options,
+                                              ColumnFamilyHandle* column_family, const Slice& key,
+                                              PinnableSlice* value) {
+  Status s = CheckFamily(column_family);
+  if (!s.ok()) return s;
+  if (db == nullptr) return Status::InvalidArgument("GetFromBatchAndDB: null DB");
+  if (column_family == nullptr) column_family = db->DefaultColumnFamily();
+  value->Reset();
+  Slice found;
+  std::vector<Slice> operands;
+  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands);
+  if (r == wbwi::Lookup::kNotFound) return db->Get(read_options, column_family, key, value);
+  if (operands.empty()) {
+    if (r == wbwi::Lookup::kDeleted) return Status::NotFound();
+    value->PinSelf(found);
+    return Status::OK();
+  }
+  // Operands to fold: the DB's operator (read only now: GetOptions copies the options).
+  const Options db_options = db->GetOptions(column_family);
+  const MergeOperator* op = db_options.merge_operator.get();
+  if (op == nullptr) return Status::MergeInProgress();
+  const Slice* existing = r == wbwi::Lookup::kFound ? &found : nullptr;
+  PinnableSlice from_db;
+  if (r == wbwi::Lookup::kMergeInProgress) {
+    s = db->Get(read_options, column_family, key, &from_db);
+    if (s.ok()) {
+      existing = &from_db;
+    } else if (!s.IsNotFound()) {
+      return s;
+    }
+  }
+  s = FullMergeOperands(op, key, existing, operands, value->GetSelf(), db_options.info_log.get());
+  if (s.ok()) value->PinSelf();
+  return s;
+}
+Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_options,
+                                              ColumnFamilyHandle* column_family, const Slice& key,
+                                              std::string* value) {
+  PinnableSlice pinnable(value);
+  Status s = GetFromBatchAndDB(db, read_options, column_family, key, &pinnable);
+  if (s.ok() && pinnable.IsPinned()) value->assign(pinnable.data(), pinnable.size());
+  return s;
+}
+Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_options,
+                                              const Slice& key, std::string* value) {
+  return GetFromBatchAndDB(db, read_options, nullptr, key, value);
+}
+Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_options,
+                                              const Slice& key, PinnableSlice* value) {
+  return GetFromBatchAndDB(db, read_options, nullptr, key, value);
+}
+
+void WriteBatchWithIndex::SetSavePoint() { rep_->batch()->SetSavePoint(); }
+
+Status WriteBatchWithIndex::RollbackToSavePoint() {
+  Status s = rep_->batch()->RollbackToSavePoint();
+  // Rebuilt rather than trimmed: with overwrite_key an entry may point at a record that
+  // the rollback removed while the record it replaced survives.
+  if (s.ok()) s = rep_->Rebuild();
+  return s;
+}
+
+Status WriteBatchWithIndex::PopSavePoint() { return rep_->batch()->PopSavePoint(); }
+
+size_t WriteBatchWithIndex::GetDataSize() const { return rep_->batch()->GetDataSize(); }
+
+}  // namespace shale
