@@ -356,13 +356,63 @@ TEST_F(WriteBatchWithIndexDBTest, IteratorOverTheDB) {
   it->Prev();
   EXPECT_FALSE(it->Valid());
 
-  // A Merge in the batch cannot be shown without the operator: the iterator says so.
+  // A Merge in the batch cannot be shown without the operator (a null handle): the
+  // iterator says so.
   ASSERT_OK(b.Merge("c", "m"));
   it.reset(b.NewIteratorWithBase(db_->NewIterator(ReadOptions())));
   EXPECT_EQ(Walk(it.get()),
-            "a=dba,b=wb,[Not implemented: WriteBatchWithIndex iterator: key has "
-            "Merge operands in the batch, which need the DB's merge operator; "
-            "read it with GetFromBatchAndDB]");
+            "a=dba,b=wb,[Not implemented: WriteBatchWithIndex iterator: key has Merge operands "
+            "in the batch and no merge operator is known; pass the DB's column family handle to "
+            "NewIteratorWithBase]");
+}
+
+TEST_F(WriteBatchWithIndexDBTest, MergesWithTheFamilysOperator) {
+  Open();
+  ASSERT_OK(Put("a", "1"));
+  ASSERT_OK(Put("b", "2"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Put("c", "3"));
+  ASSERT_OK(Put("d", "4"));
+  ASSERT_OK(Merge("d", "x"));
+  WriteBatchWithIndex b;
+  ASSERT_OK(b.Merge("a", "m"));  // over the DB's value
+  ASSERT_OK(b.Put("b", "p"));
+  ASSERT_OK(b.Merge("b", "q"));  // over the batch's Put
+  ASSERT_OK(b.Delete("c"));
+  ASSERT_OK(b.Merge("c", "r"));  // over the batch's Delete: nothing beneath
+  ASSERT_OK(b.Merge("d", "t"));  // over the DB's operands
+  ASSERT_OK(b.Merge("e", "s"));  // over no value anywhere
+  ColumnFamilyHandle* cf = db_->DefaultColumnFamily();
+  std::unique_ptr<Iterator> it(b.NewIteratorWithBase(cf, db_->NewIterator(ReadOptions())));
+  EXPECT_EQ(Walk(it.get()), "a=1,m,b=p,q,c=r,d=4,x,t,e=s,");
+  EXPECT_EQ(Walk(it.get(), true), "e=s,d=4,x,t,c=r,b=p,q,a=1,m,");
+  it->Seek("c");
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->value().ToString(), "p,q");
+  it->Next();
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->value().ToString(), "4,x,t");
+
+  // GetFromBatch folds what the batch alone decides, given the family.
+  std::string value;
+  ASSERT_OK(b.GetFromBatch(cf, DBOptions(), "b", &value));
+  EXPECT_EQ(value, "p,q");
+  ASSERT_OK(b.GetFromBatch(cf, DBOptions(), "c", &value));
+  EXPECT_EQ(value, "r");
+  EXPECT_TRUE(b.GetFromBatch(cf, DBOptions(), "a", &value).IsMergeInProgress());
+  EXPECT_TRUE(b.GetFromBatch(DBOptions(), "b", &value).IsMergeInProgress());
+
+  // The iterator and GetFromBatchAndDB agree, and both match the DB once the batch is in.
+  std::string walked;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    walked += it->key().ToString() + "=" + BatchAndDB(&b, it->key().ToString()) + ",";
+  }
+  EXPECT_EQ(walked, Walk(it.get()));
+  it.reset();
+  ASSERT_OK(db_->Write(WriteOptions(), b.GetWriteBatch()));
+  EXPECT_EQ(Contents(), walked);
 }
 
 TEST_F(WriteBatchWithIndexDBTest, EmptyBatchShowsTheBase) {
@@ -382,8 +432,9 @@ TEST_F(WriteBatchWithIndexDBTest, EmptyBatchShowsTheBase) {
 // A random sequence of batch operations over a small key space, on top of a DB with data
 // of its own (in an SST file and the memtable), compared after every round with a model:
 // the DB's contents in a std::map, the batch's records in a list. Checks the index
-// iterator, GetFromBatchAndDB for every key, and (for rounds without Merge) the iterator
-// over the DB through random seeks and steps in both directions, with random bounds.
+// iterator, GetFromBatchAndDB for every key, and the iterator over the DB through random
+// seeks and steps in both directions, with random bounds (rounds with Merge give it the
+// family's handle, for the merge operator).
 class WriteBatchWithIndexModelTest : public WriteBatchWithIndexDBTest,
                                      public testing::WithParamInterface<bool> {};
 
@@ -508,8 +559,6 @@ TEST_P(WriteBatchWithIndexModelTest, MatchesModel) {
       auto it = expected.find(k);
       ASSERT_EQ(BatchAndDB(&b, k), it == expected.end() ? "NOT_FOUND" : it->second) << k;
     }
-    if (merges) continue;
-
     // Random bounds (or none), then a random walk compared step by step.
     std::string lower_key = ModelKey(rnd), upper_key = ModelKey(rnd);
     if (upper_key < lower_key) std::swap(lower_key, upper_key);
@@ -523,7 +572,8 @@ TEST_P(WriteBatchWithIndexModelTest, MatchesModel) {
       if (ro.iterate_upper_bound != nullptr && k >= upper_key) continue;
       view[k] = v;
     }
-    std::unique_ptr<Iterator> iter(b.NewIteratorWithBase(nullptr, db_->NewIterator(ro), &ro));
+    ColumnFamilyHandle* cf = merges || rnd() % 2 == 0 ? db_->DefaultColumnFamily() : nullptr;
+    std::unique_ptr<Iterator> iter(b.NewIteratorWithBase(cf, db_->NewIterator(ro), &ro));
     auto pos = view.end();  // end(): not valid
     std::string trace;
     for (int step = 0; step < 60; step++) {

@@ -4,14 +4,17 @@
 // decides what the key looks like: a Put shows, a Delete or SingleDelete hides the key and
 // the base's entry of the same key. At each position the side whose key comes first in
 // the current direction is current; on equal keys the delta wins and both sides move on
-// together. A change of direction re-seeks both sides to the current key, which is
-// simpler than RocksDB's in-place repositioning and costs one seek per turn.
+// together. Merge operands on top of a key are folded, with the column family's merge
+// operator, over the batch's Put (nothing after a Delete) or, when the batch has neither,
+// over the base's entry of the same key. A change of direction re-seeks both sides to the current
+// key, which is simpler than RocksDB's in-place repositioning and costs one seek per turn.
 #include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "db/merge_helper.h"
 #include "utilities/write_batch_with_index/wbwi_index.h"
 
 namespace shale {
@@ -21,12 +24,13 @@ namespace {
 class BaseDeltaIterator : public Iterator {
  public:
   BaseDeltaIterator(const BatchIndex* bi, Iterator* base, const Slice* lower_bound,
-                    const Slice* upper_bound)
+                    const Slice* upper_bound, const MergeOperator* merge_operator)
       : bi_(bi),
         cmp_(bi->comparator()),
         base_(base),
         lower_(lower_bound),
         upper_(upper_bound),
+        merge_operator_(merge_operator),
         delta_(End()) {}
 
   bool Valid() const override { return current_ != kNone && status_.ok(); }
@@ -90,7 +94,10 @@ class BaseDeltaIterator : public Iterator {
   }
 
   Slice key() const override { return current_ == kBase ? base_->key() : bi_->Key(*delta_); }
-  Slice value() const override { return current_ == kBase ? base_->value() : bi_->Value(*delta_); }
+  Slice value() const override {
+    if (current_ == kBase) return base_->value();
+    return merged_ ? Slice(merged_value_) : bi_->Value(*delta_);
+  }
   Status status() const override { return status_.ok() ? base_->status() : status_; }
 
  private:
@@ -152,6 +159,7 @@ class BaseDeltaIterator : public Iterator {
     while (true) {
       current_ = kNone;
       equal_keys_ = false;
+      merged_ = false;
       if (!base_->status().ok()) return;
       const bool base_valid = BaseValid();
       const bool delta_valid = DeltaValid();
@@ -169,13 +177,11 @@ class BaseDeltaIterator : public Iterator {
         }
       }
       const Lookup r = LookupKey(*bi_, delta_, &put_value, &operands);
+      equal_keys_ = base_valid && c == 0;
       if (!operands.empty()) {
-        status_ = Status::NotSupported(
-            "WriteBatchWithIndex iterator: key has Merge operands in the batch, which need the "
-            "DB's merge operator; read it with GetFromBatchAndDB");
+        Merge(r, put_value, operands);
         return;
       }
-      equal_keys_ = base_valid && c == 0;
       if (r == Lookup::kFound) {
         current_ = kDelta;
         return;
@@ -186,14 +192,40 @@ class BaseDeltaIterator : public Iterator {
     }
   }
 
+  // Shows the key at delta_ as its operands folded over what lies beneath them.
+  void Merge(Lookup r, const Slice& put_value, const std::vector<Slice>& operands) {
+    if (merge_operator_ == nullptr) {
+      status_ = Status::NotSupported(
+          "WriteBatchWithIndex iterator: key has Merge operands in the batch and no merge "
+          "operator is known; pass the DB's column family handle to NewIteratorWithBase");
+      return;
+    }
+    Slice base_value;
+    const Slice* existing = nullptr;
+    if (r == Lookup::kFound) {
+      existing = &put_value;
+    } else if (r == Lookup::kMergeInProgress && equal_keys_) {
+      base_value = base_->value();
+      existing = &base_value;
+    }
+    status_ = FullMergeOperands(merge_operator_, bi_->Key(*delta_), existing, operands,
+                                &merged_value_, nullptr);
+    if (!status_.ok()) return;
+    merged_ = true;
+    current_ = kDelta;
+  }
+
   const BatchIndex* const bi_;
   const Comparator* const cmp_;
   const std::unique_ptr<Iterator> base_;
   const Slice* const lower_;  // inclusive; null: none. The caller's, outlives the iterator.
   const Slice* const upper_;  // exclusive; null: none
+  const MergeOperator* const merge_operator_;  // null: none known; the DB's, outlives us
   bool forward_ = true;
   Current current_ = kNone;
-  bool equal_keys_ = false;      // current_ == kDelta and the base is at the same key
+  bool equal_keys_ = false;  // current_ == kDelta and the base is at the same key
+  bool merged_ = false;      // current_ == kDelta and its value is merged_value_
+  std::string merged_value_;
   Index::const_iterator delta_;  // the newest entry of the delta's key, or end()
   Status status_;
 };
@@ -201,8 +233,8 @@ class BaseDeltaIterator : public Iterator {
 }  // namespace
 
 Iterator* NewBaseDeltaIterator(const BatchIndex* bi, Iterator* base, const Slice* lower_bound,
-                               const Slice* upper_bound) {
-  return new BaseDeltaIterator(bi, base, lower_bound, upper_bound);
+                               const Slice* upper_bound, const MergeOperator* merge_operator) {
+  return new BaseDeltaIterator(bi, base, lower_bound, upper_bound, merge_operator);
 }
 
 }  // namespace wbwi

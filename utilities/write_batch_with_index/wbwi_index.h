@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "shale/comparator.h"
+#include "shale/merge_operator.h"
 #include "shale/slice.h"
 #include "shale/utilities/write_batch_with_index.h"
 #include "shale/write_batch.h"
@@ -120,10 +121,12 @@ enum class Lookup {
 Lookup LookupKey(const BatchIndex& bi, Index::const_iterator newest, Slice* value,
                  std::vector<Slice>* operands);
 
-// An iterator over the index alone, and the batch laid over a base iterator.
+// An iterator over the index alone, and the batch laid over a base iterator (Merge
+// operands folded by merge_operator; null: a key with operands stops the iterator with
+// NotSupported).
 WBWIIterator* NewIndexIterator(const BatchIndex* bi, const Status& status);
 Iterator* NewBaseDeltaIterator(const BatchIndex* bi, Iterator* base, const Slice* lower_bound,
-                               const Slice* upper_bound);
+                               const Slice* upper_bound, const MergeOperator* merge_operator);
 
 }  // namespace wbwi
 }  // namespace shale

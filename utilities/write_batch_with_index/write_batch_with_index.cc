@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "db/column_family.h"
 #include "db/merge_helper.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
@@ -24,6 +25,13 @@ Status CheckFamily(ColumnFamilyHandle* column_family) {
       "WriteBatchWithIndex supports only the default column family, "
       "not " +
       column_family->GetName());
+}
+
+// The merge operator of the family behind handle when it is a family of shale's own DB
+// (as RocksDB reaches it through its handle class); null for another handle or none.
+const MergeOperator* MergeOperatorOf(ColumnFamilyHandle* column_family) {
+  const auto* impl = dynamic_cast<const ColumnFamilyHandleImpl*>(column_family);
+  return impl == nullptr ? nullptr : impl->cfd()->options().merge_operator.get();
 }
 
 }  // namespace
@@ -100,32 +108,33 @@ Iterator* WriteBatchWithIndex::NewIteratorWithBase(ColumnFamilyHandle* column_fa
   }
   const Slice* lower = read_options == nullptr ? nullptr : read_options->iterate_lower_bound;
   const Slice* upper = read_options == nullptr ? nullptr : read_options->iterate_upper_bound;
-  return wbwi::NewBaseDeltaIterator(rep_.get(), base_iterator, lower, upper);
+  return wbwi::NewBaseDeltaIterator(rep_.get(), base_iterator, lower, upper,
+                                    MergeOperatorOf(column_family));
 }
 Iterator* WriteBatchWithIndex::NewIteratorWithBase(Iterator* base_iterator) {
   return NewIteratorWithBase(nullptr, base_iterator, nullptr);
 }
 
 Status WriteBatchWithIndex::GetFromBatch(ColumnFamilyHandle* column_family,
-                                         const DBOptions& /*options*/, const Slice& key,
+                                         const DBOptions& options, const Slice& key,
                                          std::string* value) {
   Status s = CheckFamily(column_family);
   if (!s.ok()) return s;
   Slice found;
   std::vector<Slice> operands;
-  switch (wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands)) {
-    case wbwi::Lookup::kFound:
-      if (!operands.empty()) break;
-      value->assign(found.data(), found.size());
-      return Status::OK();
-    case wbwi::Lookup::kDeleted:
-      if (!operands.empty()) break;
-      return Status::NotFound();
-    case wbwi::Lookup::kNotFound: return Status::NotFound();
-    case wbwi::Lookup::kMergeInProgress: break;
+  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands);
+  if (r == wbwi::Lookup::kNotFound) return Status::NotFound();
+  if (operands.empty()) {
+    if (r == wbwi::Lookup::kDeleted) return Status::NotFound();
+    value->assign(found.data(), found.size());
+    return Status::OK();
   }
-  // DBOptions carry no merge operator (it is a column family option).
-  return Status::MergeInProgress();
+  // Operands over a Put or Delete of the batch fold with the family's operator, if the
+  // handle leads to one (DBOptions carry none); operands alone need the DB beneath.
+  const MergeOperator* op = MergeOperatorOf(column_family);
+  if (op == nullptr || r == wbwi::Lookup::kMergeInProgress) return Status::MergeInProgress();
+  return FullMergeOperands(op, key, r == wbwi::Lookup::kFound ? &found : nullptr, operands, value,
+                           options.info_log.get());
 }
 Status WriteBatchWithIndex::GetFromBatch(const DBOptions& options, const Slice& key,
                                          std::string* value) {

@@ -109,16 +109,18 @@ class WriteBatchWithIndex {
   // directions: a Put shows its value, a Delete or SingleDelete hides the key beneath.
   // The returned iterator owns base_iterator. read_options (may be null) gives
   // iterate_lower_bound / iterate_upper_bound, applied to the batch's keys and the base's
-  // alike; the base iterator should be made with the same bounds. A key whose newest batch
-  // record is a Merge cannot be resolved here (no merge operator is known): the iterator
-  // stops on it, invalid, with status() NotSupported. Use GetFromBatchAndDB for such keys.
+  // alike; the base iterator should be made with the same bounds. Merge operands of the
+  // batch are folded over the batch's value or the base's with the merge operator of
+  // column_family (a handle of the DB; it must outlive the iterator); without one (a null
+  // handle) a key with operands stops the iterator, invalid, with status() NotSupported.
   Iterator* NewIteratorWithBase(ColumnFamilyHandle* column_family, Iterator* base_iterator,
                                 const ReadOptions* read_options = nullptr);
   Iterator* NewIteratorWithBase(Iterator* base_iterator);
 
   // The key's value from the batch alone: OK with the value, NotFound if the batch does not
-  // have it or deleted it, MergeInProgress if Merge operands are its newest records (no
-  // merge operator is at hand to fold them).
+  // have it or deleted it. Merge operands on top of a Put or Delete of the batch are folded
+  // with column_family's merge operator; MergeInProgress when there is none (a null handle:
+  // DBOptions carry no merge operator) or nothing beneath the operands in the batch.
   Status GetFromBatch(ColumnFamilyHandle* column_family, const DBOptions& options, const Slice& key,
                       std::string* value);
   Status GetFromBatch(const DBOptions& options, const Slice& key, std::string* value);
