@@ -16,6 +16,7 @@
 
 #include "shale/db.h"
 #include "shale/utilities/merge_operators.h"
+#include "shale/utilities/stackable_db.h"
 #include "tests/testutil/db_test_base.h"
 
 namespace shale {
@@ -413,6 +414,50 @@ TEST_F(WriteBatchWithIndexDBTest, MergesWithTheFamilysOperator) {
   it.reset();
   ASSERT_OK(db_->Write(WriteOptions(), b.GetWriteBatch()));
   EXPECT_EQ(Contents(), walked);
+}
+
+// A DB of another kind than shale's own: its handle does not lead to the family's options,
+// so GetFromBatchAndDB asks GetOptions for the merge operator.
+class ForeignHandleDB : public StackableDB {
+ public:
+  explicit ForeignHandleDB(DB* db) : StackableDB(db) {}
+  ~ForeignHandleDB() override { db_ = nullptr; }  // the fixture still owns the DB
+  ColumnFamilyHandle* DefaultColumnFamily() const override { return &handle_; }
+  using StackableDB::Get;
+  Status Get(const ReadOptions& options, ColumnFamilyHandle*, const Slice& key,
+             PinnableSlice* value) override {
+    return db_->Get(options, db_->DefaultColumnFamily(), key, value);
+  }
+  using StackableDB::GetOptions;
+  Options GetOptions(ColumnFamilyHandle*) const override {
+    get_options_calls++;
+    return db_->GetOptions();
+  }
+  mutable int get_options_calls = 0;
+
+ private:
+  class Handle : public ColumnFamilyHandle {
+   public:
+    const std::string& GetName() const override { return kDefaultColumnFamilyName; }
+    uint32_t GetID() const override { return 0; }
+    const Comparator* GetComparator() const override { return BytewiseComparator(); }
+  };
+  mutable Handle handle_;
+};
+
+TEST_F(WriteBatchWithIndexDBTest, MergeOperatorOfAnotherKindOfDB) {
+  Open();
+  ASSERT_OK(Put("a", "1"));
+  ForeignHandleDB foreign(db_.get());
+  WriteBatchWithIndex b;
+  ASSERT_OK(b.Merge("a", "2"));
+  std::string value;
+  ASSERT_OK(b.GetFromBatchAndDB(&foreign, ReadOptions(), "a", &value));
+  EXPECT_EQ(value, "1,2");
+  EXPECT_EQ(foreign.get_options_calls, 1);
+  // shale's own handle reaches the operator without copying the options.
+  ASSERT_OK(b.GetFromBatchAndDB(db_.get(), ReadOptions(), "a", &value));
+  EXPECT_EQ(value, "1,2");
 }
 
 TEST_F(WriteBatchWithIndexDBTest, EmptyBatchShowsTheBase) {

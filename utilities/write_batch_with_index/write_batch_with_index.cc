@@ -2,6 +2,7 @@
 // reads resolve a key from its index entries and, for GetFromBatchAndDB, the DB.
 #include "shale/utilities/write_batch_with_index.h"
 
+#include <optional>
 #include <vector>
 
 #include "db/column_family.h"
@@ -27,11 +28,17 @@ Status CheckFamily(ColumnFamilyHandle* column_family) {
       column_family->GetName());
 }
 
-// The merge operator of the family behind handle when it is a family of shale's own DB
-// (as RocksDB reaches it through its handle class); null for another handle or none.
-const MergeOperator* MergeOperatorOf(ColumnFamilyHandle* column_family) {
+// The options of the family behind handle when it is a family of shale's own DB (as
+// RocksDB reaches them through its handle class); null for another handle. Only their
+// fixed fields (merge operator, info log) are read.
+const Options* FamilyOptions(ColumnFamilyHandle* column_family) {
   const auto* impl = dynamic_cast<const ColumnFamilyHandleImpl*>(column_family);
-  return impl == nullptr ? nullptr : impl->cfd()->options().merge_operator.get();
+  return impl == nullptr ? nullptr : &impl->cfd()->options();
+}
+
+const MergeOperator* MergeOperatorOf(ColumnFamilyHandle* column_family) {
+  const Options* options = FamilyOptions(column_family);
+  return options == nullptr ? nullptr : options->merge_operator.get();
 }
 
 }  // namespace
@@ -158,9 +165,15 @@ Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_op
     value->PinSelf(found);
     return Status::OK();
   }
-  // Operands to fold: the DB's operator (read only now: GetOptions copies the options).
-  const Options db_options = db->GetOptions(column_family);
-  const MergeOperator* op = db_options.merge_operator.get();
+  // Operands to fold with the DB's operator: through the handle, or for a DB of another
+  // kind from GetOptions (a copy of all the options, so only when needed).
+  std::optional<Options> copied;
+  const Options* db_options = FamilyOptions(column_family);
+  if (db_options == nullptr) {
+    copied = db->GetOptions(column_family);
+    db_options = &*copied;
+  }
+  const MergeOperator* op = db_options->merge_operator.get();
   if (op == nullptr) return Status::MergeInProgress();
   const Slice* existing = r == wbwi::Lookup::kFound ? &found : nullptr;
   PinnableSlice from_db;
@@ -172,7 +185,7 @@ Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_op
       return s;
     }
   }
-  s = FullMergeOperands(op, key, existing, operands, value->GetSelf(), db_options.info_log.get());
+  s = FullMergeOperands(op, key, existing, operands, value->GetSelf(), db_options->info_log.get());
   if (s.ok()) value->PinSelf();
   return s;
 }
