@@ -460,6 +460,37 @@ TEST_F(WriteBatchWithIndexDBTest, MergeOperatorOfAnotherKindOfDB) {
   EXPECT_EQ(value, "1,2");
 }
 
+TEST_F(WriteBatchWithIndexDBTest, FollowsTheIndexComparator) {
+  options_.comparator = ReverseBytewiseComparator();
+  Open();
+  ASSERT_OK(Put("a", "1"));
+  ASSERT_OK(Put("c", "3"));
+  WriteBatchWithIndex b(ReverseBytewiseComparator());
+  ASSERT_OK(b.Put("b", "2"));
+  ASSERT_OK(b.Delete("c"));
+  ASSERT_OK(b.Put("d", "4"));
+  EXPECT_EQ(IndexContents(&b), "Put(d,4) Delete(c) Put(b,2)");
+  std::unique_ptr<Iterator> it(b.NewIteratorWithBase(db_->NewIterator(ReadOptions())));
+  EXPECT_EQ(Walk(it.get()), "d=4,b=2,a=1,");
+  EXPECT_EQ(Walk(it.get(), true), "a=1,b=2,d=4,");
+  it->Seek("c");  // the first key at or after c in this order
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "b");
+}
+
+TEST(WriteBatchWithIndexTest, BaseIteratorErrorsShow) {
+  WriteBatchWithIndex b;
+  ASSERT_OK(b.Put("a", "1"));
+  std::unique_ptr<Iterator> it(
+      b.NewIteratorWithBase(NewErrorIterator(Status::Corruption("broken base"))));
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption());
+  it->SeekForPrev("z");
+  EXPECT_FALSE(it->Valid());
+  EXPECT_EQ(it->status().ToString(), "Corruption: broken base");
+}
+
 TEST_F(WriteBatchWithIndexDBTest, EmptyBatchShowsTheBase) {
   Open();
   ASSERT_OK(Put("a", "1"));
