@@ -271,6 +271,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         mem->Ref();
       }
       s = WriteBatchInternal::InsertInto(&batch, mem);
+      if (s.IsNotSupported()) break;  // a prepared transaction: not damage, fails the open
       if (!s.ok()) {
         reporter.Corruption(record.size(), Status::Corruption(fname, s.ToString()));
         s = Status::OK();

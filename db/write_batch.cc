@@ -38,6 +38,7 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
   const uint32_t expected = DecodeFixed32(rep.data() + 8);
   Slice input(rep.data() + kHeader, rep.size() - kHeader);
   uint32_t found = 0;
+  bool empty = true;  // no record before this one (for MarkNoop)
   while (!input.empty()) {
     if (handler != nullptr && !handler->Continue()) return Status::OK();
     const size_t pos = rep.size() - input.size();
@@ -64,7 +65,12 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
         break;
       case kTypeDeletion:
       case kTypeSingleDeletion:
-      case kTypeLogData: ok = GetLengthPrefixedSlice(&input, &key); break;
+      case kTypeLogData:
+      case kTypeEndPrepareXID:
+      case kTypeCommitXID:
+      case kTypeRollbackXID: ok = GetLengthPrefixedSlice(&input, &key); break;  // key: the xid
+      case kTypeBeginPrepareXID:
+      case kTypeNoop: ok = true; break;
       default:
         return Status::Corruption("malformed WriteBatch: unknown tag " + std::to_string(tag) +
                                   " at byte " + std::to_string(pos));
@@ -73,7 +79,12 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
       return Status::Corruption("malformed WriteBatch: truncated record (tag " +
                                 std::to_string(tag) + ") at byte " + std::to_string(pos));
     }
-    if (tag != kTypeLogData) found++;
+    const bool counted = tag != kTypeLogData && tag != kTypeBeginPrepareXID &&
+                         tag != kTypeEndPrepareXID && tag != kTypeCommitXID &&
+                         tag != kTypeRollbackXID && tag != kTypeNoop;
+    if (counted) found++;
+    const bool was_empty = empty;
+    empty = false;
     if (handler == nullptr) continue;
 
     Status s;
@@ -87,6 +98,11 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
       case kTypeColumnFamilySingleDeletion:
       case kTypeSingleDeletion: s = handler->SingleDeleteCF(cf, key); break;
       case kTypeLogData: handler->LogData(key); break;
+      case kTypeBeginPrepareXID: s = handler->MarkBeginPrepare(); break;
+      case kTypeEndPrepareXID: s = handler->MarkEndPrepare(key); break;
+      case kTypeCommitXID: s = handler->MarkCommit(key); break;
+      case kTypeRollbackXID: s = handler->MarkRollback(key); break;
+      case kTypeNoop: s = handler->MarkNoop(was_empty); break;
       default: break;
     }
     if (!s.ok()) return s;
@@ -102,6 +118,23 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
 class KindRecorder : public WriteBatch::Handler {
  public:
   bool put = false, del = false, single_del = false, merge = false;
+  bool begin_prepare = false, end_prepare = false, commit = false, rollback = false;
+  Status MarkBeginPrepare(bool) override {
+    begin_prepare = true;
+    return Status::OK();
+  }
+  Status MarkEndPrepare(const Slice&) override {
+    end_prepare = true;
+    return Status::OK();
+  }
+  Status MarkCommit(const Slice&) override {
+    commit = true;
+    return Status::OK();
+  }
+  Status MarkRollback(const Slice&) override {
+    rollback = true;
+    return Status::OK();
+  }
   Status PutCF(uint32_t, const Slice&, const Slice&) override {
     put = true;
     return Status::OK();
@@ -126,10 +159,21 @@ KindRecorder Kinds(const std::string& rep) {
   return r;
 }
 
-// Accepts only column family 0, the one family that exists so far; notes Merges.
+// Accepts only column family 0, the one family that exists so far; notes Merges. Two-phase
+// commit markers need a TransactionDB, which does not exist yet: a write holding one is
+// refused, and so is a logged prepared transaction at recovery (RocksDB's status and
+// message); a logged Commit or Rollback alone resolves nothing here and is passed over, as
+// RocksDB's recovery passes over one whose prepared section it does not hold.
 class ColumnFamilyChecker : public WriteBatch::Handler {
  public:
+  explicit ColumnFamilyChecker(bool recovering) : recovering_(recovering) {}
   bool has_merge = false;
+  Status MarkBeginPrepare(bool) override { return RefusePrepare(); }
+  Status MarkEndPrepare(const Slice&) override { return RefusePrepare(); }
+  Status MarkCommit(const Slice&) override { return recovering_ ? Status::OK() : RefuseWrite(); }
+  Status MarkRollback(const Slice&) override {
+    return recovering_ ? Status::OK() : RefuseWrite();
+  }
   Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
   Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
   Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
@@ -144,6 +188,16 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
     return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
                                    ", which does not exist");
   }
+  Status RefusePrepare() const {
+    if (!recovering_) return RefuseWrite();
+    return Status::NotSupported("WAL contains prepared transactions. Open with "
+                                "TransactionDB::Open().");
+  }
+  static Status RefuseWrite() {
+    return Status::NotSupported("WriteBatch holds two-phase commit markers, which only a "
+                                "TransactionDB writes");
+  }
+  const bool recovering_;
 };
 
 class MemTableInserter : public WriteBatch::Handler {
@@ -157,6 +211,9 @@ class MemTableInserter : public WriteBatch::Handler {
   Status SingleDeleteCF(uint32_t, const Slice& key) override {
     return Add(kTypeSingleDeletion, key, Slice());
   }
+  // Only markers the checker let through arrive here, and they change nothing.
+  Status MarkCommit(const Slice&) override { return Status::OK(); }
+  Status MarkRollback(const Slice&) override { return Status::OK(); }
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
@@ -294,6 +351,10 @@ bool WriteBatch::HasPut() const { return Kinds(rep_).put; }
 bool WriteBatch::HasDelete() const { return Kinds(rep_).del; }
 bool WriteBatch::HasSingleDelete() const { return Kinds(rep_).single_del; }
 bool WriteBatch::HasMerge() const { return Kinds(rep_).merge; }
+bool WriteBatch::HasBeginPrepare() const { return Kinds(rep_).begin_prepare; }
+bool WriteBatch::HasEndPrepare() const { return Kinds(rep_).end_prepare; }
+bool WriteBatch::HasCommit() const { return Kinds(rep_).commit; }
+bool WriteBatch::HasRollback() const { return Kinds(rep_).rollback; }
 
 uint32_t WriteBatchInternal::Count(const WriteBatch* batch) {
   if (batch->rep_.size() < kHeader) return 0;
@@ -339,8 +400,37 @@ Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   return Status::OK();
 }
 
+void WriteBatchInternal::InsertNoop(WriteBatch* batch) {
+  EnsureHeader(&batch->rep_);
+  batch->rep_.push_back(static_cast<char>(kTypeNoop));
+}
+
+Status WriteBatchInternal::MarkEndPrepare(WriteBatch* batch, const Slice& xid) {
+  std::string& rep = batch->rep_;
+  if (rep.size() <= kHeader || static_cast<unsigned char>(rep[kHeader]) != kTypeNoop) {
+    return Status::InvalidArgument("MarkEndPrepare: the batch does not start with a Noop");
+  }
+  if (TooLarge(xid)) return Status::InvalidArgument("transaction name is too large");
+  rep[kHeader] = static_cast<char>(kTypeBeginPrepareXID);
+  rep.push_back(static_cast<char>(kTypeEndPrepareXID));
+  PutLengthPrefixedSlice(&rep, xid);
+  return Status::OK();
+}
+
+void WriteBatchInternal::MarkCommit(WriteBatch* batch, const Slice& xid) {
+  EnsureHeader(&batch->rep_);
+  batch->rep_.push_back(static_cast<char>(kTypeCommitXID));
+  PutLengthPrefixedSlice(&batch->rep_, xid);
+}
+
+void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
+  EnsureHeader(&batch->rep_);
+  batch->rep_.push_back(static_cast<char>(kTypeRollbackXID));
+  PutLengthPrefixedSlice(&batch->rep_, xid);
+}
+
 Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool* has_merge) {
-  ColumnFamilyChecker checker;
+  ColumnFamilyChecker checker(/*recovering=*/false);
   Status s = IterateRep(batch->rep_, &checker);
   *has_merge = checker.has_merge;
   return s;
@@ -354,7 +444,7 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent,
                                       DBImpl* db) {
-  ColumnFamilyChecker checker;
+  ColumnFamilyChecker checker(/*recovering=*/true);
   Status s = IterateRep(batch->rep_, &checker);
   if (!s.ok()) return s;
   MemTableInserter inserter(Sequence(batch), mem, concurrent, db);

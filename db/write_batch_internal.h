@@ -43,8 +43,20 @@ class WriteBatchInternal {
   // Appends src's records to dst (keeping dst's sequence number). REQUIRES: dst != src.
   static Status Append(WriteBatch* dst, const WriteBatch* src);
 
-  // Checks a batch before it joins a write group: well formed (Corruption otherwise) and
-  // naming only column family 0 (InvalidArgument otherwise). *has_merge: it holds a Merge.
+  // Two-phase commit markers (format in include/shale/write_batch.h), as transactions
+  // write them. InsertNoop appends the placeholder a transaction's batch starts with;
+  // MarkEndPrepare turns that placeholder into BeginPrepare and appends EndPrepare(xid)
+  // (InvalidArgument, the batch unchanged, if the batch does not start with a Noop or is
+  // already prepared); MarkCommit and MarkRollback append Commit(xid) / Rollback(xid).
+  static void InsertNoop(WriteBatch* batch);
+  static Status MarkEndPrepare(WriteBatch* batch, const Slice& xid);
+  static void MarkCommit(WriteBatch* batch, const Slice& xid);
+  static void MarkRollback(WriteBatch* batch, const Slice& xid);
+
+  // Checks a batch before it joins a write group: well formed (Corruption otherwise),
+  // naming only column family 0 (InvalidArgument otherwise) and holding no two-phase
+  // commit marker but Noop (NotSupported: no TransactionDB yet). *has_merge: it holds a
+  // Merge.
   static Status ValidateForWrite(const WriteBatch* batch, bool* has_merge);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
@@ -52,9 +64,11 @@ class WriteBatchInternal {
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
                            bool concurrent, DBImpl* db);
 
-  // Applies the batch to mem, numbering its records from Sequence(batch) upward (PutLogData
-  // blobs take no number). The whole batch is checked first, so nothing is applied if it is
-  // malformed (Corruption) or names a column family other than 0 (InvalidArgument).
+  // Applies a logged batch to mem (recovery), numbering its records from Sequence(batch)
+  // upward (PutLogData blobs take no number). The whole batch is checked first, so nothing
+  // is applied if it is malformed (Corruption), names a column family other than 0
+  // (InvalidArgument) or holds a prepared transaction (NotSupported, RocksDB's message: it
+  // needs TransactionDB::Open); a Commit or Rollback marker alone is passed over.
   // concurrent: other threads may be adding to mem at the same time. db (may be null, as in
   // recovery) folds a Merge into a Put when options.max_successive_merges asks for it.
   static Status InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent = false,

@@ -2,6 +2,8 @@
 //
 // Format (RocksDB's): an 8-byte sequence number and a 4-byte count, then per record a tag
 // byte, an optional varint32 column family id, and varint32-length-prefixed key and value.
+// Two-phase commit markers are a tag byte, followed for EndPrepare, Commit and Rollback by
+// the length-prefixed transaction name (xid); they are not counted.
 // Thread safety: const methods may be called concurrently; anything else needs one owner.
 #pragma once
 
@@ -88,6 +90,24 @@ class WriteBatch {
     }
     virtual void Merge(const Slice& /*key*/, const Slice& /*value*/) {}
     virtual void LogData(const Slice& /*blob*/) {}
+    // Two-phase commit markers, which transactions write (a batch built through the public
+    // calls above holds none). A prepared transaction's batch is BeginPrepare, its records,
+    // EndPrepare(xid); Commit(xid) and Rollback(xid) resolve it later, in a batch of their
+    // own. Noop holds a place at the start of a batch (empty_batch: nothing came before
+    // it). Defaults as RocksDB's: a handler that does not expect a marker fails on it.
+    virtual Status MarkBeginPrepare(bool /*unprepare*/ = false) {
+      return Status::InvalidArgument("MarkBeginPrepare() handler not defined.");
+    }
+    virtual Status MarkEndPrepare(const Slice& /*xid*/) {
+      return Status::InvalidArgument("MarkEndPrepare() handler not defined.");
+    }
+    virtual Status MarkNoop(bool /*empty_batch*/) { return Status::OK(); }
+    virtual Status MarkRollback(const Slice& /*xid*/) {
+      return Status::InvalidArgument("MarkRollbackPrepare() handler not defined.");
+    }
+    virtual Status MarkCommit(const Slice& /*xid*/) {
+      return Status::InvalidArgument("MarkCommit() handler not defined.");
+    }
     // Return false to stop the iteration early.
     virtual bool Continue() { return true; }
   };
@@ -103,6 +123,10 @@ class WriteBatch {
   bool HasDelete() const;
   bool HasSingleDelete() const;
   bool HasMerge() const;
+  bool HasBeginPrepare() const;
+  bool HasEndPrepare() const;
+  bool HasCommit() const;
+  bool HasRollback() const;
 
  private:
   friend class WriteBatchInternal;
