@@ -109,10 +109,11 @@ class WriteBatchWithIndex {
   // directions: a Put shows its value, a Delete or SingleDelete hides the key beneath.
   // The returned iterator owns base_iterator. read_options (may be null) gives
   // iterate_lower_bound / iterate_upper_bound, applied to the batch's keys and the base's
-  // alike; the base iterator should be made with the same bounds. Merge operands of the
-  // batch are folded over the batch's value or the base's with the merge operator of
-  // column_family (a handle of the DB; it must outlive the iterator); without one (a null
-  // handle) a key with operands stops the iterator, invalid, with status() NotSupported.
+  // alike (the bound Slices must outlive the iterator); the base iterator should be made
+  // with the same bounds. Merge operands of the batch are folded over the batch's value or
+  // the base's with the merge operator of column_family (a handle of the DB; it must
+  // outlive the iterator); without one (a null handle) a key with operands stops the
+  // iterator, invalid, with status() NotSupported.
   Iterator* NewIteratorWithBase(ColumnFamilyHandle* column_family, Iterator* base_iterator,
                                 const ReadOptions* read_options = nullptr);
   Iterator* NewIteratorWithBase(Iterator* base_iterator);
