@@ -116,14 +116,25 @@ class [[nodiscard]] Status {
   static Status ShutdownInProgress(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
     return Status(kShutdownInProgress, kNone, msg, msg2);
   }
-  static Status TimedOut(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
+  // The SubCode forms carry no message; the transaction lock manager answers with them
+  // (TimedOut(kLockTimeout), Busy(kDeadlock)), as RocksDB's does.
+  static Status TimedOut(SubCode sc = kNone) { return Status(kTimedOut, sc, Slice(), Slice()); }
+  static Status TimedOut(const Slice& msg, const Slice& msg2 = Slice()) {
     return Status(kTimedOut, kNone, msg, msg2);
   }
-  static Status Aborted(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
+  static Status Aborted(SubCode sc = kNone) { return Status(kAborted, sc, Slice(), Slice()); }
+  static Status Aborted(const Slice& msg, const Slice& msg2 = Slice()) {
     return Status(kAborted, kNone, msg, msg2);
   }
-  static Status Busy(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
+  static Status Busy(SubCode sc = kNone) { return Status(kBusy, sc, Slice(), Slice()); }
+  static Status Busy(const Slice& msg, const Slice& msg2 = Slice()) {
     return Status(kBusy, kNone, msg, msg2);
+  }
+  // Too many keys locked at once (TransactionDBOptions::max_num_locks).
+  static Status LockLimit() { return Status(kAborted, kLockLimit, Slice(), Slice()); }
+  // Commit or Rollback asked of a transaction that has to be prepared first.
+  static Status TxnNotPrepared(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
+    return Status(kInvalidArgument, kTxnNotPrepared, msg, msg2);
   }
   static Status Expired(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
     return Status(kExpired, kNone, msg, msg2);
@@ -143,13 +154,16 @@ class [[nodiscard]] Status {
   bool IsShutdownInProgress() const { return code_ == kShutdownInProgress; }
   bool IsTimedOut() const { return code_ == kTimedOut; }
   bool IsAborted() const { return code_ == kAborted; }
+  bool IsLockLimit() const { return code_ == kAborted && subcode_ == kLockLimit; }
   bool IsBusy() const { return code_ == kBusy; }
+  bool IsDeadlock() const { return code_ == kBusy && subcode_ == kDeadlock; }
   bool IsExpired() const { return code_ == kExpired; }
   bool IsTryAgain() const { return code_ == kTryAgain; }
   bool IsNoSpace() const { return code_ == kIOError && subcode_ == kNoSpace; }
   bool IsPathNotFound() const {
     return (code_ == kIOError || code_ == kNotFound) && subcode_ == kPathNotFound;
   }
+  bool IsTxnNotPrepared() const { return code_ == kInvalidArgument && subcode_ == kTxnNotPrepared; }
 
   // "OK", or the code's RocksDB text followed by ": " and the message.
   std::string ToString() const;

@@ -1,0 +1,297 @@
+#include "utilities/transactions/point_lock_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "util/hash.h"
+
+namespace shale {
+
+namespace {
+
+// Seconds since the epoch, the unit of DeadlockPath::deadlock_time.
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+PointLockManager::LockMap::LockMap(size_t num_stripes) {
+  stripes.reserve(num_stripes);
+  for (size_t i = 0; i < num_stripes; i++) stripes.push_back(std::make_unique<Stripe>());
+}
+
+PointLockManager::Stripe* PointLockManager::LockMap::StripeFor(const std::string& key) {
+  return stripes[Hash64(Slice(key)) % stripes.size()].get();
+}
+
+bool PointLockManager::LockMap::TryCountNewKey(int64_t max_num_locks) {
+  if (max_num_locks <= 0) return true;
+  int64_t n = locked_keys.load(std::memory_order_relaxed);
+  while (n < max_num_locks) {
+    if (locked_keys.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+PointLockManager::PointLockManager(Options options)
+    : num_stripes_(std::max<size_t>(1, options.num_stripes)),
+      max_num_locks_(options.max_num_locks),
+      env_(options.env != nullptr ? options.env : Env::Default()),
+      try_steal_expired_(std::move(options.try_steal_expired)),
+      deadlocks_(options.max_num_deadlocks) {}
+
+void PointLockManager::AddColumnFamily(uint32_t cf_id) {
+  MutexLock l(&lock_maps_mu_);
+  if (lock_maps_.count(cf_id) == 0) {
+    lock_maps_.emplace(cf_id, std::make_shared<LockMap>(num_stripes_));
+  }
+}
+
+void PointLockManager::RemoveColumnFamily(uint32_t cf_id) {
+  // A request holding the shared_ptr keeps the map alive until it returns.
+  MutexLock l(&lock_maps_mu_);
+  lock_maps_.erase(cf_id);
+}
+
+std::shared_ptr<PointLockManager::LockMap> PointLockManager::GetLockMap(uint32_t cf_id) {
+  MutexLock l(&lock_maps_mu_);
+  auto it = lock_maps_.find(cf_id);
+  return it == lock_maps_.end() ? nullptr : it->second;
+}
+
+Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const std::string& key,
+                                 bool exclusive) {
+  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+  if (map == nullptr) {
+    return Status::InvalidArgument("Column family id not found: " + std::to_string(cf_id));
+  }
+  Stripe* stripe = map->StripeFor(key);
+  // The deadline counts from the request, so time spent on the stripe mutex counts too.
+  const uint64_t deadline =
+      txn.lock_timeout_us > 0 ? env_->NowMicros() + static_cast<uint64_t>(txn.lock_timeout_us) : 0;
+
+  MutexLock l(&stripe->mu);
+  uint64_t expire_hint = 0;
+  std::vector<TransactionID> holders;
+  Status s = AcquireLocked(map.get(), stripe, txn, key, exclusive, &expire_hint, &holders);
+  // Only a conflict waits: a lock limit is answered at once, since an unlock on another
+  // stripe would never wake this one.
+  while (s.IsTimedOut() && txn.lock_timeout_us != 0) {
+    const uint64_t now = env_->NowMicros();
+    if (deadline != 0 && now >= deadline) break;
+    // Wake at the deadline, or earlier when the holders expire, to try stealing the lock.
+    uint64_t wake = deadline;
+    if (expire_hint != 0 && (wake == 0 || expire_hint < wake)) wake = expire_hint;
+
+    if (txn.deadlock_detect && IncrementWaiters(txn, holders, cf_id, key, exclusive)) {
+      return Status::Busy(Status::kDeadlock);
+    }
+    if (wake == 0) {
+      stripe->cv.Wait(&stripe->mu);
+    } else if (wake > now) {
+      stripe->cv.TimedWaitMicros(&stripe->mu, wake - now);
+    }
+    if (txn.deadlock_detect) DecrementWaiters(txn.id, holders);
+
+    expire_hint = 0;
+    holders.clear();
+    s = AcquireLocked(map.get(), stripe, txn, key, exclusive, &expire_hint, &holders);
+  }
+  return s;
+}
+
+Status PointLockManager::AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn,
+                                       const std::string& key, bool exclusive,
+                                       uint64_t* expire_hint, std::vector<TransactionID>* holders) {
+  auto it = stripe->keys.find(key);
+  if (it == stripe->keys.end()) {
+    if (!map->TryCountNewKey(max_num_locks_)) return Status::LockLimit();
+    stripe->keys.emplace(key, LockInfo{exclusive, {txn.id}, txn.expiration_time_us});
+    return Status::OK();
+  }
+
+  LockInfo& lock = it->second;
+  if (!lock.exclusive && !exclusive) {
+    // Shared with shared: join the holders. The lock expires only when every holder has,
+    // so one holder that never expires (0) keeps it from expiring at all.
+    if (std::find(lock.txn_ids.begin(), lock.txn_ids.end(), txn.id) == lock.txn_ids.end()) {
+      lock.txn_ids.push_back(txn.id);
+    }
+    if (lock.expiration_time == 0 || txn.expiration_time_us == 0) {
+      lock.expiration_time = 0;
+    } else {
+      lock.expiration_time = std::max(lock.expiration_time, txn.expiration_time_us);
+    }
+    return Status::OK();
+  }
+
+  if (lock.txn_ids.size() == 1 && lock.txn_ids[0] == txn.id) {
+    // Our own lock: again, or an upgrade. A shared request keeps an exclusive lock
+    // exclusive; giving it up is UnLock's business.
+    lock.exclusive = lock.exclusive || exclusive;
+    lock.expiration_time = txn.expiration_time_us;
+    return Status::OK();
+  }
+
+  if (IsLockExpired(txn.id, lock, expire_hint)) {
+    // The key stays locked, so the count of locked keys does not change.
+    lock = LockInfo{exclusive, {txn.id}, txn.expiration_time_us};
+    return Status::OK();
+  }
+
+  for (TransactionID id : lock.txn_ids) {
+    if (id != txn.id) holders->push_back(id);  // a transaction never waits for itself
+  }
+  return Status::TimedOut(Status::kLockTimeout);
+}
+
+bool PointLockManager::IsLockExpired(TransactionID txn, const LockInfo& lock,
+                                     uint64_t* expire_hint) {
+  *expire_hint = 0;
+  if (lock.expiration_time == 0) return false;
+  if (lock.expiration_time > env_->NowMicros()) {
+    *expire_hint = lock.expiration_time;
+    return false;
+  }
+  for (TransactionID id : lock.txn_ids) {
+    if (id == txn) continue;
+    // A holder that refuses (it is committing, say) keeps the lock; no point waking up
+    // for its expiration again, so the hint stays 0.
+    if (try_steal_expired_ && !try_steal_expired_(id)) return false;
+  }
+  return true;
+}
+
+void PointLockManager::UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe,
+                                 const std::string& key) {
+  auto it = stripe->keys.find(key);
+  if (it == stripe->keys.end()) return;
+  std::vector<TransactionID>& ids = it->second.txn_ids;
+  auto pos = std::find(ids.begin(), ids.end(), txn);
+  if (pos == ids.end()) return;
+  *pos = ids.back();
+  ids.pop_back();
+  if (ids.empty()) {
+    stripe->keys.erase(it);
+    if (max_num_locks_ > 0) map->locked_keys.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id, const std::string& key) {
+  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+  if (map == nullptr) return;  // the column family was removed, and its locks with it
+  Stripe* stripe = map->StripeFor(key);
+  {
+    MutexLock l(&stripe->mu);
+    UnLockKey(txn, map.get(), stripe, key);
+  }
+  stripe->cv.SignalAll();
+}
+
+void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id,
+                              const std::vector<std::string>& keys) {
+  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+  if (map == nullptr) return;
+  // Group the keys by stripe so that each stripe is locked, and woken, once.
+  std::vector<std::vector<const std::string*>> by_stripe(map->stripes.size());
+  for (const std::string& key : keys) {
+    by_stripe[Hash64(Slice(key)) % map->stripes.size()].push_back(&key);
+  }
+  for (size_t i = 0; i < by_stripe.size(); i++) {
+    if (by_stripe[i].empty()) continue;
+    Stripe* stripe = map->stripes[i].get();
+    {
+      MutexLock l(&stripe->mu);
+      for (const std::string* key : by_stripe[i]) UnLockKey(txn, map.get(), stripe, *key);
+    }
+    stripe->cv.SignalAll();
+  }
+}
+
+PointLockManager::LockStatusData PointLockManager::GetLockStatusData() {
+  std::vector<std::pair<uint32_t, std::shared_ptr<LockMap>>> maps;
+  {
+    MutexLock l(&lock_maps_mu_);
+    maps.assign(lock_maps_.begin(), lock_maps_.end());
+  }
+  LockStatusData data;
+  for (auto& [cf_id, map] : maps) {
+    for (auto& stripe : map->stripes) {
+      MutexLock l(&stripe->mu);
+      for (const auto& [key, lock] : stripe->keys) {
+        data.emplace(cf_id, KeyLockInfo{key, lock.txn_ids, lock.exclusive});
+      }
+    }
+  }
+  return data;
+}
+
+bool PointLockManager::IncrementWaiters(const LockRequester& txn,
+                                        const std::vector<TransactionID>& holders, uint32_t cf_id,
+                                        const std::string& key, bool exclusive) {
+  MutexLock l(&wait_mu_);
+  waiting_[txn.id] = WaitEdges{holders, cf_id, exclusive, key};
+  for (TransactionID h : holders) waited_on_[h]++;
+  // Only a transaction somebody waits for can close a cycle.
+  if (waited_on_.count(txn.id) == 0) return false;
+
+  // Breadth-first from the holders. The queue keeps every visited transaction with the
+  // index of the one that led to it, so that a cycle can be read back. At most depth
+  // transactions are queued or examined, as RocksDB bounds its search.
+  struct Visit {
+    TransactionID id;
+    int parent;
+  };
+  const size_t depth =
+      txn.deadlock_detect_depth > 0 ? static_cast<size_t>(txn.deadlock_detect_depth) : 0;
+  std::vector<Visit> queue;
+  for (TransactionID h : holders) {
+    if (queue.size() < depth) queue.push_back({h, -1});
+  }
+  for (size_t head = 0; head < depth; head++) {
+    if (head == queue.size()) return false;  // searched everything: no cycle
+    const Visit v = queue[head];
+    if (v.id == txn.id) {
+      // The chain back from here is the cycle, last edge first.
+      std::vector<DeadlockInfo> path;
+      for (int i = static_cast<int>(head); i != -1; i = queue[i].parent) {
+        const WaitEdges& e = waiting_.at(queue[i].id);
+        path.push_back({queue[i].id, e.cf_id, e.exclusive, e.key});
+      }
+      std::reverse(path.begin(), path.end());
+      deadlocks_.AddNewPath(DeadlockPath(std::move(path), NowSeconds()));
+      DecrementWaitersLocked(txn.id, holders);
+      return true;
+    }
+    auto w = waiting_.find(v.id);
+    if (w == waiting_.end()) continue;  // v runs: this branch ends
+    for (TransactionID next : w->second.holders) {
+      if (queue.size() < depth) queue.push_back({next, static_cast<int>(head)});
+    }
+  }
+  // The wait chain is longer than the depth: assume the worst, as RocksDB does.
+  deadlocks_.AddNewPath(DeadlockPath(NowSeconds(), true));
+  DecrementWaitersLocked(txn.id, holders);
+  return true;
+}
+
+void PointLockManager::DecrementWaiters(TransactionID txn,
+                                        const std::vector<TransactionID>& holders) {
+  MutexLock l(&wait_mu_);
+  DecrementWaitersLocked(txn, holders);
+}
+
+void PointLockManager::DecrementWaitersLocked(TransactionID txn,
+                                              const std::vector<TransactionID>& holders) {
+  waiting_.erase(txn);
+  for (TransactionID h : holders) {
+    auto it = waited_on_.find(h);
+    if (it != waited_on_.end() && --it->second == 0) waited_on_.erase(it);
+  }
+}
+
+}  // namespace shale
