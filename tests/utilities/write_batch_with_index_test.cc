@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "db/write_batch_internal.h"
 #include "shale/db.h"
 #include "shale/utilities/merge_operators.h"
 #include "shale/utilities/stackable_db.h"
@@ -206,6 +207,24 @@ TEST(WriteBatchWithIndexTest, SavePoints) {
     ASSERT_OK(b.Put("d", "5"));  // the index keeps working after a rollback
     EXPECT_EQ(IndexContents(&b), "Put(a,1) Put(d,5)");
   }
+}
+
+// A transaction marks its batch (RocksDB's two-phase commit markers, written through
+// WriteBatchInternal); a rollback's rebuild of the index passes over them.
+TEST(WriteBatchWithIndexTest, RebuildPassesOverTransactionMarkers) {
+  WriteBatchWithIndex b;
+  WriteBatchInternal::InsertNoop(b.GetWriteBatch());
+  ASSERT_OK(b.Put("a", "1"));
+  WriteBatchInternal::MarkCommit(b.GetWriteBatch(), "t1");
+  WriteBatchInternal::MarkRollback(b.GetWriteBatch(), "t2");
+  b.SetSavePoint();
+  ASSERT_OK(b.Put("b", "2"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(b.GetWriteBatch(), "t3"));  // Noop -> Begin
+  ASSERT_OK(b.RollbackToSavePoint());
+  EXPECT_EQ(IndexContents(&b), "Put(a,1)");
+  EXPECT_TRUE(b.GetWriteBatch()->HasBeginPrepare());
+  ASSERT_OK(b.Put("c", "3"));
+  EXPECT_EQ(IndexContents(&b), "Put(a,1) Put(c,3)");
 }
 
 class WriteBatchWithIndexDBTest : public DBTestBase {

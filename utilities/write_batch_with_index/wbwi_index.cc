@@ -66,6 +66,12 @@ class Reindexer : public WriteBatch::Handler {
   Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
     return Take(cf, kMergeRecord, key, value);
   }
+  // A transaction's markers (its batch once prepared or committed) are not records of
+  // keys: passed over, as RocksDB's index does.
+  Status MarkBeginPrepare(bool) override { return Status::OK(); }
+  Status MarkEndPrepare(const Slice&) override { return Status::OK(); }
+  Status MarkCommit(const Slice&) override { return Status::OK(); }
+  Status MarkRollback(const Slice&) override { return Status::OK(); }
 
  private:
   Status Take(uint32_t cf, WriteType type, const Slice& key, const Slice& value) {
