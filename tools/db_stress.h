@@ -16,12 +16,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "shale/db.h"
 #include "tools/db_stress_state.h"
+#include "util/mutexlock.h"
 #include "util/random.h"
 
 namespace shale::stress {
@@ -38,7 +38,7 @@ struct Context {
   // it exclusively.
   bool log_writes = false;
   uint32_t log_limit = 0;  // entries after which the log is emptied
-  std::shared_mutex log_mu;
+  SharedMutex log_mu;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};
 };

@@ -184,18 +184,18 @@ ExpectedState::~ExpectedState() {
 KeyLocks::KeyLocks(uint64_t max_key, int log2_keys_per_lock)
     : shift_(log2_keys_per_lock), locks_((max_key >> log2_keys_per_lock) + 1) {}
 
-std::vector<std::unique_lock<std::mutex>> KeyLocks::LockRange(uint64_t first, uint64_t last) {
-  std::vector<std::unique_lock<std::mutex>> held;
-  for (uint64_t i = first >> shift_; i <= (last >> shift_); i++) held.emplace_back(locks_[i]);
+KeyLocks::Set KeyLocks::LockRange(uint64_t first, uint64_t last) {
+  Set held;
+  for (uint64_t i = first >> shift_; i <= (last >> shift_); i++) held.Add(&locks_[i]);
   return held;
 }
 
-std::vector<std::unique_lock<std::mutex>> KeyLocks::LockKeys(std::vector<uint64_t> keys) {
+KeyLocks::Set KeyLocks::LockKeys(std::vector<uint64_t> keys) {
   for (uint64_t& k : keys) k >>= shift_;
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  std::vector<std::unique_lock<std::mutex>> held;
-  for (uint64_t i : keys) held.emplace_back(locks_[i]);
+  Set held;
+  for (uint64_t i : keys) held.Add(&locks_[i]);
   return held;
 }
 

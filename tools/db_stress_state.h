@@ -38,11 +38,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "shale/status.h"
+#include "util/mutexlock.h"
 
 namespace shale::stress {
 
@@ -133,15 +133,35 @@ class ExpectedState {
 class KeyLocks {
  public:
   KeyLocks(uint64_t max_key, int log2_keys_per_lock);
-  std::mutex& For(uint64_t key) { return locks_[key >> shift_]; }
-  // Locks every key in [first, last] (inclusive), in order; unlocked when the result dies.
-  std::vector<std::unique_lock<std::mutex>> LockRange(uint64_t first, uint64_t last);
+  Mutex* For(uint64_t key) { return &locks_[key >> shift_]; }
+
+  // Locks held together, unlocked when it dies. The set depends on the keys at run time,
+  // which the thread-safety analysis cannot follow: it is unchecked.
+  class Set {
+   public:
+    Set() = default;
+    Set(Set&& other) noexcept : held_(std::move(other.held_)) { other.held_.clear(); }
+    Set(const Set&) = delete;
+    Set& operator=(const Set&) = delete;
+    ~Set() NO_THREAD_SAFETY_ANALYSIS {
+      for (Mutex* mu : held_) mu->Unlock();
+    }
+    void Add(Mutex* mu) NO_THREAD_SAFETY_ANALYSIS {
+      mu->Lock();
+      held_.push_back(mu);
+    }
+
+   private:
+    std::vector<Mutex*> held_;
+  };
+  // Locks every key in [first, last] (inclusive), in order.
+  Set LockRange(uint64_t first, uint64_t last);
   // Locks the given keys (any order, duplicates allowed).
-  std::vector<std::unique_lock<std::mutex>> LockKeys(std::vector<uint64_t> keys);
+  Set LockKeys(std::vector<uint64_t> keys);
 
  private:
   const int shift_;
-  std::vector<std::mutex> locks_;
+  std::vector<Mutex> locks_;
 };
 
 }  // namespace shale::stress

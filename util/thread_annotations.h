@@ -14,6 +14,8 @@
 #define EXCLUDES(...) SHALE_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) SHALE_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) SHALE_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) SHALE_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) SHALE_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define CAPABILITY(x) SHALE_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY SHALE_THREAD_ANNOTATION(scoped_lockable)
 #define RETURN_CAPABILITY(x) SHALE_THREAD_ANNOTATION(lock_returned(x))
