@@ -329,7 +329,7 @@ class DBImpl final : public DB {
   // Open before any writer.
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
-  uint64_t logfile_number_ = 0;  // written by a WAL leader under mutex_
+  uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)
   // Sequences handed out: advanced by the main queue's WAL leader (under log_mutex_ when
   // logged). Published: what new reads and snapshots see (see db_impl_write.cc).
   std::atomic<SequenceNumber> last_allocated_{0};
