@@ -14,9 +14,7 @@ SuperVersion::~SuperVersion() {
 
 const std::string& ColumnFamilyHandleImpl::GetName() const { return cfd_->name(); }
 uint32_t ColumnFamilyHandleImpl::GetID() const { return cfd_->id(); }
-const Comparator* ColumnFamilyHandleImpl::GetComparator() const {
-  return cfd_->user_comparator();
-}
+const Comparator* ColumnFamilyHandleImpl::GetComparator() const { return cfd_->user_comparator(); }
 
 ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options& options,
                                    Mutex* db_mutex)

@@ -28,9 +28,9 @@ class Version;
 class ColumnFamilyData;
 
 struct SuperVersion {
-  MemTable* mem = nullptr;         // referenced
-  std::vector<MemTable*> imm;      // referenced, newest first
-  Version* current = nullptr;      // referenced
+  MemTable* mem = nullptr;     // referenced
+  std::vector<MemTable*> imm;  // referenced, newest first
+  Version* current = nullptr;  // referenced
 
   SuperVersion() = default;
   ~SuperVersion();

@@ -84,7 +84,6 @@ class CompactionPicker {
   int NumRunningCompactions() const { return static_cast<int>(running_.size()); }
   bool IsLevel0CompactionRunning() const;
 
-
   const Options& options() const { return *options_; }
   // The options changed (SetOptions): later picks and scores use these.
   void SetOptions(std::shared_ptr<const Options> options);

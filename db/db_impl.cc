@@ -43,15 +43,14 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
   info_log_ = options_.info_log.get();
   current_options_ = std::make_shared<const Options>(options_);
   max_successive_merges_.store(options_.max_successive_merges);
-  default_cf_ =
-      std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_, &mutex_);
+  default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_, &mutex_);
   default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
   table_cache_ = std::make_unique<TableCache>(
       dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &default_cf_->internal_comparator(), &mutex_);
-  picker_ = std::make_unique<CompactionPicker>(current_options_,
-                                               &default_cf_->internal_comparator());
+  picker_ =
+      std::make_unique<CompactionPicker>(current_options_, &default_cf_->internal_comparator());
   internal_stats_ =
       std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros(), &mutex_);
 }

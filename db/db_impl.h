@@ -220,7 +220,8 @@ class DBImpl final : public DB {
   // installs the result and releases c's files. max_subcompactions 0: the options' value.
   Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
   Status RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
-                             const InternalKey* end, uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
+                             const InternalKey* end, uint32_t max_subcompactions)
+      REQUIRES(DB_MUTEX);
   // Moves every file of `level` (the only level with data) to target_level (-1: the
   // smallest level that can hold them).
   Status RefitLevel(int level, int target_level) REQUIRES(DB_MUTEX);
@@ -268,7 +269,7 @@ class DBImpl final : public DB {
   FileLock* db_lock_ = nullptr;
   std::unique_ptr<Directory> db_dir_;
 
-  mutable Mutex mutex_;  // mutable: GetOptions reads current_options_ under it
+  mutable Mutex mutex_;     // mutable: GetOptions reads current_options_ under it
   CondVar bg_cv_{&mutex_};  // signalled when background work finishes
   // Holds the DB mutex for a scope.
   class SCOPED_CAPABILITY DbLock {

@@ -111,8 +111,8 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   return s;
 }
 
-Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*,
-                            const Slice* begin, const Slice* end) {
+Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*, const Slice* begin,
+                            const Slice* end) {
   if (o.target_level >= options_.num_levels) {
     return Status::InvalidArgument("target_level beyond num_levels");
   }

@@ -49,8 +49,8 @@ Status DBImpl::FlushOldestImmutable() {
   MemTable* mem = default_cf_->imm().front();
   const uint64_t job_id = next_job_id_.fetch_add(1);
   SHALE_LOG_INFO(info_log_,
-                 "[default] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64
-                 ": %" PRIu64 " entries, %" PRIu64 " deletes, %zu bytes",
+                 "[default] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64 ": %" PRIu64
+                 " entries, %" PRIu64 " deletes, %zu bytes",
                  job_id, mem->GetLogNumber(), mem->num_entries(), mem->num_deletes(),
                  mem->ApproximateMemoryUsage());
   const uint64_t number = versions_->NewFileNumber();

@@ -46,8 +46,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
     return Status::InvalidArgument("GetMergeOperands: merge_operands is nullptr");
   }
   *number_of_operands = 0;
-  ColumnFamilyData* cfd =
-      CfdOf(cf);
+  ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
   std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
   if (sv == nullptr) return Status::ShutdownInProgress();

@@ -1,12 +1,12 @@
 // Opening a DB: the options it runs with (checked by the option tables, plus the write-mode
-// combinations Open refuses), lock, create or recover the MANIFEST, replay the WAL files newer than the
-// MANIFEST's log number into L0 files, and start a fresh WAL; DestroyDB.
+// combinations Open refuses), lock, create or recover the MANIFEST, replay the WAL files newer than
+// the MANIFEST's log number into L0 files, and start a fresh WAL; DestroyDB.
 #include <algorithm>
 #include <cinttypes>
 
 #include "db/db_impl.h"
-#include "db/flush_job.h"
 #include "db/filename.h"
+#include "db/flush_job.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
 #include "options/options_check.h"
@@ -57,7 +57,6 @@ Options SanitizeOptions(const std::string& dbname, const Options& src) {
   if (result.info_log == nullptr) result.info_log = OpenInfoLog(result.env, dbname, result);
   return result;
 }
-
 
 Status DBImpl::NewDB() {
   VersionEdit edit;
@@ -123,8 +122,9 @@ Status DBImpl::Recover() {
   if (options_.paranoid_checks && versions_->LogNumber() != 0) {
     const std::string wal = LogFileName(dbname_, versions_->LogNumber());
     if (env_->FileExists(wal).IsNotFound()) {
-      return Status::Corruption(wal, "WAL named by the MANIFEST is missing (the MANIFEST may "
-                                     "have lost its last edits)");
+      return Status::Corruption(wal,
+                                "WAL named by the MANIFEST is missing (the MANIFEST may "
+                                "have lost its last edits)");
     }
   }
 
@@ -174,8 +174,8 @@ namespace {
 
 // Collects what the log reader reports; recovery decides per WALRecoveryMode.
 struct LogReporter : public log::Reporter {
-  Status status;     // the first damage seen
-  Status io_error;   // a failure to read at all: fails recovery in every mode
+  Status status;    // the first damage seen
+  Status io_error;  // a failure to read at all: fails recovery in every mode
   void Corruption(size_t /*bytes*/, const Status& s) override {
     if (!s.IsCorruption()) {
       if (io_error.ok()) io_error = s;
@@ -266,8 +266,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
       }
       if (mem == nullptr) {
         mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                         current_options_->arena_block_size,
-                         current_options_->memtable_huge_page_size);
+                           current_options_->arena_block_size,
+                           current_options_->memtable_huge_page_size);
         mem->Ref();
       }
       s = WriteBatchInternal::InsertInto(&batch, mem);
@@ -305,9 +305,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
           after_damage = true;
           break;
         case WALRecoveryMode::kTolerateCorruptedTailRecords:
-        case WALRecoveryMode::kAbsoluteConsistency:
-          s = reporter.status;
-          break;
+        case WALRecoveryMode::kAbsoluteConsistency: s = reporter.status; break;
       }
     }
     if (!s.ok()) break;
@@ -321,9 +319,9 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
 }
 
 Status DBImpl::FinishOpen() {
-  auto* mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                         current_options_->arena_block_size,
-                         current_options_->memtable_huge_page_size);
+  auto* mem =
+      new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                   current_options_->arena_block_size, current_options_->memtable_huge_page_size);
   mem->SetLogNumber(logfile_number_);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

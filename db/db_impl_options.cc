@@ -60,9 +60,10 @@ Status DBImpl::ChangeOptions(OptionStruct which,
   }
   SHALE_LOG_INFO(info_log_, "%s(%s)", what, Describe(changes).c_str());
   // The new values of what changed, spelled as the options LOG at Open spells them.
-  const void* target = which == OptionStruct::kDB
-                           ? static_cast<const void*>(static_cast<const DBOptions*>(&next))
-                           : static_cast<const void*>(static_cast<const ColumnFamilyOptions*>(&next));
+  const void* target =
+      which == OptionStruct::kDB
+          ? static_cast<const void*>(static_cast<const DBOptions*>(&next))
+          : static_cast<const void*>(static_cast<const ColumnFamilyOptions*>(&next));
   for (const auto& [name, value] : changes) {
     if (const OptionInfo* info = FindOption(which, name)) {
       SHALE_LOG_INFO(info_log_, "  %s: %s", name.c_str(), FormatOption(*info, target).c_str());

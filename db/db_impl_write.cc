@@ -358,7 +358,8 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
     }
     if (!force && !default_cf_->mem()->ShouldFlush()) return Status::OK();
     if (force && default_cf_->mem()->IsEmpty()) return Status::OK();
-    if (static_cast<int>(default_cf_->imm().size()) >= current_options_->max_write_buffer_number - 1) {
+    if (static_cast<int>(default_cf_->imm().size()) >=
+        current_options_->max_write_buffer_number - 1) {
       // Every memtable is full: wait for a flush (a write stop).
       if (no_slowdown && !force) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
@@ -425,9 +426,9 @@ Status DBImpl::SwitchMemtable() {
   }
   logfile_number_ = new_log_number;
   // The sizes in effect now: a SetOptions since the last switch applies from here.
-  auto* mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                           current_options_->arena_block_size,
-                           current_options_->memtable_huge_page_size);
+  auto* mem =
+      new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                   current_options_->arena_block_size, current_options_->memtable_huge_page_size);
   mem->SetLogNumber(new_log_number);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();

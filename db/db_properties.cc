@@ -91,9 +91,9 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
   if (name == Properties::kIsWriteStopped) {
     // Stopped by the tree's shape, or (as MakeRoomForWrite decides it at each write) every
     // memtable is full and the next write waits for a flush.
-    const bool memtables_full =
-        static_cast<int>(default_cf_->imm().size()) >= current_options_->max_write_buffer_number - 1 &&
-        default_cf_->mem()->ShouldFlush();
+    const bool memtables_full = static_cast<int>(default_cf_->imm().size()) >=
+                                    current_options_->max_write_buffer_number - 1 &&
+                                default_cf_->mem()->ShouldFlush();
     *value = write_controller_.state() == WriteController::State::kStopped || memtables_full;
     return true;
   }

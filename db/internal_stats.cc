@@ -56,8 +56,8 @@ void AppendRow(std::string* out, const char* name, int files, uint64_t bytes, do
 std::string HMS(uint64_t micros) {
   char buf[64];
   const uint64_t secs = micros / 1000000;
-  snprintf(buf, sizeof(buf), "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64,
-           secs / 3600, (secs / 60) % 60, secs % 60, (micros / 1000) % 1000);
+  snprintf(buf, sizeof(buf), "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%03" PRIu64, secs / 3600,
+           (secs / 60) % 60, secs % 60, (micros / 1000) % 1000);
   return buf;
 }
 
@@ -120,8 +120,7 @@ std::string InternalStats::Dump(const Version* current, const std::vector<double
            "Cumulative compaction: %.2f GB write, %.2f MB/s write, %.2f GB read, %.2f MB/s "
            "read, %.1f seconds\n",
            sum.bytes_written / kGB, uptime > 0 ? sum.bytes_written / kMB / uptime : 0.0,
-           compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0,
-           sum.micros / 1e6);
+           compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0, sum.micros / 1e6);
   out.append(buf);
   const uint64_t stall = wc.total_stall_micros();
   snprintf(buf, sizeof(buf), "Cumulative stall: %s H:M:S, %.1f percent\n", HMS(stall).c_str(),

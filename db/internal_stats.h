@@ -25,10 +25,10 @@ struct LevelCompactionStats {
   uint64_t bytes_read_non_output = 0;  // from the input level (Rn)
   uint64_t bytes_read_output = 0;      // from the output level (Rnp1)
   uint64_t bytes_written = 0;
-  uint64_t bytes_moved = 0;            // trivial moves
+  uint64_t bytes_moved = 0;  // trivial moves
   uint64_t files_in = 0;
   uint64_t files_out = 0;
-  uint64_t count = 0;                  // jobs that wrote into this level
+  uint64_t count = 0;  // jobs that wrote into this level
   uint64_t keys_in = 0;
   uint64_t keys_dropped = 0;
 
@@ -46,9 +46,9 @@ class InternalStats {
     return levels_[level];
   }
 
-  std::atomic<uint64_t> writes{0};          // write groups' batches
+  std::atomic<uint64_t> writes{0};  // write groups' batches
   std::atomic<uint64_t> keys_written{0};
-  std::atomic<uint64_t> bytes_written{0};   // user batch bytes
+  std::atomic<uint64_t> bytes_written{0};  // user batch bytes
   std::atomic<uint64_t> wal_bytes{0};
   std::atomic<uint64_t> wal_syncs{0};
   std::atomic<uint64_t> write_with_wal{0};

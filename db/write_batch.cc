@@ -171,9 +171,7 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
   Status MarkBeginPrepare(bool) override { return RefusePrepare(); }
   Status MarkEndPrepare(const Slice&) override { return RefusePrepare(); }
   Status MarkCommit(const Slice&) override { return recovering_ ? Status::OK() : RefuseWrite(); }
-  Status MarkRollback(const Slice&) override {
-    return recovering_ ? Status::OK() : RefuseWrite();
-  }
+  Status MarkRollback(const Slice&) override { return recovering_ ? Status::OK() : RefuseWrite(); }
   Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
   Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
   Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
@@ -190,12 +188,14 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
   }
   Status RefusePrepare() const {
     if (!recovering_) return RefuseWrite();
-    return Status::NotSupported("WAL contains prepared transactions. Open with "
-                                "TransactionDB::Open().");
+    return Status::NotSupported(
+        "WAL contains prepared transactions. Open with "
+        "TransactionDB::Open().");
   }
   static Status RefuseWrite() {
-    return Status::NotSupported("WriteBatch holds two-phase commit markers, which only a "
-                                "TransactionDB writes");
+    return Status::NotSupported(
+        "WriteBatch holds two-phase commit markers, which only a "
+        "TransactionDB writes");
   }
   const bool recovering_;
 };
