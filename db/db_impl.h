@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -135,6 +136,48 @@ class DBImpl final : public DB {
   }
   // Every entry of user_key in the memtables and files, newest source first, as text.
   std::string TEST_KeyVersions(const Slice& user_key);
+
+  // ---- For transactions (utilities/transactions/). Two-phase commit needs allow_2pc.
+  //
+  // A write of the transaction layer (WriteTxn, db_impl_write.cc):
+  //   wal_only   `batch` reaches the WAL alone and consumes no sequence: a prepare
+  //              (BeginPrepare, the records, EndPrepare(xid): WriteBatchInternal::
+  //              MarkEndPrepare) or a Rollback(xid) marker. A WAL holding a prepare is kept
+  //              (with the ones after it) until MarkPrepareResolved names it.
+  //   txn_batch  commit of a prepared transaction: the WAL gets `batch` (the commit-time
+  //              records, then Commit(xid)); the memtable gets `batch`'s records, then
+  //              txn_batch's (the prepared ones, not logged again), numbered on from
+  //              `batch`'s. prep_log: the WAL holding the prepare, kept until the memtable
+  //              these records go to is flushed.
+  // *log_used (may be null): the WAL the batch went to. *seq_used (may be null): the first
+  // sequence of the write's records (wal_only: the last sequence published before it).
+  struct TxnWrite {
+    bool wal_only = false;
+    const WriteBatch* txn_batch = nullptr;
+    uint64_t prep_log = 0;
+    uint64_t* log_used = nullptr;
+    SequenceNumber* seq_used = nullptr;
+  };
+  Status WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite& t);
+  // The prepare in WAL `log` was committed or rolled back: that WAL need no longer be kept
+  // for it (once the commit's memtable is flushed, for a commit).
+  void MarkPrepareResolved(uint64_t log);
+  // Prepared transactions that recovery found unresolved in the WAL (allow_2pc), by name.
+  // Each keeps its WAL until MarkPrepareResolved(log_number). The caller takes them: a
+  // second call returns none.
+  struct RecoveredTransaction {
+    uint64_t log_number = 0;  // the WAL holding the prepare
+    WriteBatch batch;         // the prepared records (no markers)
+  };
+  std::map<std::string, RecoveredTransaction> TakeRecoveredTransactions();
+
+  // Conflict checks (db_impl_txn.cc). The newest sequence at which key was written (Put,
+  // Merge, Delete or SingleDelete) in the current memtables and, unless cache_only, the
+  // files: *found tells whether any was. With cache_only and nothing found, *seq is the
+  // smallest sequence the memtables hold (kMaxSequenceNumber if empty), so that a caller
+  // can tell whether their history reaches back far enough (else TryAgain).
+  Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
+                                 bool* found);
 
  private:
   friend class DB;
