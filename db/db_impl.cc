@@ -181,7 +181,12 @@ void DBImpl::DeleteObsoleteFiles() {
   if (!bg_error_.ok()) return;  // the state of the files may be unknown
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
-  const uint64_t min_log = default_cf_->MinLogNumberToKeep();
+  uint64_t min_log = default_cf_->MinLogNumberToKeep();
+  // Two-phase commit: only what the MANIFEST says recovery no longer reads (a prepare
+  // resolved since the last flush still has its WAL read by a recovery until then).
+  if (options_.allow_2pc && versions_->MinLogNumberToKeep() != 0) {
+    min_log = std::min(min_log, versions_->MinLogNumberToKeep());
+  }
   const uint64_t manifest = versions_->ManifestFileNumber();
 
   std::vector<std::string> children;

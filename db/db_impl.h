@@ -28,9 +28,11 @@
 #include "db/compaction_picker.h"
 #include "db/internal_stats.h"
 #include "db/log_writer.h"
+#include "db/prepared_logs.h"
 #include "db/snapshot_impl.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
+#include "db/wal_replay.h"
 #include "db/write_controller.h"
 #include "db/write_thread.h"
 #include "options/option_table.h"
@@ -165,10 +167,7 @@ class DBImpl final : public DB {
   // Prepared transactions that recovery found unresolved in the WAL (allow_2pc), by name.
   // Each keeps its WAL until MarkPrepareResolved(log_number). The caller takes them: a
   // second call returns none.
-  struct RecoveredTransaction {
-    uint64_t log_number = 0;  // the WAL holding the prepare
-    WriteBatch batch;         // the prepared records (no markers)
-  };
+  using RecoveredTransaction = ::shale::RecoveredTransaction;  // db/wal_replay.h
   std::map<std::string, RecoveredTransaction> TakeRecoveredTransactions();
 
   // Conflict checks (db_impl_txn.cc). The newest sequence at which key was written (Put,
@@ -221,18 +220,23 @@ class DBImpl final : public DB {
   // Write path (write_thread / db_impl_write.cc). disable_memtable: a batch without keys
   // that only goes to the WAL (the second queue with two_write_queues).
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable = false);
+  // Takes w (its batch checked, its transaction fields set) through the write queues.
+  Status RunWriter(const WriteOptions& o, WriteThread::Writer* w);
   Status UnorderedWriteImpl(WriteThread::Writer* w);
   Status WriteWalOnly(WriteThread::Writer* w);
   // The leader's part before the memtable: makes room, forms the group, logs it (one WAL
   // record, one sync), and assigns each member its sequence and memtable. On error the
   // group is formed but nothing of it is logged or allocated.
   Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
-  // Appends record to the WAL (syncing if asked), numbering it from last_allocated_ + 1
-  // (*first) and allocating count sequences once it is logged; under log_mutex_ with two
-  // write queues.
-  Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
+  // Appends record (group's batches) to the WAL (syncing if asked), numbering it from
+  // last_allocated_ + 1 (*first) and allocating count sequences once it is logged; under
+  // log_mutex_ with two write queues. *log_number: the WAL's; each member learns it, and
+  // the WAL of a prepare is counted in prepared_logs_.
+  Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
+                     uint64_t* log_number, const WriteThread::WriteGroup* group);
   // The same, by the only appender: log_mutex_ held, or a single queue's WAL leader.
-  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first);
+  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
+                              uint64_t* log_number, const WriteThread::WriteGroup* group);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
   // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
@@ -279,6 +283,10 @@ class DBImpl final : public DB {
 
   // Deletes files no live Version, memtable or pending output needs.
   void DeleteObsoleteFiles() REQUIRES(DB_MUTEX);
+  // allow_2pc: the oldest WAL recovery will need once the MANIFEST's log number is
+  // data_log: that one, or an older WAL holding an unresolved prepare or the prepared
+  // records of a commit in a memtable not yet flushed (other than the flushing one, skip).
+  uint64_t MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) REQUIRES(DB_MUTEX);
   void InstallNewSuperVersion() REQUIRES(DB_MUTEX);
   void RecordBackgroundError(const Status& s) REQUIRES(DB_MUTEX);
   // Makes next the options in effect (db_impl_options.cc): the picker, the write
@@ -378,6 +386,9 @@ class DBImpl final : public DB {
   // logged). Published: what new reads and snapshots see (see db_impl_write.cc).
   std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};
+  // Two-phase commit: WALs holding unresolved prepares, and those recovery found.
+  PreparedLogs prepared_logs_;
+  std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
   WriteThread write_thread_;
   WriteThread nonmem_write_thread_;           // two_write_queues: WAL-only writes
   WriteBatch group_batch_;                    // the main queue's WAL leader's group record

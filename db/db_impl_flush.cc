@@ -82,6 +82,7 @@ Status DBImpl::FlushOldestImmutable() {
                                                           : default_cf_->mem()->GetLogNumber();
   edit.SetLogNumber(next_log);
   edit.SetPrevLogNumber(0);
+  if (options_.allow_2pc) edit.SetMinLogNumberToKeep(MinLogToKeepFor2PC(next_log, mem));
   edit.SetLastSequence(last_published_.load(std::memory_order_acquire));
   s = versions_->LogAndApply(&edit);
   pending_outputs_.erase(number);

@@ -133,7 +133,11 @@ Status DBImpl::Recover() {
   s = env_->GetChildren(dbname_, &children);
   if (!s.ok()) return s;
   std::vector<uint64_t> logs;
-  const uint64_t min_log = versions_->LogNumber();
+  // Two-phase commit may need older WALs too, for their prepared transactions.
+  uint64_t min_log = versions_->LogNumber();
+  if (versions_->MinLogNumberToKeep() != 0) {
+    min_log = std::min(min_log, versions_->MinLogNumberToKeep());
+  }
   for (const std::string& name : children) {
     uint64_t number;
     FileType type;
@@ -165,6 +169,15 @@ Status DBImpl::Recover() {
   log_ = std::make_unique<log::Writer>(std::move(file), logfile_number_);
   edit.SetLogNumber(logfile_number_);
   edit.SetPrevLogNumber(0);
+  // The recovered prepared transactions keep their WALs; without allow_2pc none is left.
+  if (options_.allow_2pc || versions_->MinLogNumberToKeep() != 0) {
+    uint64_t keep = logfile_number_;
+    for (const auto& [name, txn] : recovered_txns_) {
+      prepared_logs_.Add(txn.log_number);
+      keep = std::min(keep, txn.log_number);
+    }
+    edit.SetMinLogNumberToKeep(keep);
+  }
   edit.SetLastSequence(max_sequence);
   s = versions_->LogAndApply(&edit);
   return s;
@@ -206,6 +219,7 @@ Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
 Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                                SequenceNumber* max_sequence) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
+  WalReplayer replayer(options_.allow_2pc, versions_->LogNumber());
   MemTable* mem = nullptr;
   Status s;
   // kPointInTimeRecovery: after damage (a corrupted record, or an incomplete one at the
@@ -223,6 +237,9 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
 
   for (uint64_t log_number : logs) {
     if (stop_replay) break;
+    // A WAL older than the MANIFEST's log number is read only for two-phase commit's
+    // prepared sections and markers: sequence continuity is not checked across it.
+    const bool data_log = replayer.AppliesRecordsOf(log_number);
     const std::string fname = LogFileName(dbname_, log_number);
     std::unique_ptr<SequentialFile> file;
     s = env_->NewSequentialFile(fname, &file, EnvOptions());
@@ -252,7 +269,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         if (skip_damage) continue;
         break;
       }
-      if (after_damage) {
+      if (after_damage && data_log) {
         if (WriteBatchInternal::Sequence(&batch) != *max_sequence + 1) {
           SHALE_LOG_WARN(info_log_,
                          "Point-in-time recovery stops at %s: its first batch (sequence %" PRIu64
@@ -264,13 +281,14 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         }
         after_damage = false;
       }
-      if (mem == nullptr) {
+      if (mem == nullptr && data_log) {
         mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
                            current_options_->arena_block_size,
                            current_options_->memtable_huge_page_size);
         mem->Ref();
       }
-      s = WriteBatchInternal::InsertInto(&batch, mem);
+      SequenceNumber next_seq;
+      s = replayer.Apply(batch, log_number, mem, &next_seq);
       if (s.IsNotSupported()) break;  // a prepared transaction: not damage, fails the open
       if (!s.ok()) {
         reporter.Corruption(record.size(), Status::Corruption(fname, s.ToString()));
@@ -278,10 +296,11 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         if (skip_damage) continue;
         break;
       }
-      const SequenceNumber last =
-          WriteBatchInternal::Sequence(&batch) + WriteBatchInternal::Count(&batch) - 1;
-      *max_sequence = std::max(*max_sequence, last);
-      if (mem->ShouldFlush()) {
+      // The numbers records took (a prepare takes none, a commit's prepared records theirs).
+      if (next_seq > WriteBatchInternal::Sequence(&batch)) {
+        *max_sequence = std::max(*max_sequence, next_seq - 1);
+      }
+      if (mem != nullptr && mem->ShouldFlush()) {
         s = flush_mem();
         if (!s.ok()) break;
       }
@@ -289,7 +308,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
     if (s.ok() && !reporter.io_error.ok()) s = reporter.io_error;
     if (!s.ok()) break;  // an I/O error or a failed flush: recovery fails in every mode
     if (stop_replay) break;
-    if (mode == WALRecoveryMode::kPointInTimeRecovery && reader.EndedInTornRecord()) {
+    if (mode == WALRecoveryMode::kPointInTimeRecovery && reader.EndedInTornRecord() && data_log) {
       after_damage = true;
     }
     if (!reporter.status.ok()) {
@@ -302,7 +321,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
           // Keep the consistent prefix before the damage; later logs only if they continue
           // it without a gap.
           s = Status::OK();
-          after_damage = true;
+          if (data_log) after_damage = true;
           break;
         case WALRecoveryMode::kTolerateCorruptedTailRecords:
         case WALRecoveryMode::kAbsoluteConsistency: s = reporter.status; break;
@@ -315,6 +334,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   } else if (mem != nullptr) {
     mem->Unref();
   }
+  if (s.ok()) recovered_txns_ = replayer.TakePrepared();
   return s;
 }
 

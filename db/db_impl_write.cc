@@ -69,25 +69,75 @@ using Writer = WriteThread::Writer;
 using WriteGroup = WriteThread::WriteGroup;
 
 Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable) {
-  if (o.sync && o.disableWAL) {
-    return Status::InvalidArgument("Sync writes has to enable WAL.");
-  }
   Writer w;
   w.batch = batch;
-  w.sync = o.sync;
-  w.disable_wal = o.disableWAL;
-  w.no_slowdown = o.no_slowdown;
+  w.wal_only = disable_memtable;
   // A malformed batch fails here, for its own writer only, before it reaches the WAL.
-  Status s = WriteBatchInternal::ValidateForWrite(batch, &w.has_merge);
+  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/false, &w.has_merge);
   if (!s.ok()) return s;
   if (disable_memtable) {
     if (WriteBatchInternal::Count(batch) != 0) {
       return Status::InvalidArgument("a WAL-only write may hold no keys");
     }
-    if (o.disableWAL) return Status::InvalidArgument("a WAL-only write needs the WAL");
-    if (options_.two_write_queues) return WriteWalOnly(&w);
   } else if (WriteBatchInternal::Count(batch) == 0) {
     return Status::OK();  // nothing to apply
+  }
+  w.seq_count = disable_memtable ? 0 : WriteBatchInternal::Count(batch);
+  return RunWriter(o, &w);
+}
+
+Status DBImpl::WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite& t) {
+  if (batch == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+  Writer w;
+  w.batch = batch;
+  w.wal_only = t.wal_only;
+  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/true, &w.has_merge);
+  if (!s.ok()) return s;
+  w.prepares = batch->HasBeginPrepare();
+  if (w.prepares && !options_.allow_2pc) {
+    return Status::NotSupported("a prepared transaction needs allow_2pc (TransactionDB)");
+  }
+  if (t.wal_only) {
+    if (t.txn_batch != nullptr) return Status::InvalidArgument("a WAL-only write inserts nothing");
+    if (WriteBatchInternal::Count(batch) != 0 && !w.prepares) {
+      return Status::InvalidArgument("a WAL-only write holds keys only in a prepared section");
+    }
+  } else {
+    if (w.prepares) return Status::InvalidArgument("a prepared section is written WAL-only");
+    w.seq_count = WriteBatchInternal::Count(batch);
+    if (t.txn_batch != nullptr) {
+      bool txn_merge = false;
+      s = WriteBatchInternal::ValidateForWrite(t.txn_batch, /*txn_markers=*/false, &txn_merge);
+      if (!s.ok()) return s;
+      w.has_merge = w.has_merge || txn_merge;
+      w.txn_batch = t.txn_batch;
+      w.prep_log = t.prep_log;
+      w.seq_count += WriteBatchInternal::Count(t.txn_batch);
+    }
+  }
+  s = RunWriter(o, &w);
+  if (t.log_used != nullptr) *t.log_used = w.log_used;
+  if (t.seq_used != nullptr) {
+    *t.seq_used = w.wal_only ? last_published_.load(std::memory_order_acquire) : w.sequence;
+  }
+  return s;
+}
+
+Status DBImpl::RunWriter(const WriteOptions& o, Writer* writer) {
+  if (o.sync && o.disableWAL) {
+    return Status::InvalidArgument("Sync writes has to enable WAL.");
+  }
+  Writer& w = *writer;
+  w.sync = o.sync;
+  w.disable_wal = o.disableWAL;
+  w.no_slowdown = o.no_slowdown;
+  Status s;
+  if (w.wal_only) {
+    if (o.disableWAL) return Status::InvalidArgument("a WAL-only write needs the WAL");
+    if (options_.two_write_queues) return WriteWalOnly(&w);
+  } else if (w.txn_batch != nullptr && o.disableWAL) {
+    // The commit marker is what makes the prepared records part of the DB at recovery.
+    return Status::InvalidArgument("a commit of a prepared transaction needs the WAL");
   }
 
   StopWatch write_timer(env_, stats_, DB_WRITE);
@@ -177,7 +227,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   }
 
   uint64_t count = 0;
-  group->ForEach([&](Writer* m) { count += WriteBatchInternal::Count(m->batch); });
+  group->ForEach([&](Writer* m) { count += m->seq_count; });
 
   InternalStats& stats = *internal_stats_;
   stats.writes.fetch_add(group->size, std::memory_order_relaxed);
@@ -205,7 +255,8 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
       group->ForEach(
           [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
     }
-    s = AppendToWal(record, leader->sync, count, &first);
+    uint64_t log_number = 0;
+    s = AppendToWal(record, leader->sync, count, &first, &log_number, group);
     stats.write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
     RecordTick(stats_, WRITE_WITH_WAL, group->size);
     if (!s.ok()) {
@@ -223,21 +274,26 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   group->ForEach([&](Writer* m) {
     m->sequence = next;
     m->mem = mem;
-    next += WriteBatchInternal::Count(m->batch);
+    next += m->seq_count;
   });
   group->last_sequence = next - 1;
   return Status::OK();
 }
 
-Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first) {
+Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
+                           uint64_t* log_number, const WriteGroup* group) {
   // With one queue, its WAL leader is the only appender (and the one that switches WALs).
-  if (!options_.two_write_queues) return AppendToWalExclusive(record, sync, count, first);
+  if (!options_.two_write_queues) {
+    return AppendToWalExclusive(record, sync, count, first, log_number, group);
+  }
   MutexLock log_lock(&log_mutex_);
-  return AppendToWalExclusive(record, sync, count, first);
+  return AppendToWalExclusive(record, sync, count, first, log_number, group);
 }
 
 Status DBImpl::AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count,
-                                    SequenceNumber* first) {
+                                    SequenceNumber* first, uint64_t* log_number,
+                                    const WriteGroup* group) {
+  *log_number = log_->log_number();
   *first = last_allocated_.load(std::memory_order_relaxed) + 1;
   WriteBatchInternal::SetSequence(record, *first);
   const Slice contents = WriteBatchInternal::Contents(record);
@@ -252,12 +308,26 @@ Status DBImpl::AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t coun
   }
   // Allocated only once logged, under the same lock: WAL order is sequence order.
   if (s.ok()) last_allocated_.store(*first + count - 1, std::memory_order_relaxed);
+  // A prepare's WAL is kept from here on: no memtable switch (which needs this thread's
+  // queue, or log_mutex_) can retire it before it is counted.
+  group->ForEach([&](Writer* m) {
+    m->log_used = s.ok() ? *log_number : 0;
+    if (s.ok() && m->prepares) prepared_logs_.Add(*log_number);
+  });
   return s;
 }
 
 void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
+  if (w->wal_only) return;  // logged only (a prepare or a marker)
   if (test_before_insert_) test_before_insert_();
   w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent, this);
+  if (w->status.ok() && w->txn_batch != nullptr) {
+    // Before the commit returns and the prepare is resolved: its WAL then stays until this
+    // memtable is flushed.
+    w->mem->RefLogContainingPrepSection(w->prep_log);
+    w->status = WriteBatchInternal::InsertInto(
+        w->txn_batch, w->sequence + WriteBatchInternal::Count(w->batch), w->mem, concurrent, this);
+  }
 }
 
 void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
@@ -294,8 +364,9 @@ Status DBImpl::WriteWalOnly(Writer* w) {
       group.ForEach(
           [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
     }
-    SequenceNumber first;  // the next sequence; a batch without keys consumes none
-    s = AppendToWal(record, w->sync, /*count=*/0, &first);
+    SequenceNumber first;  // the next sequence; a WAL-only batch consumes none
+    uint64_t log_number = 0;
+    s = AppendToWal(record, w->sync, /*count=*/0, &first, &log_number, &group);
     if (!s.ok()) {
       DbLock l(this);
       RecordBackgroundError(s);

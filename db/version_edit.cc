@@ -17,6 +17,7 @@ enum Tag : uint32_t {
   kDeletedFile = 6,
   kNewFile = 7,  // shale's layout, see EncodeNewFile
   kPrevLogNumber = 9,
+  kMinLogNumberToKeep = 10,  // as RocksDB's; not ignorable: skipping it would lose prepares
   kColumnFamily = 200,
 };
 
@@ -101,6 +102,10 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint32(dst, kPrevLogNumber);
     PutVarint64(dst, prev_log_number_);
   }
+  if (has_min_log_number_to_keep_) {
+    PutVarint32(dst, kMinLogNumberToKeep);
+    PutVarint64(dst, min_log_number_to_keep_);
+  }
   if (has_next_file_number_) {
     PutVarint32(dst, kNextFileNumber);
     PutVarint64(dst, next_file_number_);
@@ -153,6 +158,13 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
           has_prev_log_number_ = true;
         } else {
           msg = "previous log number";
+        }
+        break;
+      case kMinLogNumberToKeep:
+        if (GetVarint64(&input, &min_log_number_to_keep_)) {
+          has_min_log_number_to_keep_ = true;
+        } else {
+          msg = "min log number to keep";
         }
         break;
       case kNextFileNumber:
@@ -208,6 +220,10 @@ std::string VersionEdit::DebugString() const {
   }
   if (has_prev_log_number_) {
     snprintf(buf, sizeof(buf), "\n  PrevLogNumber: %" PRIu64, prev_log_number_);
+    r += buf;
+  }
+  if (has_min_log_number_to_keep_) {
+    snprintf(buf, sizeof(buf), "\n  MinLogNumberToKeep: %" PRIu64, min_log_number_to_keep_);
     r += buf;
   }
   if (has_next_file_number_) {

@@ -59,6 +59,13 @@ class VersionEdit {
     has_prev_log_number_ = true;
     prev_log_number_ = num;
   }
+  // Two-phase commit: WALs from this number on may hold prepared transactions recovery must
+  // rebuild (or the prepared records a commit in a later WAL refers to), even below the
+  // log number.
+  void SetMinLogNumberToKeep(uint64_t num) {
+    has_min_log_number_to_keep_ = true;
+    min_log_number_to_keep_ = num;
+  }
   void SetNextFile(uint64_t num) {
     has_next_file_number_ = true;
     next_file_number_ = num;
@@ -81,6 +88,8 @@ class VersionEdit {
   uint64_t log_number() const { return log_number_; }
   bool has_prev_log_number() const { return has_prev_log_number_; }
   uint64_t prev_log_number() const { return prev_log_number_; }
+  bool has_min_log_number_to_keep() const { return has_min_log_number_to_keep_; }
+  uint64_t min_log_number_to_keep() const { return min_log_number_to_keep_; }
   bool has_next_file_number() const { return has_next_file_number_; }
   uint64_t next_file_number() const { return next_file_number_; }
   bool has_last_sequence() const { return has_last_sequence_; }
@@ -104,12 +113,14 @@ class VersionEdit {
   std::string comparator_;
   uint64_t log_number_ = 0;
   uint64_t prev_log_number_ = 0;
+  uint64_t min_log_number_to_keep_ = 0;
   uint64_t next_file_number_ = 0;
   SequenceNumber last_sequence_ = 0;
   uint32_t column_family_ = 0;
   bool has_comparator_ = false;
   bool has_log_number_ = false;
   bool has_prev_log_number_ = false;
+  bool has_min_log_number_to_keep_ = false;
   bool has_next_file_number_ = false;
   bool has_last_sequence_ = false;
 

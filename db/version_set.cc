@@ -135,6 +135,10 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
   } else {
     if (!edit->has_log_number()) edit->SetLogNumber(log_number_);
     if (!edit->has_prev_log_number()) edit->SetPrevLogNumber(prev_log_number_);
+    // Every edit repeats it, so the one after a new MANIFEST's snapshot carries it too.
+    if (!edit->has_min_log_number_to_keep() && min_log_number_to_keep_ != 0) {
+      edit->SetMinLogNumberToKeep(min_log_number_to_keep_);
+    }
     if (!edit->has_last_sequence()) edit->SetLastSequence(LastSequence());
     s = BuildVersion(*edit, &v);
   }
@@ -156,6 +160,9 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
       AppendVersion(v);
       log_number_ = edit->log_number();
       prev_log_number_ = edit->prev_log_number();
+      if (edit->has_min_log_number_to_keep()) {
+        min_log_number_to_keep_ = edit->min_log_number_to_keep();
+      }
       if (edit->last_sequence() > LastSequence()) SetLastSequence(edit->last_sequence());
       if (new_manifest != 0) manifest_file_number_.store(new_manifest);
     } else {
@@ -232,7 +239,7 @@ Status VersionSet::Recover() {
   VersionBuilder builder(icmp_, num_levels_, nullptr);
   bool have_log_number = false, have_prev_log_number = false;
   bool have_next_file = false, have_last_sequence = false;
-  uint64_t log_number = 0, prev_log_number = 0, next_file = 0;
+  uint64_t log_number = 0, prev_log_number = 0, next_file = 0, min_log_to_keep = 0;
   SequenceNumber last_sequence = 0;
   uint64_t max_file_number = 0;
   Status tail_damage;  // damage dropped as an unsynced tail, reported if nothing usable came before
@@ -273,6 +280,7 @@ Status VersionSet::Recover() {
         have_prev_log_number = true;
         prev_log_number = edit.prev_log_number();
       }
+      if (edit.has_min_log_number_to_keep()) min_log_to_keep = edit.min_log_number_to_keep();
       if (edit.has_next_file_number()) {
         have_next_file = true;
         next_file = edit.next_file_number();
@@ -316,6 +324,7 @@ Status VersionSet::Recover() {
   MarkFileNumberUsed(prev_log_number);
   log_number_ = log_number;
   prev_log_number_ = prev_log_number;
+  min_log_number_to_keep_ = min_log_to_keep;
   SetLastSequence(last_sequence);
   return Status::OK();
 }

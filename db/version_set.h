@@ -100,6 +100,10 @@ class VersionSet {
   // WAL files with numbers below this hold nothing that is not in an SST file.
   uint64_t LogNumber() const REQUIRES(db_mutex_) { return log_number_; }
   uint64_t PrevLogNumber() const REQUIRES(db_mutex_) { return prev_log_number_; }
+  // Two-phase commit (allow_2pc): the oldest WAL recovery must read (for prepared
+  // transactions; their records below LogNumber are already in SST files). 0 when no edit
+  // set it: then LogNumber.
+  uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_) { return min_log_number_to_keep_; }
   // The live MANIFEST; thread-safe. A MANIFEST with a larger number may be one being
   // written, and while CURRENT is switched to it, TempFileName(that number) exists: keep
   // MANIFEST and .dbtmp files numbered >= this, delete smaller MANIFESTs.
@@ -146,6 +150,7 @@ class VersionSet {
   // until more are supported.
   uint64_t log_number_ GUARDED_BY(db_mutex_) = 0;
   uint64_t prev_log_number_ GUARDED_BY(db_mutex_) = 0;
+  uint64_t min_log_number_to_keep_ GUARDED_BY(db_mutex_) = 0;
   Version* current_ GUARDED_BY(db_mutex_) = nullptr;  // referenced
 
   // Callers of LogAndApply, served front first.

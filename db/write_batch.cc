@@ -166,12 +166,20 @@ KindRecorder Kinds(const std::string& rep) {
 // RocksDB's recovery passes over one whose prepared section it does not hold.
 class ColumnFamilyChecker : public WriteBatch::Handler {
  public:
-  explicit ColumnFamilyChecker(bool recovering) : recovering_(recovering) {}
+  // txn_markers: a transaction's own write (DBImpl::WriteTxn), which may hold markers.
+  explicit ColumnFamilyChecker(bool recovering, bool txn_markers = false)
+      : recovering_(recovering), txn_markers_(txn_markers) {}
   bool has_merge = false;
-  Status MarkBeginPrepare(bool) override { return RefusePrepare(); }
-  Status MarkEndPrepare(const Slice&) override { return RefusePrepare(); }
-  Status MarkCommit(const Slice&) override { return recovering_ ? Status::OK() : RefuseWrite(); }
-  Status MarkRollback(const Slice&) override { return recovering_ ? Status::OK() : RefuseWrite(); }
+  Status MarkBeginPrepare(bool) override { return txn_markers_ ? Status::OK() : RefusePrepare(); }
+  Status MarkEndPrepare(const Slice&) override {
+    return txn_markers_ ? Status::OK() : RefusePrepare();
+  }
+  Status MarkCommit(const Slice&) override {
+    return recovering_ || txn_markers_ ? Status::OK() : RefuseWrite();
+  }
+  Status MarkRollback(const Slice&) override {
+    return recovering_ || txn_markers_ ? Status::OK() : RefuseWrite();
+  }
   Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
   Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
   Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
@@ -198,6 +206,7 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
         "TransactionDB writes");
   }
   const bool recovering_;
+  const bool txn_markers_;
 };
 
 class MemTableInserter : public WriteBatch::Handler {
@@ -429,8 +438,9 @@ void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
   PutLengthPrefixedSlice(&batch->rep_, xid);
 }
 
-Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool* has_merge) {
-  ColumnFamilyChecker checker(/*recovering=*/false);
+Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_markers,
+                                            bool* has_merge) {
+  ColumnFamilyChecker checker(/*recovering=*/false, txn_markers);
   Status s = IterateRep(batch->rep_, &checker);
   *has_merge = checker.has_merge;
   return s;

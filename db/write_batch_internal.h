@@ -54,10 +54,10 @@ class WriteBatchInternal {
   static void MarkRollback(WriteBatch* batch, const Slice& xid);
 
   // Checks a batch before it joins a write group: well formed (Corruption otherwise),
-  // naming only column family 0 (InvalidArgument otherwise) and holding no two-phase
-  // commit marker but Noop (NotSupported: no TransactionDB yet). *has_merge: it holds a
-  // Merge.
-  static Status ValidateForWrite(const WriteBatch* batch, bool* has_merge);
+  // naming only column family 0 (InvalidArgument otherwise) and, unless txn_markers (a
+  // transaction's own write), holding no two-phase commit marker but Noop (NotSupported:
+  // only a TransactionDB writes them). *has_merge: it holds a Merge.
+  static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
   // first_seq upward (the batch's own header is not read). concurrent and db as below.

@@ -69,9 +69,19 @@ class WriteThread {
     bool disable_wal = false;
     bool no_slowdown = false;
     bool has_merge = false;  // the batch holds a Merge: its group inserts serially
+    // Transactions (DBImpl::WriteTxn). wal_only: the batch is logged, never inserted, and
+    // takes no sequence; prepares: it holds a prepared section, whose WAL must be kept.
+    // txn_batch: inserted after batch, numbered on from it, never logged (a commit's
+    // prepared records, logged at Prepare in WAL prep_log).
+    bool wal_only = false;
+    bool prepares = false;
+    const WriteBatch* txn_batch = nullptr;
+    uint64_t prep_log = 0;
+    uint64_t seq_count = 0;  // sequences the write takes: the records it inserts
     // Set by the leader before it hands the writer a new state.
     SequenceNumber sequence = 0;  // the batch's first sequence number
     MemTable* mem = nullptr;      // where the batch goes (parallel and unordered inserts)
+    uint64_t log_used = 0;        // the WAL it was logged to (0: none)
     WriteGroup* group = nullptr;  // set while a group's memtable stage runs
     Status status;
     bool handed_leadership = false;  // led after waiting in the queue (set by the writer)

@@ -92,6 +92,19 @@ class MemTable {
   // The WAL file number this memtable's data came from (set by db/), for WAL GC.
   void SetLogNumber(uint64_t n) { log_number_.store(n, std::memory_order_relaxed); }
   uint64_t GetLogNumber() const { return log_number_.load(std::memory_order_relaxed); }
+  // Two-phase commit: a committed transaction whose prepared records (logged once, at
+  // Prepare) are in WAL `log` was inserted here; that WAL is needed to replay this
+  // memtable until it is flushed. Thread-safe.
+  void RefLogContainingPrepSection(uint64_t log) {
+    uint64_t cur = min_prep_log_.load(std::memory_order_relaxed);
+    while ((cur == 0 || log < cur) &&
+           !min_prep_log_.compare_exchange_weak(cur, log, std::memory_order_relaxed)) {
+    }
+  }
+  // The smallest such WAL, 0 if none.
+  uint64_t MinLogContainingPrepSection() const {
+    return min_prep_log_.load(std::memory_order_relaxed);
+  }
 
   const InternalKeyComparator& internal_comparator() const { return comparator_.icmp; }
 
@@ -126,6 +139,7 @@ class MemTable {
   std::atomic<uint64_t> num_deletes_{0};
   std::atomic<SequenceNumber> first_seqno_{kMaxSequenceNumber};
   std::atomic<uint64_t> log_number_{0};
+  std::atomic<uint64_t> min_prep_log_{0};
   const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
 };
 

@@ -204,6 +204,12 @@ struct DBOptions {
   // with enable_pipelined_write: Open returns NotSupported (RocksDB refuses every write
   // instead). Default: false.
   bool two_write_queues = false;
+  // Two-phase commit, for transactions (TransactionDB::Open sets it): the WAL may hold
+  // prepared batches (between BeginPrepare and EndPrepare markers) that a later Commit or
+  // Rollback marker resolves. Recovery rebuilds the unresolved ones, and a WAL holding one
+  // is kept, with every WAL after it, until it is resolved and its commit flushed. A WAL
+  // with a prepared batch refuses to open without it. Default: false.
+  bool allow_2pc = false;
   // How a writer waits for its group's leader: it spins briefly, then, with adaptive
   // yield, yields the CPU for up to write_thread_max_yield_usec (giving up early once
   // yields take longer than write_thread_slow_yield_usec, a sign of a busy CPU), then

@@ -37,6 +37,7 @@ VersionEdit FullEdit() {
   edit.SetComparatorName("shale.BytewiseComparator");
   edit.SetLogNumber(17);
   edit.SetPrevLogNumber(16);
+  edit.SetMinLogNumberToKeep(12);
   edit.SetNextFile(1ull << 40);
   edit.SetLastSequence(kMaxSequenceNumber);
   edit.SetColumnFamily(0);
@@ -60,6 +61,8 @@ TEST(VersionEditTest, RoundTrip) {
   EXPECT_EQ("shale.BytewiseComparator", parsed.comparator());
   EXPECT_EQ(17u, parsed.log_number());
   EXPECT_EQ(16u, parsed.prev_log_number());
+  EXPECT_TRUE(parsed.has_min_log_number_to_keep());
+  EXPECT_EQ(12u, parsed.min_log_number_to_keep());
   EXPECT_EQ(1ull << 40, parsed.next_file_number());
   EXPECT_EQ(kMaxSequenceNumber, parsed.last_sequence());
   EXPECT_EQ(0u, parsed.column_family());

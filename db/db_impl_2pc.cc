@@ -1,0 +1,34 @@
+// Two-phase commit's bookkeeping in the DB (allow_2pc): which WALs must outlive their
+// flushes because they hold prepared records, and the prepared transactions recovery found.
+// The writes themselves go through DBImpl::WriteTxn (db_impl_write.cc); recovery's replay
+// is db/wal_replay.cc.
+#include <algorithm>
+
+#include "db/db_impl.h"
+
+namespace shale {
+
+void DBImpl::MarkPrepareResolved(uint64_t log) { prepared_logs_.Remove(log); }
+
+std::map<std::string, DBImpl::RecoveredTransaction> DBImpl::TakeRecoveredTransactions() {
+  DbLock l(this);
+  return std::move(recovered_txns_);
+}
+
+uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) {
+  uint64_t keep = data_log;
+  auto consider = [&keep](uint64_t log) {
+    if (log != 0) keep = std::min(keep, log);
+  };
+  // A prepare is counted before the write that logged it returns, and resolved only after
+  // its commit's records are in a memtable (which then holds the reference): between the
+  // two, one of these always names the WAL.
+  consider(prepared_logs_.Min());
+  for (const MemTable* m : default_cf_->imm()) {
+    if (m != skip) consider(m->MinLogContainingPrepSection());
+  }
+  consider(default_cf_->mem()->MinLogContainingPrepSection());
+  return keep;
+}
+
+}  // namespace shale

@@ -1,0 +1,137 @@
+#include "db/wal_replay.h"
+
+#include <set>
+#include <utility>
+
+#include "db/write_batch_internal.h"
+#include "memtable/memtable.h"
+#include "util/dbformat.h"
+
+namespace shale {
+
+// One walk over a batch: the checking pass changes nothing; the applying pass inserts into
+// the memtable and updates the replayer's prepared transactions.
+class WalReplayer::Pass : public WriteBatch::Handler {
+ public:
+  Pass(WalReplayer* r, bool apply, uint64_t log, MemTable* mem, SequenceNumber seq)
+      : r_(r), apply_(apply), log_(log), mem_(mem), seq_(seq) {}
+
+  SequenceNumber next_seq() const { return seq_; }
+  bool in_prepare() const { return in_prepare_; }
+
+  Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    return Record(kTypeValue, cf, key, value);
+  }
+  Status DeleteCF(uint32_t cf, const Slice& key) override {
+    return Record(kTypeDeletion, cf, key, Slice());
+  }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
+    return Record(kTypeSingleDeletion, cf, key, Slice());
+  }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    return Record(kTypeMerge, cf, key, value);
+  }
+
+  Status MarkBeginPrepare(bool) override {
+    if (!r_->allow_2pc_) {
+      return Status::NotSupported(
+          "WAL contains prepared transactions. Open with TransactionDB::Open().");
+    }
+    if (in_prepare_)
+      return Status::Corruption("WAL batch", "BeginPrepare inside a prepared section");
+    in_prepare_ = true;
+    section_.Clear();
+    return Status::OK();
+  }
+
+  Status MarkEndPrepare(const Slice& xid) override {
+    if (!in_prepare_) return Status::Corruption("WAL batch", "EndPrepare without BeginPrepare");
+    in_prepare_ = false;
+    const std::string name = xid.ToString();
+    if (r_->prepared_.count(name) > 0 || names_.count(name) > 0) {
+      return Status::Corruption("WAL batch", "transaction " + name + " prepared twice");
+    }
+    names_.insert(name);
+    if (apply_) {
+      RecoveredTransaction& t = r_->prepared_[name];
+      t.log_number = log_;
+      t.batch = std::move(section_);
+      section_.Clear();
+    }
+    return Status::OK();
+  }
+
+  Status MarkCommit(const Slice& xid) override {
+    if (in_prepare_) return Status::Corruption("WAL batch", "Commit inside a prepared section");
+    auto it = r_->prepared_.find(xid.ToString());
+    if (it == r_->prepared_.end()) {
+      if (r_->allow_2pc_ && r_->AppliesRecordsOf(log_)) {
+        // The commit's memtable was never flushed, so the prepare's WAL had to be kept.
+        return Status::Corruption("WAL batch", "commit of transaction " + xid.ToString() +
+                                                   " whose prepared records no WAL holds");
+      }
+      return Status::OK();
+    }
+    if (!apply_) return Status::OK();
+    // The prepared records take their sequence numbers here, where the live commit gave
+    // them theirs; in an older WAL they are already in SST files and only count.
+    Status s = it->second.batch.Iterate(this);
+    r_->prepared_.erase(it);
+    return s;
+  }
+
+  Status MarkRollback(const Slice& xid) override {
+    if (in_prepare_) return Status::Corruption("WAL batch", "Rollback inside a prepared section");
+    if (apply_) r_->prepared_.erase(xid.ToString());
+    return Status::OK();
+  }
+
+ private:
+  Status Record(ValueType type, uint32_t cf, const Slice& key, const Slice& value) {
+    if (cf != 0) {
+      return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
+                                     ", which does not exist");
+    }
+    if (in_prepare_) {
+      // Kept for the commit; a prepared record takes no sequence number.
+      if (!apply_) return Status::OK();
+      switch (type) {
+        case kTypeValue: return section_.Put(key, value);
+        case kTypeDeletion: return section_.Delete(key);
+        case kTypeSingleDeletion: return section_.SingleDelete(key);
+        default: return section_.Merge(key, value);
+      }
+    }
+    if (apply_ && mem_ != nullptr && r_->AppliesRecordsOf(log_)) {
+      mem_->Add(seq_, type, key, value);
+    }
+    seq_++;
+    return Status::OK();
+  }
+
+  WalReplayer* const r_;
+  const bool apply_;
+  const uint64_t log_;
+  MemTable* const mem_;
+  SequenceNumber seq_;
+  bool in_prepare_ = false;
+  WriteBatch section_;
+  std::set<std::string> names_;  // prepared in this batch
+};
+
+Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, MemTable* mem,
+                          SequenceNumber* next_seq) {
+  const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
+  Pass check(this, /*apply=*/false, log, mem, first);
+  Status s = batch.Iterate(&check);
+  if (s.ok() && check.in_prepare()) {
+    s = Status::Corruption("WAL batch", "prepared section without EndPrepare");
+  }
+  if (!s.ok()) return s;
+  Pass apply(this, /*apply=*/true, log, mem, first);
+  s = batch.Iterate(&apply);
+  *next_seq = apply.next_seq();
+  return s;
+}
+
+}  // namespace shale

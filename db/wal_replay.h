@@ -1,0 +1,70 @@
+// WalReplayer: applies the batches read from WAL files to a memtable at recovery, and
+// rebuilds the state of two-phase commit on the way.
+//
+// Two-phase commit in the WAL: a transaction's Prepare logs its records once, between
+// BeginPrepare and EndPrepare(name), without sequence numbers and without touching the
+// memtable. Its Commit logs a batch of commit-time records followed by Commit(name); the
+// memtable then got the commit-time records and, numbered right after them, the prepared
+// records. Rollback(name) drops the prepared records. So replay keeps each prepared section
+// until its marker comes, applies it at its Commit, and hands back the ones still open.
+//
+// WALs older than the MANIFEST's log number are read only for their prepared sections and
+// markers (allow_2pc keeps them while they matter): their records, and the records of a
+// commit logged in them, are already in SST files.
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "shale/status.h"
+#include "shale/types.h"
+#include "shale/write_batch.h"
+
+namespace shale {
+
+class MemTable;
+
+// A transaction recovery found prepared and neither committed nor rolled back.
+struct RecoveredTransaction {
+  uint64_t log_number = 0;  // the WAL holding the prepare
+  WriteBatch batch;         // the prepared records (no markers)
+};
+
+class WalReplayer {
+ public:
+  // allow_2pc: prepared sections are rebuilt; without it a batch holding one fails with
+  // NotSupported (RocksDB's message: the WAL needs TransactionDB::Open). min_data_log: the
+  // MANIFEST's log number.
+  WalReplayer(bool allow_2pc, uint64_t min_data_log)
+      : allow_2pc_(allow_2pc), min_data_log_(min_data_log) {}
+
+  // True if records read from WAL `log` go to the memtable (else only markers matter).
+  bool AppliesRecordsOf(uint64_t log) const { return log >= min_data_log_; }
+
+  // Applies batch, read from WAL `log`, to mem (which may be null when
+  // !AppliesRecordsOf(log)), numbering its records from the batch's sequence upward:
+  // PutLogData blobs and prepared records take no number, a commit's prepared records take
+  // theirs at its marker. *next_seq gets the number after the last one taken (the batch's
+  // sequence if none was). The whole batch is checked first and nothing is applied when it
+  // is malformed (Corruption), names a column family other than 0 (InvalidArgument), holds
+  // a prepared section without allow_2pc (NotSupported), nests or leaves open a prepared
+  // section, prepares a name still open, or (allow_2pc) commits in a WAL whose records are
+  // replayed a transaction no kept WAL prepared: its records would be lost (Corruption).
+  // A Commit or Rollback of an unknown name in an older WAL, or without allow_2pc, is
+  // passed over, as RocksDB's recovery does.
+  Status Apply(const WriteBatch& batch, uint64_t log, MemTable* mem, SequenceNumber* next_seq);
+
+  // The transactions still prepared, by name; the replayer forgets them.
+  std::map<std::string, RecoveredTransaction> TakePrepared() { return std::move(prepared_); }
+
+ private:
+  class Pass;
+  const bool allow_2pc_;
+  const uint64_t min_data_log_;
+  std::map<std::string, RecoveredTransaction> prepared_;
+};
+
+}  // namespace shale
