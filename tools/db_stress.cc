@@ -28,6 +28,7 @@
 #include "shale/table.h"
 #include "shale/utilities/merge_operators.h"
 #include "tools/db_stress_env.h"
+#include "tools/db_stress_prefix.h"
 
 #ifndef GFLAGS_NAMESPACE
 #define GFLAGS_NAMESPACE google
@@ -57,6 +58,13 @@ DEFINE_uint32(write_log_limit, 0,
 DEFINE_bool(test_drop_durable_key, false,
             "Test of the checker: at start after a disable_wal run, delete one key whose "
             "value is durable before verifying; the verification must then fail");
+DEFINE_bool(test_inject_hole, false,
+            "Test of the checker: at start after a crash of a disable_wal run, give one key "
+            "back an older value though a later write of another key survived (a hole no "
+            "per-key rule sees); the verification must then fail");
+DEFINE_bool(strict_recovered_seq, false,
+            "disable_wal runs: after a crash the DB must hold every logged write at or "
+            "below the sequence it recovered, not only a prefix (db_stress_prefix.h)");
 
 // Options: -1 (or "") draws the value from --seed.
 DEFINE_string(compression_type, "", "none, snappy, lz4, zstd");
@@ -70,8 +78,9 @@ DEFINE_int32(level0_file_num_compaction_trigger, -1, "L0 compaction trigger");
 DEFINE_int32(sync, -1, "WriteOptions::sync");
 DEFINE_int32(disable_wal, 0,
              "WriteOptions::disableWAL (-1: drawn). A crash then loses unflushed writes: "
-             "the run logs its writes, and the next start accepts any state from the last "
-             "Flush on, per key (db_stress_state.h)");
+             "the run logs its writes with their sequences, and the next start checks that "
+             "the DB holds a prefix of them that keeps every flushed one "
+             "(db_stress_prefix.h)");
 DEFINE_int32(wal_recovery_mode, -1, "0..3 as WALRecoveryMode (-1: PIT or tolerate-tail)");
 DEFINE_int32(allow_concurrent_memtable_write, -1, "Write mode option");
 DEFINE_int32(enable_pipelined_write, -1, "Write mode option");
@@ -198,9 +207,11 @@ bool DropDurableKey(Context* ctx) {
   ExpectedState* state = ctx->state;
   std::vector<bool> touched(ctx->max_key, false);
   for (uint32_t pos = 0; pos < state->log_count(); pos++) {
-    uint64_t key;
+    uint64_t key, seq;
     uint32_t word;
-    if (state->ReadLog(pos, &key, &word) && pos >= state->log_floor()) touched[key] = true;
+    if (state->ReadLog(pos, &key, &word, &seq) && seq > state->durable_seq()) {
+      touched[key] = true;
+    }
   }
   for (uint64_t key = 0; key < ctx->max_key; key++) {
     if (touched[key] || state->pending(key) != 0 || state->committed(key) == 0) continue;
@@ -213,6 +224,37 @@ bool DropDurableKey(Context* ctx) {
     return true;
   }
   return Fail(ctx, "test_drop_durable_key: no durable key to delete");
+}
+
+// --test_inject_hole: writes back an older value of one key, chosen so that the DB is no
+// longer any prefix of the history (PrefixCheck::FindHole), though each key still holds
+// a value it held at some point after the last Flush.
+bool InjectHole(Context* ctx) {
+  std::vector<uint32_t> held(ctx->max_key, 0);
+  for (uint64_t key = 0; key < ctx->max_key; key++) {
+    std::string value;
+    Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+    bool parsed = true;
+    if (s.ok()) held[key] = ParseValue(key, value, ctx->max_value_size, &parsed);
+    if (!parsed || !(s.ok() || s.IsNotFound())) return true;  // the verification reports it
+  }
+  PrefixCheck check(*ctx->state);
+  uint64_t key;
+  uint32_t older;
+  // +1: the write below takes the next sequence, which the verification then counts.
+  if (!check.FindHole(held, ctx->db->GetLatestSequenceNumber() + 1, &key, &older)) {
+    return Fail(ctx, "test_inject_hole: no write to take away (" + std::to_string(check.writes()) +
+                         " logged writes)");
+  }
+  WriteOptions wo;
+  wo.disableWAL = true;
+  const std::string k = KeyString(key);
+  Status s = older == 0 ? ctx->db->Delete(wo, k)
+                        : ctx->db->Put(wo, k, ValueString(key, older, ctx->max_value_size));
+  if (!s.ok()) return Fail(ctx, "test_inject_hole: " + s.ToString());
+  printf("db_stress: test: %s set back to %s, its value before its newest surviving write\n",
+         k.c_str(), Describe(older).c_str());
+  return true;
 }
 
 int Run() {
@@ -261,6 +303,7 @@ int Run() {
   ctx.max_key = FLAGS_max_key;
   ctx.max_value_size = FLAGS_max_value_size;
   ctx.write_options = drawn.write_options;
+  ctx.strict_recovered_seq = FLAGS_strict_recovered_seq;
   ctx.log_limit = ExpectedState::kLogCapacity / 4 * 3;
   if (FLAGS_write_log_limit > 0) ctx.log_limit = std::min(ctx.log_limit, FLAGS_write_log_limit);
 
@@ -275,6 +318,7 @@ int Run() {
     ctx.db = db.get();
     const bool prefix = after_crash && state->prefix_mode();
     if (prefix && FLAGS_test_drop_durable_key && !DropDurableKey(&ctx)) return false;
+    if (prefix && FLAGS_test_inject_hole && !InjectHole(&ctx)) return false;
     if (!VerifyAll(&ctx, prefix)) return false;
     after_crash = false;
     state->SetPrefixMode(ctx.write_options.disableWAL);

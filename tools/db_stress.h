@@ -33,11 +33,12 @@ struct Context {
   uint64_t max_key = 0;
   uint32_t max_value_size = 0;
   WriteOptions write_options;
-  // disable_wal runs log every acknowledged write in the expected state (see
-  // db_stress_state.h). Writes and Flushes hold log_mu shared; emptying a full log holds
-  // it exclusively.
+  // disable_wal runs log every acknowledged write and its sequence in the expected state
+  // (see db_stress_state.h). Writes and Flushes hold log_mu shared; emptying a full log
+  // holds it exclusively.
   bool log_writes = false;
-  uint32_t log_limit = 0;  // entries after which the log is emptied
+  uint32_t log_limit = 0;             // entries after which the log is emptied
+  bool strict_recovered_seq = false;  // the prefix rule's strict form (db_stress_prefix.h)
   SharedMutex log_mu;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};
@@ -70,9 +71,9 @@ struct OpKind {
 const OpKind* OpTable();
 
 // Checks every key against the oracle (no worker may run). A key with a pending write may
-// hold either value. With `prefix` (after a crash of a disable_wal run), a key may hold any
-// value from its durable one on (the write-log rule in db_stress_state.h). What each key
-// holds becomes its committed value and the write log is emptied. False on a mismatch.
+// hold either value. With `prefix` (after a crash of a disable_wal run), the DB must hold
+// the write log replayed up to one cut (db_stress_prefix.h). What each key holds becomes
+// its committed value and the write log is emptied. False on a mismatch.
 bool VerifyAll(Context* ctx, bool prefix);
 
 // Releases the thread's held snapshots after checking them.

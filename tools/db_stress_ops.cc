@@ -9,6 +9,7 @@
 #include "shale/iterator.h"
 #include "shale/write_batch.h"
 #include "tools/db_stress.h"
+#include "tools/db_stress_prefix.h"
 #include "util/coding.h"
 
 DEFINE_int32(put_weight, 30, "Weight of single-key Puts");
@@ -33,6 +34,7 @@ enum class WriteKind { kPut, kDelete, kSingleDelete, kMerge };
 struct Planned {
   uint64_t key = 0;
   WriteKind kind = WriteKind::kPut;
+  uint32_t before = 0;   // what the key held before the write
   uint32_t word = 0;     // what the key holds after the write
   uint32_t operand = 0;  // merges
 };
@@ -45,6 +47,7 @@ Planned Plan(Context* ctx, ThreadState* t, uint64_t key, WriteKind wanted) {
   const uint32_t current = ctx->state->committed(key);
   Planned p;
   p.key = key;
+  p.before = current;
   if (IsSingleDeleteKey(key)) {
     // Put while absent, SingleDelete while present: nothing else ever touches these keys.
     p.kind = current != 0 ? WriteKind::kSingleDelete : WriteKind::kPut;
@@ -113,14 +116,15 @@ bool EmptyLog(Context* ctx) {
   if (state->log_count() < ctx->log_limit) {
     return true;  // another thread emptied it
   }
+  const SequenceNumber published = ctx->db->GetLatestSequenceNumber();
   Status s = ctx->db->Flush(FlushOptions());
   if (!s.ok()) return Fail(ctx, "Flush to empty the write log: " + s.ToString());
+  state->AdvanceDurable(published);
   const uint32_t count = state->log_count();
-  state->AdvanceFloor(count);
   for (uint32_t pos = 0; pos < count; pos++) {
-    uint64_t key;
+    uint64_t key, seq;
     uint32_t word;
-    if (state->ReadLog(pos, &key, &word)) state->SetBase(key, word);
+    if (state->ReadLog(pos, &key, &word, &seq)) state->SetBase(key, word);
   }
   state->ResetLog();
   fprintf(stdout, "db_stress: write log emptied after a Flush (%u entries)\n", count);
@@ -157,10 +161,100 @@ bool LogScope(Context* ctx, LogLock* l) {
   return true;
 }
 
-// After the DB acknowledged the write of `word` to key, before it is committed.
-bool LogWrite(Context* ctx, uint64_t key, uint32_t word) {
-  if (!ctx->log_writes || ctx->state->AppendLog(key, word)) return true;
-  return Fail(ctx, "the write log is full");
+// A read view at any sequence number: the read path asks a snapshot only for its number,
+// so a Get through it sees exactly the writes at or below seq. Versions no live snapshot
+// protects may be compacted away meanwhile; FindSequence holds a real snapshot for that.
+class SequenceView : public Snapshot {
+ public:
+  explicit SequenceView(SequenceNumber seq) : seq_(seq) {}
+  SequenceNumber GetSequenceNumber() const override { return seq_; }
+
+ private:
+  const SequenceNumber seq_;
+};
+
+// What key holds at sequence seq, as a word; false (after Fail) on an error or a value
+// this tool never wrote.
+bool ReadAt(Context* ctx, uint64_t key, SequenceNumber seq, uint32_t* word) {
+  const SequenceView view(seq);
+  ReadOptions ro;
+  ro.snapshot = &view;
+  std::string value;
+  Status s = ctx->db->Get(ro, KeyString(key), &value);
+  *word = 0;
+  if (s.IsNotFound()) return true;
+  bool parsed = false;
+  if (s.ok()) *word = ParseValue(key, value, ctx->max_value_size, &parsed);
+  if (parsed) return true;
+  return Fail(ctx, "reading " + KeyString(key) + " at sequence " + std::to_string(seq) + ": " +
+                       (s.ok() ? "a value this tool never wrote" : s.ToString()));
+}
+
+// The first sequence of a write just acknowledged: its records (plans, in batch order)
+// took consecutive sequences after `lo`, the sequence of a snapshot taken before it, and
+// at or below the latest sequence now. shale's API does not return it, so when other
+// writes interleaved this binary-searches for the first sequence at which one of the keys
+// the write changed reads as written. The snapshot at lo keeps what each key held before,
+// which reads below the write must see. A write that changes no key's value could sit at
+// any candidate sequence with the same replay: it gets the lowest.
+bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumber lo,
+                  SequenceNumber* first) {
+  const uint64_t n = plans.size();
+  const SequenceNumber hi = ctx->db->GetLatestSequenceNumber();
+  if (hi < lo + n) {
+    return Fail(ctx, "a write of " + std::to_string(n) +
+                         " records acknowledged with the "
+                         "latest sequence at " +
+                         std::to_string(hi) + ", yet " + std::to_string(lo) + " before it");
+  }
+  SequenceNumber low = lo + 1, high = hi - n + 1;  // candidates for *first
+  size_t probe = 0;
+  while (probe < n && plans[probe].word == plans[probe].before) probe++;
+  if (low == high || probe == n) {
+    *first = low;
+    return true;
+  }
+  const Planned& p = plans[probe];
+  uint32_t got;
+  if (!ReadAt(ctx, p.key, high + probe, &got)) return false;
+  if (got != p.word) {
+    return Fail(ctx, KeyString(p.key) + " reads as " + Describe(got) + ", not its acknowledged " +
+                         Describe(p.word) + ", at the latest sequence " + std::to_string(hi));
+  }
+  while (low < high) {
+    const SequenceNumber mid = low + (high - low) / 2;
+    if (!ReadAt(ctx, p.key, mid + probe, &got)) return false;
+    if (got == p.word) {
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  *first = low;
+  return true;
+}
+
+// Issues a write (one planned record alone, or `batch` holding plans in order) with the
+// keys' locks held and their pending words set; in runs that log, logs each record with
+// its sequence (the log lock is held shared); then commits the words.
+bool IssueWrite(Context* ctx, const std::vector<Planned>& plans, WriteBatch* batch,
+                const char* what) {
+  const Snapshot* before = ctx->log_writes ? ctx->db->GetSnapshot() : nullptr;
+  Status s =
+      batch != nullptr ? ctx->db->Write(ctx->write_options, batch) : Apply(ctx, plans[0], nullptr);
+  bool ok = s.ok() ||
+            Fail(ctx, std::string(what) + " of " + KeyString(plans[0].key) + ": " + s.ToString());
+  SequenceNumber first = 0;
+  if (ok && before != nullptr) ok = FindSequence(ctx, plans, before->GetSequenceNumber(), &first);
+  if (before != nullptr) ctx->db->ReleaseSnapshot(before);
+  if (!ok) return false;
+  for (size_t i = 0; i < plans.size() && ctx->log_writes; i++) {
+    if (!ctx->state->AppendLog(plans[i].key, plans[i].word, first + i)) {
+      return Fail(ctx, "the write log is full");
+    }
+  }
+  for (const Planned& p : plans) ctx->state->Commit(p.key, p.word);
+  return true;
 }
 
 bool WriteOne(Context* ctx, ThreadState* t, WriteKind kind) {
@@ -170,11 +264,7 @@ bool WriteOne(Context* ctx, ThreadState* t, WriteKind kind) {
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, kind);
   ctx->state->SetPending(key, p.word);
-  Status s = Apply(ctx, p, nullptr);
-  if (!s.ok()) return Fail(ctx, "write of " + KeyString(key) + ": " + s.ToString());
-  if (!LogWrite(ctx, key, p.word)) return false;
-  ctx->state->Commit(key, p.word);
-  return true;
+  return IssueWrite(ctx, {p}, nullptr, "write");
 }
 
 bool OpPut(Context* ctx, ThreadState* t) { return WriteOne(ctx, t, WriteKind::kPut); }
@@ -190,11 +280,7 @@ bool OpSingleDelete(Context* ctx, ThreadState* t) {
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, WriteKind::kSingleDelete);
   ctx->state->SetPending(key, p.word);
-  Status s = Apply(ctx, p, nullptr);
-  if (!s.ok()) return Fail(ctx, "SingleDelete/Put of " + KeyString(key) + ": " + s.ToString());
-  if (!LogWrite(ctx, key, p.word)) return false;
-  ctx->state->Commit(key, p.word);
-  return true;
+  return IssueWrite(ctx, {p}, nullptr, "SingleDelete/Put");
 }
 
 // Distinct keys: a run of neighbours or scattered ones.
@@ -226,13 +312,7 @@ bool OpBatch(Context* ctx, ThreadState* t) {
     if (!s.ok()) return Fail(ctx, "building a batch: " + s.ToString());
   }
   for (const Planned& p : plans) ctx->state->SetPending(p.key, p.word);
-  Status s = ctx->db->Write(ctx->write_options, &batch);
-  if (!s.ok()) return Fail(ctx, "batch write: " + s.ToString());
-  for (const Planned& p : plans) {
-    if (!LogWrite(ctx, p.key, p.word)) return false;
-  }
-  for (const Planned& p : plans) ctx->state->Commit(p.key, p.word);
-  return true;
+  return IssueWrite(ctx, plans, &batch, "batch write");
 }
 
 bool OpGet(Context* ctx, ThreadState* t) {
@@ -344,12 +424,11 @@ bool OpSnapshot(Context* ctx, ThreadState* t) {
 bool OpFlush(Context* ctx, ThreadState*) {
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
-  // Every write logged before the Flush starts was acknowledged before it, so is in a
-  // memtable the Flush persists.
-  const uint32_t logged = ctx->state->log_count();
+  // Every write published before the Flush starts is in a memtable the Flush persists.
+  const SequenceNumber published = ctx->db->GetLatestSequenceNumber();
   Status s = ctx->db->Flush(FlushOptions());
   if (!s.ok()) return Fail(ctx, "Flush: " + s.ToString());
-  if (ctx->log_writes) ctx->state->AdvanceFloor(logged);
+  if (ctx->log_writes) ctx->state->AdvanceDurable(published);
   return true;
 }
 
@@ -405,78 +484,64 @@ bool DrainSnapshots(Context* ctx, ThreadState* t, bool all) {
 
 namespace {
 
-// What each key may hold after a crash of a disable_wal run: its durable word, and the
-// words logged for it after the floor (db_stress_state.h).
-struct PrefixRule {
-  std::vector<uint32_t> durable;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> later;
-  uint32_t torn = 0;
-
-  explicit PrefixRule(const ExpectedState& state) : durable(state.max_key()) {
-    for (uint64_t k = 0; k < state.max_key(); k++) durable[k] = state.base(k);
-    const uint32_t floor = state.log_floor(), count = state.log_count();
-    for (uint32_t pos = 0; pos < count; pos++) {
-      uint64_t key;
-      uint32_t word;
-      if (!state.ReadLog(pos, &key, &word)) {
-        torn++;  // a write a kill interrupted: its key's pending word covers it
-      } else if (pos < floor) {
-        durable[key] = word;
-      } else {
-        later[key].push_back(word);
-      }
+// What every key holds in the DB, as a word.
+bool ReadAll(Context* ctx, std::vector<uint32_t>* held) {
+  held->assign(ctx->max_key, 0);
+  for (uint64_t key = 0; key < ctx->max_key; key++) {
+    std::string value;
+    Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+    if (s.ok()) {
+      bool parsed;
+      (*held)[key] = ParseValue(key, value, ctx->max_value_size, &parsed);
+      if (!parsed) return Check(ctx, "verify", key, s, value, ctx->state->committed(key));
+    } else if (!s.IsNotFound()) {
+      return Fail(ctx, "verify " + KeyString(key) + ": " + s.ToString());
     }
   }
-  bool Later(uint64_t key, uint32_t word) const {
-    auto it = later.find(key);
-    return it != later.end() &&
-           std::find(it->second.begin(), it->second.end(), word) != it->second.end();
-  }
-  std::string Explain(uint64_t key) const {
-    std::string s = "durable " + Describe(durable[key]);
-    auto it = later.find(key);
-    if (it != later.end()) s += ", " + std::to_string(it->second.size()) + " later writes";
-    return s;
-  }
-};
+  return true;
+}
 
 }  // namespace
 
 bool VerifyAll(Context* ctx, bool prefix) {
   ExpectedState* state = ctx->state;
-  std::unique_ptr<PrefixRule> rule;
-  if (prefix) rule = std::make_unique<PrefixRule>(*state);
-  std::vector<uint32_t> held(ctx->max_key);
+  // Read before the keys: a write of the verification's own would count otherwise.
+  const SequenceNumber recovered = ctx->db->GetLatestSequenceNumber();
+  std::vector<uint32_t> held;
+  if (!ReadAll(ctx, &held)) return false;
   uint64_t resolved = 0, older = 0;
   for (uint64_t key = 0; key < ctx->max_key; key++) {
-    std::string value;
-    Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
     const uint32_t committed = state->committed(key);
     const uint32_t pending = state->pending(key);
-    uint32_t got = 0;
-    if (s.ok()) {
-      bool parsed;
-      got = ParseValue(key, value, ctx->max_value_size, &parsed);
-      if (!parsed) return Check(ctx, "verify", key, s, value, committed);
-    } else if (!s.IsNotFound()) {
-      return Fail(ctx, "verify " + KeyString(key) + ": " + s.ToString());
-    }
-    const bool in_flight = pending != 0 && got == ExpectedState::PendingWord(pending);
-    if (rule != nullptr) {
-      if (got != rule->durable[key] && !rule->Later(key, got) && !in_flight) {
-        return Fail(ctx, "verify " + KeyString(key) + ": got " + Describe(got) +
-                             ", which is neither its durable value nor a later one (" +
-                             rule->Explain(key) + "): a hole or a value never written");
+    const bool in_flight = pending != 0 && held[key] == ExpectedState::PendingWord(pending);
+    if (pending != 0) resolved++;
+    if (held[key] != committed && !in_flight) {
+      if (prefix) {
+        older++;  // allowed if a cut gives it (below)
+        continue;
       }
-      if (got != committed) older++;
-    } else if (got != committed && !in_flight) {
       return Fail(ctx, "verify " + KeyString(key) + ": expected " + Describe(committed) +
                            (pending != 0 ? " or " + Describe(ExpectedState::PendingWord(pending))
                                          : std::string()) +
-                           ", got " + Describe(got));
+                           ", got " + Describe(held[key]));
     }
-    if (pending != 0) resolved++;
-    held[key] = got;
+  }
+  std::string summary;
+  if (prefix) {
+    PrefixCheck check(*state);
+    std::string why;
+    if (!check.Check(held, recovered, ctx->strict_recovered_seq, &why)) {
+      return Fail(ctx, "verify by the prefix rule: " + why);
+    }
+    summary = " by the prefix rule (" + std::to_string(check.writes()) +
+              " logged writes, the DB holds them up to sequence " +
+              std::to_string(check.cut_seq()) + ", recovered sequence " +
+              std::to_string(recovered) + " (" +
+              std::to_string(check.lost_at_or_below_recovered()) +
+              " logged writes at or below it lost), durable sequence " +
+              std::to_string(state->durable_seq()) + ", " + std::to_string(check.torn()) +
+              " torn log entries; " + std::to_string(older) +
+              " keys behind their last acknowledged write)";
   }
   // What the DB holds becomes the oracle's state. Base first, then the log is emptied, then
   // the pending words cleared: a kill anywhere in between leaves an oracle that accepts
@@ -484,18 +549,9 @@ bool VerifyAll(Context* ctx, bool prefix) {
   for (uint64_t key = 0; key < ctx->max_key; key++) state->SetBase(key, held[key]);
   state->ResetLog();
   for (uint64_t key = 0; key < ctx->max_key; key++) state->Commit(key, held[key]);
-  if (rule != nullptr) {
-    fprintf(stdout,
-            "db_stress: verified %llu keys by the prefix rule (%llu writes in flight "
-            "resolved, %llu keys behind their last acknowledged write, %u torn log entries)\n",
-            static_cast<unsigned long long>(ctx->max_key),
-            static_cast<unsigned long long>(resolved), static_cast<unsigned long long>(older),
-            rule->torn);
-  } else {
-    fprintf(stdout, "db_stress: verified %llu keys (%llu writes in flight resolved)\n",
-            static_cast<unsigned long long>(ctx->max_key),
-            static_cast<unsigned long long>(resolved));
-  }
+  fprintf(stdout, "db_stress: verified %llu keys%s (%llu writes in flight resolved)\n",
+          static_cast<unsigned long long>(ctx->max_key), summary.c_str(),
+          static_cast<unsigned long long>(resolved));
   fflush(stdout);  // a run killed later must not take the line with it
   return true;
 }

@@ -18,10 +18,12 @@ namespace shale::stress {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x5348414c45535432ull;  // "SHALEST2"
-// magic (2 words), max_key (2 words), prefix mode, log floor, log count, log generation
-constexpr size_t kHeaderWords = 8;
-constexpr size_t kEntryWords = 3;
+constexpr uint64_t kMagic = 0x5348414c45535433ull;  // "SHALEST3"
+// magic (2 words), max_key (2 words), prefix mode, log count, log generation, a spare
+// word, the durable sequence (2 words)
+constexpr size_t kHeaderWords = 10;
+// key, word, sequence (2 words, low first), check
+constexpr size_t kEntryWords = 5;
 
 uint64_t Mix(uint64_t key, uint32_t base) {
   const std::string k = KeyString(key);
@@ -130,39 +132,49 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   return Status::OK();
 }
 
-uint32_t ExpectedState::EntryCheck(uint32_t pos, uint32_t key, uint32_t word) const {
+uint32_t ExpectedState::EntryCheck(uint32_t pos, uint32_t key, uint32_t word, uint64_t seq) const {
   // The generation makes an entry left from an earlier log at the same position invalid.
-  uint32_t in[4] = {Load(&header_[kLogGeneration]), pos, key, word};
+  const uint32_t low = static_cast<uint32_t>(seq), high = static_cast<uint32_t>(seq >> 32);
+  const uint32_t in[6] = {Load(&header_[kLogGeneration]), pos, key, word, low, high};
   return static_cast<uint32_t>(Hash64(reinterpret_cast<const char*>(in), sizeof(in))) | 1u;
 }
 
-bool ExpectedState::AppendLog(uint64_t key, uint32_t word) {
+uint64_t ExpectedState::durable_seq() const {
+  return std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t*>(&header_[kDurable]))
+      .load(std::memory_order_relaxed);
+}
+
+bool ExpectedState::AppendLog(uint64_t key, uint32_t word, uint64_t seq) {
   const uint32_t pos =
       std::atomic_ref<uint32_t>(header_[kLogCount]).fetch_add(1, std::memory_order_relaxed);
   if (pos >= kLogCapacity) return false;
   uint32_t* e = &log_[kEntryWords * pos];
   Store(&e[0], static_cast<uint32_t>(key));
   Store(&e[1], word);
+  Store(&e[2], static_cast<uint32_t>(seq));
+  Store(&e[3], static_cast<uint32_t>(seq >> 32));
   // Written last: a kill before it leaves an entry that reads as torn, not as a write.
-  std::atomic_ref<uint32_t>(e[2]).store(EntryCheck(pos, static_cast<uint32_t>(key), word),
+  std::atomic_ref<uint32_t>(e[4]).store(EntryCheck(pos, static_cast<uint32_t>(key), word, seq),
                                         std::memory_order_release);
   return true;
 }
 
-void ExpectedState::AdvanceFloor(uint32_t pos) {
-  std::atomic_ref<uint32_t> floor(header_[kLogFloor]);
-  uint32_t cur = floor.load(std::memory_order_relaxed);
-  while (cur < pos && !floor.compare_exchange_weak(cur, pos, std::memory_order_relaxed)) {
+void ExpectedState::AdvanceDurable(uint64_t seq) {
+  std::atomic_ref<uint64_t> durable(*reinterpret_cast<uint64_t*>(&header_[kDurable]));
+  uint64_t cur = durable.load(std::memory_order_relaxed);
+  while (cur < seq && !durable.compare_exchange_weak(cur, seq, std::memory_order_relaxed)) {
   }
 }
 
-bool ExpectedState::ReadLog(uint32_t pos, uint64_t* key, uint32_t* word) const {
+bool ExpectedState::ReadLog(uint32_t pos, uint64_t* key, uint32_t* word, uint64_t* seq) const {
   const uint32_t* e = &log_[kEntryWords * pos];
-  const uint32_t check = std::atomic_ref<const uint32_t>(e[2]).load(std::memory_order_acquire);
+  const uint32_t check = std::atomic_ref<const uint32_t>(e[4]).load(std::memory_order_acquire);
   const uint32_t k = Load(&e[0]), w = Load(&e[1]);
-  if (check != EntryCheck(pos, k, w) || k >= max_key_) return false;
+  const uint64_t q = Load(&e[2]) | (static_cast<uint64_t>(Load(&e[3])) << 32);
+  if (check != EntryCheck(pos, k, w, q) || k >= max_key_) return false;
   *key = k;
   *word = w;
+  *seq = q;
   return true;
 }
 
@@ -170,7 +182,6 @@ void ExpectedState::ResetLog() {
   // Generation first: from then on the old entries read as torn, and base holds them.
   Store(&header_[kLogGeneration], Load(&header_[kLogGeneration]) + 1);
   Store(&header_[kLogCount], 0);
-  Store(&header_[kLogFloor], 0);
 }
 
 ExpectedState::~ExpectedState() {

@@ -19,19 +19,22 @@
 // most one Put since the last deletion, no Delete, no Merge) always holds for them.
 //
 // Runs without the WAL (--disable_wal) lose their unflushed writes in a crash, so the
-// latest value is not what a restarted DB must hold. For them the file also keeps a write
-// log: every acknowledged write as (key, word), appended in each key's order, and a floor,
-// the log position before which every write is durable (it was acknowledged before a
-// Flush that then succeeded started; or before a clean Close). After a crash, key k may
-// hold its value as of the floor (its last logged word before the floor, or base(k) when
-// it has none), any word logged for it at or after the floor, or its pending word; nothing
-// else. An older value is a hole: a durable write lost. `prefix_mode` records that the
-// last writer ran without the WAL, so the next start verifies by this rule. The log is
-// emptied (folded into base) at each start and when it fills, after a Flush.
+// latest value is not what a restarted DB must hold; what it must hold is a prefix of the
+// history: every write up to some sequence number, none after it, across all keys. For
+// them the file also keeps a write log: every acknowledged write as (key, word, the
+// sequence number the write got), appended in each key's order but not in sequence order
+// across keys (writers of different keys race; the checker sorts), and a durable
+// sequence, at or below which every write is durable (a Flush that then succeeded started
+// after it was published; or a clean Close). After a crash the DB must equal the base
+// with the log's writes replayed in sequence order up to some cut, a cut that includes
+// every durable write and no write above the sequence the DB recovered
+// (db_stress_prefix.h). `prefix_mode` records that the last writer ran without the WAL,
+// so the next start verifies by this rule. The log is emptied (folded into base) at each
+// start and when it fills, after a Flush.
 //
 // Thread safety: Slot words may be read and written from any thread holding the key's
 // lock (KeyLocks); Open/Close from one thread while no worker runs. AppendLog from any
-// thread; AdvanceFloor from any thread; the log readers and ResetLog only while no thread
+// thread; AdvanceDurable from any thread; the log readers and ResetLog only while no thread
 // appends (db_stress serializes them with a reader-writer lock).
 #pragma once
 
@@ -95,13 +98,14 @@ class ExpectedState {
   void SetBase(uint64_t key, uint32_t word) { Store(&base_[key], word); }
   // Entries reserved so far (some may be torn by a crash); at most kLogCapacity count.
   uint32_t log_count() const { return std::min(Load(&header_[kLogCount]), kLogCapacity); }
-  uint32_t log_floor() const { return std::min(Load(&header_[kLogFloor]), log_count()); }
-  // Records an acknowledged write; false when the log is full.
-  bool AppendLog(uint64_t key, uint32_t word);
-  // Every entry before pos is durable now (the floor only rises).
-  void AdvanceFloor(uint32_t pos);
+  // Every write whose sequence is at or below this one is durable.
+  uint64_t durable_seq() const;
+  // Records an acknowledged write and its sequence; false when the log is full.
+  bool AppendLog(uint64_t key, uint32_t word, uint64_t seq);
+  // Every write at or below seq is durable now (the durable sequence only rises).
+  void AdvanceDurable(uint64_t seq);
   // Entry pos (< log_count()); false for one a crash left half written.
-  bool ReadLog(uint32_t pos, uint64_t* key, uint32_t* word) const;
+  bool ReadLog(uint32_t pos, uint64_t* key, uint32_t* word, uint64_t* seq) const;
   // Empties the log. The caller has made base() hold what it folds in first, so a crash
   // at any point leaves a log and base that accept the same DB states.
   void ResetLog();
@@ -113,10 +117,11 @@ class ExpectedState {
   ExpectedState() = default;
   static uint32_t Load(const uint32_t* p);
   static void Store(uint32_t* p, uint32_t v);
-  uint32_t EntryCheck(uint32_t pos, uint32_t key, uint32_t word) const;
+  uint32_t EntryCheck(uint32_t pos, uint32_t key, uint32_t word, uint64_t seq) const;
 
-  // Header words after the magic and max_key.
-  static constexpr int kPrefixMode = 4, kLogFloor = 5, kLogCount = 6, kLogGeneration = 7;
+  // Header words after the magic and max_key. The durable sequence is one 64-bit word at
+  // an 8-byte aligned offset (words 8 and 9), so it can be advanced atomically.
+  static constexpr int kPrefixMode = 4, kLogCount = 5, kLogGeneration = 6, kDurable = 8;
 
   int fd_ = -1;
   size_t bytes_ = 0;
@@ -124,7 +129,7 @@ class ExpectedState {
   uint32_t* header_ = nullptr;
   uint32_t* slots_ = nullptr;  // 2 * max_key_ words after the header
   uint32_t* base_ = nullptr;   // max_key_ words after the slots
-  uint32_t* log_ = nullptr;    // kLogCapacity entries of 3 words (key, word, check)
+  uint32_t* log_ = nullptr;    // kLogCapacity entries of 5 words (key, word, seq, check)
   void* map_ = nullptr;
 };
 
