@@ -1,0 +1,53 @@
+// DBImpl's answer to the transaction layer's conflict check: when was a key last written?
+// A pessimistic transaction holds the key's lock when it asks, so no other writer can
+// change the answer until it commits; the answer is compared against the transaction's
+// snapshot (utilities/transactions/).
+#include <algorithm>
+#include <string>
+
+#include "db/db_impl.h"
+
+namespace shale {
+
+Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
+                                       bool* found) {
+  *found = false;
+  *seq = kMaxSequenceNumber;
+  std::shared_ptr<SuperVersion> sv = default_cf_->GetSuperVersion();
+  if (sv == nullptr) return Status::ShutdownInProgress();
+
+  // Every entry counts, whatever its type and whoever's snapshot: the newest sequence is
+  // what decides a conflict, so the lookup reads at the largest sequence. Without a merge
+  // context a lookup stops at the first entry, a Merge included, and reports its sequence.
+  LookupKey lkey(key, kMaxSequenceNumber);
+  std::string unused;
+  Status s;
+  SequenceNumber found_seq = kMaxSequenceNumber;
+  bool hit = sv->mem->Get(lkey, &unused, &s, &found_seq);
+  for (size_t i = 0; !hit && i < sv->imm.size(); i++) {
+    hit = sv->imm[i]->Get(lkey, &unused, &s, &found_seq);
+  }
+  if (hit) {
+    *found = true;
+    *seq = found_seq;
+    return Status::OK();
+  }
+  if (cache_only) {
+    // The oldest sequence the memtables still hold tells the caller how far back this
+    // answer is good for; the oldest memtable is the last immutable one.
+    SequenceNumber oldest = sv->mem->first_seqno();
+    for (MemTable* m : sv->imm) oldest = std::min(oldest, m->first_seqno());
+    *seq = oldest;
+    return Status::OK();
+  }
+  // A file's answer sets found_seq; a file that could not be read returns true with the
+  // error in s and leaves found_seq alone, which is how the two are told apart.
+  hit = sv->current->Get(ReadOptions(), lkey, &unused, &s, &found_seq, nullptr);
+  if (!hit) return Status::OK();
+  if (found_seq == kMaxSequenceNumber) return s.ok() ? Status::Corruption("no sequence") : s;
+  *found = true;
+  *seq = found_seq;
+  return Status::OK();
+}
+
+}  // namespace shale

@@ -1,0 +1,306 @@
+#include "utilities/transactions/pessimistic_transaction.h"
+
+#include <set>
+#include <utility>
+
+#include "db/db_impl.h"
+#include "utilities/transactions/pessimistic_transaction_db.h"
+
+namespace shale {
+
+namespace {
+
+// RocksDB's bounds on a transaction name.
+constexpr size_t kMaxNameLength = 512;
+// The only column family.
+constexpr uint32_t kDefaultFamilyId = 0;
+
+// Milliseconds as the lock manager takes them: microseconds, negative kept (forever).
+int64_t LockTimeoutMicros(int64_t ms) { return ms < 0 ? -1 : ms * 1000; }
+
+}  // namespace
+
+PessimisticTransaction::PessimisticTransaction(PessimisticTransactionDB* txn_db,
+                                               const WriteOptions& write_options,
+                                               const TransactionOptions& txn_options)
+    : TransactionBaseImpl(txn_db->GetBaseDB(), write_options),
+      txn_db_(txn_db),
+      db_impl_(txn_db->db_impl()) {
+  Initialize(txn_options);
+}
+
+PessimisticTransaction::~PessimisticTransaction() { Release(); }
+
+void PessimisticTransaction::Initialize(const TransactionOptions& txn_options) {
+  id_ = txn_db_->NextTransactionID();
+  state_.store(STARTED, std::memory_order_release);
+  log_number_ = 0;
+  skip_concurrency_control_ = txn_options.skip_concurrency_control;
+  skip_prepare_ = txn_options.skip_prepare;
+  max_write_batch_size_ = txn_options.max_write_batch_size;
+  requester_ = LockRequester();
+  requester_.id = id_;
+  requester_.lock_timeout_us = LockTimeoutMicros(
+      txn_options.lock_timeout < 0 ? txn_db_->txn_db_options().transaction_lock_timeout
+                                   : txn_options.lock_timeout);
+  requester_.deadlock_detect = txn_options.deadlock_detect;
+  requester_.deadlock_detect_depth = txn_options.deadlock_detect_depth;
+  expiration_time_us_ = 0;
+  if (txn_options.expiration >= 0) {
+    // Never 0, which means "does not expire".
+    expiration_time_us_ = db_->GetEnv()->NowMicros() + txn_options.expiration * 1000 + 1;
+    txn_db_->InsertExpirableTransaction(id_, this);
+  }
+  requester_.expiration_time_us = expiration_time_us_;
+  if (txn_options.set_snapshot) SetSnapshot();
+}
+
+void PessimisticTransaction::Release() {
+  // Out of the expirable registry first: the lock manager may ask about this
+  // transaction until then.
+  if (expiration_time_us_ > 0) txn_db_->RemoveExpirableTransaction(id_);
+  std::vector<std::string> keys;
+  keys.reserve(tracked_keys().size());
+  for (const auto& entry : tracked_keys()) keys.push_back(entry.first);
+  UnlockKeys(keys);
+  if (!name_.empty()) txn_db_->UnregisterTransaction(name_, this);
+  name_.clear();
+  ClearBase();
+}
+
+void PessimisticTransaction::Reinitialize(const WriteOptions& write_options,
+                                          const TransactionOptions& txn_options) {
+  Release();
+  write_options_ = write_options;
+  Initialize(txn_options);
+}
+
+void PessimisticTransaction::SetLockTimeout(int64_t timeout) {
+  requester_.lock_timeout_us = LockTimeoutMicros(timeout);
+}
+
+bool PessimisticTransaction::IsExpired() const {
+  return expiration_time_us_ > 0 && db_->GetEnv()->NowMicros() >= expiration_time_us_;
+}
+
+bool PessimisticTransaction::TryStealingLocks() {
+  TransactionState expected = STARTED;
+  return state_.compare_exchange_strong(expected, LOCKS_STOLEN);
+}
+
+Status PessimisticTransaction::SetName(const TransactionName& name) {
+  if (GetState() != STARTED)
+    return Status::InvalidArgument("Transaction is beyond state for naming.");
+  if (!name_.empty()) return Status::InvalidArgument("Transaction has already been named.");
+  if (name.empty() || name.size() > kMaxNameLength) {
+    return Status::InvalidArgument("Transaction name length must be between 1 and 512 chars.");
+  }
+  Status s = txn_db_->RegisterTransaction(name, this);
+  if (s.ok()) name_ = name;
+  return s;
+}
+
+// ---- Locks.
+
+Status PessimisticTransaction::TryLock(const Slice& key, bool read_only, bool exclusive,
+                                       bool do_validate, bool assume_tracked) {
+  // A prepared transaction's writes are in the WAL already; one more would be committed
+  // now but lost to a crash before the commit.
+  if (!read_only && GetState() != STARTED) {
+    return Status::InvalidArgument("Transaction is not in state for writes.");
+  }
+  if (skip_concurrency_control_) return Status::OK();
+  std::string k = key.ToString();
+  const TrackedKey* tracked = FindTracked(k);
+  const bool previously_locked = tracked != nullptr;
+  if (assume_tracked && !previously_locked) {
+    return Status::InvalidArgument("assume_tracked is set but the key is not locked");
+  }
+  SequenceNumber seq = previously_locked ? tracked->seq : kMaxSequenceNumber;
+  if (!previously_locked || (exclusive && !tracked->exclusive)) {
+    Status s = txn_db_->lock_manager()->TryLock(requester_, kDefaultFamilyId, k, exclusive);
+    if (!s.ok()) return restoring_ ? Status::OK() : s;
+  }
+  if (do_validate && !assume_tracked && GetSnapshot() != nullptr) {
+    Status s = ValidateSnapshot(k, &seq);
+    if (!s.ok()) {
+      // A lock taken for this call only is given back; an upgraded one stays exclusive,
+      // which is more than needed but never wrong.
+      if (!previously_locked) txn_db_->lock_manager()->UnLock(id_, kDefaultFamilyId, k);
+      return s;
+    }
+  } else if (seq == kMaxSequenceNumber) {
+    // Unchecked: all that is known is that nobody wrote the key after it was locked.
+    seq = db_->GetLatestSequenceNumber();
+  }
+  TrackKey(k, seq, read_only, exclusive);
+  return Status::OK();
+}
+
+Status PessimisticTransaction::ValidateSnapshot(const std::string& key, SequenceNumber* seq) {
+  const SequenceNumber snap = GetSnapshot()->GetSequenceNumber();
+  // Already known good at or before the snapshot: a later write would have needed the
+  // lock this transaction holds.
+  if (*seq <= snap) return Status::OK();
+  SequenceNumber latest;
+  bool found;
+  Status s = db_impl_->GetLatestSequenceForKey(key, /*cache_only=*/false, &latest, &found);
+  if (!s.ok()) return s;
+  if (found && latest > snap) return Status::Busy("key written after the transaction's snapshot");
+  *seq = snap;
+  return Status::OK();
+}
+
+void PessimisticTransaction::UnlockKeys(const std::vector<std::string>& keys) {
+  if (keys.empty() || skip_concurrency_control_) return;
+  txn_db_->lock_manager()->UnLock(id_, kDefaultFamilyId, keys);
+}
+
+// ---- The state machine.
+
+Status PessimisticTransaction::Prepare() {
+  if (name_.empty()) {
+    return Status::InvalidArgument("Cannot prepare a transaction that has not been named.");
+  }
+  TransactionState state = GetState();
+  switch (state) {
+    case PREPARED: return Status::InvalidArgument("Transaction has already been prepared.");
+    case COMMITTED: return Status::InvalidArgument("Transaction has already been committed.");
+    case ROLLEDBACK: return Status::InvalidArgument("Transaction has already been rolledback.");
+    case LOCKS_STOLEN: return Status::Expired();
+    case STARTED: break;
+    default: return Status::InvalidArgument("Transaction is not in state for prepare.");
+  }
+  if (IsExpired()) return Status::Expired();
+  // Leaving STARTED keeps the locks from being stolen from here on.
+  if (!state_.compare_exchange_strong(state, AWAITING_PREPARE)) return Status::Expired();
+  Status s = PrepareInternal();
+  state_.store(s.ok() ? PREPARED : STARTED, std::memory_order_release);
+  return s;
+}
+
+Status PessimisticTransaction::Commit() {
+  TransactionState state = GetState();
+  switch (state) {
+    case COMMITTED: return Status::InvalidArgument("Transaction has already been committed.");
+    case ROLLEDBACK: return Status::InvalidArgument("Transaction has already been rolledback.");
+    case LOCKS_STOLEN: return Status::Expired();
+    case STARTED:
+      if (!skip_prepare_) return Status::TxnNotPrepared();
+      break;
+    case PREPARED: break;
+    default: return Status::InvalidArgument("Transaction is not in state for commit.");
+  }
+  if (IsExpired()) return Status::Expired();
+  if (!state_.compare_exchange_strong(state, AWAITING_COMMIT)) return Status::Expired();
+  Status s = state == PREPARED ? CommitInternal() : CommitWithoutPrepareInternal();
+  if (!s.ok()) {
+    state_.store(state, std::memory_order_release);
+    return s;
+  }
+  Release();
+  state_.store(COMMITTED, std::memory_order_release);
+  return s;
+}
+
+Status PessimisticTransaction::Rollback() {
+  TransactionState state = GetState();
+  switch (state) {
+    case PREPARED: {
+      state_.store(AWAITING_ROLLBACK, std::memory_order_release);
+      Status s = RollbackInternal();
+      if (!s.ok()) {
+        state_.store(PREPARED, std::memory_order_release);
+        return s;
+      }
+      Release();
+      state_.store(ROLLEDBACK, std::memory_order_release);
+      return s;
+    }
+    case STARTED:
+    case LOCKS_STOLEN: {
+      // Nothing reached the WAL: dropping the writes and the locks is the whole rollback.
+      // The name stays, so that the transaction can go on (RocksDB's behaviour).
+      std::vector<std::string> keys;
+      for (const auto& entry : tracked_keys()) keys.push_back(entry.first);
+      UnlockKeys(keys);
+      ClearBase();
+      return Status::OK();
+    }
+    case COMMITTED: return Status::InvalidArgument("Transaction has already been committed.");
+    default: return Status::InvalidArgument("Transaction is not in state for rollback.");
+  }
+}
+
+// ---- Writes from outside a transaction, and recovery.
+
+namespace {
+
+// The keys a batch writes, sorted and without duplicates; any other family is refused.
+class KeyCollector : public WriteBatch::Handler {
+ public:
+  std::set<std::string> keys;
+
+  Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
+  Status DeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
+
+ private:
+  Status Add(uint32_t cf, const Slice& key) {
+    if (cf != kDefaultFamilyId) return Status::InvalidArgument("only the default family exists");
+    keys.insert(key.ToString());
+    return Status::OK();
+  }
+};
+
+// Replays a batch's records into a transaction, as its own writes.
+class TransactionReplayer : public WriteBatch::Handler {
+ public:
+  explicit TransactionReplayer(Transaction* txn) : txn_(txn) {}
+  Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    return cf == kDefaultFamilyId ? txn_->Put(key, value) : Bad();
+  }
+  Status DeleteCF(uint32_t cf, const Slice& key) override {
+    return cf == kDefaultFamilyId ? txn_->Delete(key) : Bad();
+  }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
+    return cf == kDefaultFamilyId ? txn_->SingleDelete(key) : Bad();
+  }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    return cf == kDefaultFamilyId ? txn_->Merge(key, value) : Bad();
+  }
+
+ private:
+  static Status Bad() { return Status::Corruption("prepared record of an unknown family"); }
+  Transaction* const txn_;
+};
+
+}  // namespace
+
+Status PessimisticTransaction::CommitBatch(WriteBatch* batch) {
+  KeyCollector collector;
+  Status s = batch->Iterate(&collector);
+  if (!s.ok()) return s;
+  if (!skip_concurrency_control_) {
+    for (const std::string& key : collector.keys) {
+      s = TryLock(key, /*read_only=*/false, /*exclusive=*/true, /*do_validate=*/false,
+                  /*assume_tracked=*/false);
+      if (!s.ok()) return s;  // the destructor releases what was taken
+    }
+  }
+  return CommitBatchInternal(batch);
+}
+
+Status PessimisticTransaction::RestorePrepared(const WriteBatch& records, uint64_t log) {
+  TransactionReplayer replayer(this);
+  restoring_ = true;
+  Status s = records.Iterate(&replayer);
+  restoring_ = false;
+  if (!s.ok()) return s;
+  log_number_ = log;
+  state_.store(PREPARED, std::memory_order_release);
+  return Status::OK();
+}
+
+}  // namespace shale

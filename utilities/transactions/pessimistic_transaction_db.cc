@@ -1,0 +1,235 @@
+#include "utilities/transactions/pessimistic_transaction_db.h"
+
+#include <memory>
+#include <utility>
+
+#include "db/db_impl.h"
+#include "utilities/transactions/pessimistic_transaction.h"
+
+namespace shale {
+
+namespace {
+
+PointLockManager::Options LockManagerOptions(const TransactionDBOptions& o, Env* env,
+                                             std::function<bool(TransactionID)> steal) {
+  PointLockManager::Options lm;
+  lm.num_stripes = o.num_stripes;
+  lm.max_num_locks = o.max_num_locks;
+  lm.max_num_deadlocks = o.max_num_deadlocks;
+  lm.env = env;
+  lm.try_steal_expired = std::move(steal);
+  return lm;
+}
+
+DBImpl* RootImpl(DB* db) {
+  auto* stacked = dynamic_cast<StackableDB*>(db);
+  return dynamic_cast<DBImpl*>(stacked != nullptr ? stacked->GetRootDB() : db);
+}
+
+}  // namespace
+
+PessimisticTransactionDB::PessimisticTransactionDB(DB* db,
+                                                   const TransactionDBOptions& txn_db_options)
+    : TransactionDB(db),
+      txn_db_options_(txn_db_options),
+      db_impl_(RootImpl(db)),
+      lock_manager_(LockManagerOptions(txn_db_options, db->GetEnv(),
+                                       [this](TransactionID id) { return TryStealExpired(id); })) {
+  lock_manager_.AddColumnFamily(db->DefaultColumnFamily()->GetID());
+}
+
+PessimisticTransactionDB::~PessimisticTransactionDB() {
+  std::set<PessimisticTransaction*> orphans;
+  {
+    MutexLock l(&name_mu_);
+    orphans.swap(recovered_);
+  }
+  // Their prepares stay in the WAL and come back at the next Open.
+  for (PessimisticTransaction* txn : orphans) delete txn;
+}
+
+Status PessimisticTransactionDB::Initialize() {
+  std::map<std::string, DBImpl::RecoveredTransaction> found = db_impl_->TakeRecoveredTransactions();
+  // Nothing else runs yet, so a lock is taken at once or never (see RestorePrepared).
+  TransactionOptions restore;
+  restore.lock_timeout = 0;
+  for (auto& [name, recovered] : found) {
+    std::unique_ptr<PessimisticTransaction> txn(NewTransaction(WriteOptions(), restore));
+    Status s = txn->SetName(name);
+    if (s.ok()) s = txn->RestorePrepared(recovered.batch, recovered.log_number);
+    if (!s.ok()) return s;
+    MutexLock l(&name_mu_);
+    recovered_.insert(txn.release());
+  }
+  return Status::OK();
+}
+
+Transaction* PessimisticTransactionDB::BeginTransaction(const WriteOptions& write_options,
+                                                        const TransactionOptions& txn_options,
+                                                        Transaction* old_txn) {
+  if (old_txn != nullptr) {
+    static_cast<PessimisticTransaction*>(old_txn)->Reinitialize(write_options, txn_options);
+    return old_txn;
+  }
+  return NewTransaction(write_options, txn_options);
+}
+
+Transaction* PessimisticTransactionDB::GetTransactionByName(const TransactionName& name) {
+  MutexLock l(&name_mu_);
+  auto it = named_.find(name);
+  return it == named_.end() ? nullptr : it->second;
+}
+
+void PessimisticTransactionDB::GetAllPreparedTransactions(std::vector<Transaction*>* trans) {
+  if (trans == nullptr) return;
+  trans->clear();
+  MutexLock l(&name_mu_);
+  for (const auto& [name, txn] : named_) {
+    if (txn->GetState() == Transaction::PREPARED) trans->push_back(txn);
+  }
+}
+
+std::unordered_multimap<uint32_t, KeyLockInfo> PessimisticTransactionDB::GetLockStatusData() {
+  return lock_manager_.GetLockStatusData();
+}
+
+std::vector<DeadlockPath> PessimisticTransactionDB::GetDeadlockInfoBuffer() {
+  return lock_manager_.GetDeadlockInfoBuffer();
+}
+
+void PessimisticTransactionDB::SetDeadlockInfoBufferSize(uint32_t target_size) {
+  lock_manager_.Resize(target_size);
+}
+
+Status PessimisticTransactionDB::RegisterTransaction(const TransactionName& name,
+                                                     PessimisticTransaction* txn) {
+  MutexLock l(&name_mu_);
+  if (!named_.emplace(name, txn).second) {
+    return Status::InvalidArgument("Transaction name must be unique.");
+  }
+  return Status::OK();
+}
+
+void PessimisticTransactionDB::UnregisterTransaction(const TransactionName& name,
+                                                     PessimisticTransaction* txn) {
+  MutexLock l(&name_mu_);
+  auto it = named_.find(name);
+  if (it != named_.end() && it->second == txn) named_.erase(it);
+  recovered_.erase(txn);
+}
+
+void PessimisticTransactionDB::InsertExpirableTransaction(TransactionID id,
+                                                          PessimisticTransaction* txn) {
+  MutexLock l(&expirable_mu_);
+  expirable_[id] = txn;
+}
+
+void PessimisticTransactionDB::RemoveExpirableTransaction(TransactionID id) {
+  MutexLock l(&expirable_mu_);
+  expirable_.erase(id);
+}
+
+bool PessimisticTransactionDB::TryStealExpired(TransactionID id) {
+  MutexLock l(&expirable_mu_);
+  auto it = expirable_.find(id);
+  // A holder that is gone released its locks already; one that never expires is not
+  // asked about.
+  if (it == expirable_.end()) return true;
+  return it->second->IsExpired() && it->second->TryStealingLocks();
+}
+
+// ---- Writes outside a transaction.
+
+Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* updates) {
+  if (txn_db_options_.skip_concurrency_control) return db_->Write(options, updates);
+  TransactionOptions txn_options;
+  txn_options.lock_timeout = 0;  // replaced just below: negative would not mean "forever"
+  std::unique_ptr<PessimisticTransaction> txn(NewTransaction(options, txn_options));
+  txn->SetLockTimeout(txn_db_options_.default_lock_timeout);
+  return txn->CommitBatch(updates);
+}
+
+template <typename AddTo>
+Status PessimisticTransactionDB::WriteOne(const WriteOptions& options, AddTo add_to) {
+  WriteBatch batch;
+  Status s = add_to(&batch);
+  return s.ok() ? Write(options, &batch) : s;
+}
+
+Status PessimisticTransactionDB::Put(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                                     const Slice& key, const Slice& value) {
+  return WriteOne(options, [&](WriteBatch* b) { return b->Put(column_family, key, value); });
+}
+Status PessimisticTransactionDB::Put(const WriteOptions& options, const Slice& key,
+                                     const Slice& value) {
+  return Put(options, DefaultColumnFamily(), key, value);
+}
+Status PessimisticTransactionDB::Delete(const WriteOptions& options,
+                                        ColumnFamilyHandle* column_family, const Slice& key) {
+  return WriteOne(options, [&](WriteBatch* b) { return b->Delete(column_family, key); });
+}
+Status PessimisticTransactionDB::Delete(const WriteOptions& options, const Slice& key) {
+  return Delete(options, DefaultColumnFamily(), key);
+}
+Status PessimisticTransactionDB::SingleDelete(const WriteOptions& options,
+                                              ColumnFamilyHandle* column_family, const Slice& key) {
+  return WriteOne(options, [&](WriteBatch* b) { return b->SingleDelete(column_family, key); });
+}
+Status PessimisticTransactionDB::SingleDelete(const WriteOptions& options, const Slice& key) {
+  return SingleDelete(options, DefaultColumnFamily(), key);
+}
+Status PessimisticTransactionDB::Merge(const WriteOptions& options,
+                                       ColumnFamilyHandle* column_family, const Slice& key,
+                                       const Slice& value) {
+  return WriteOne(options, [&](WriteBatch* b) { return b->Merge(column_family, key, value); });
+}
+Status PessimisticTransactionDB::Merge(const WriteOptions& options, const Slice& key,
+                                       const Slice& value) {
+  return Merge(options, DefaultColumnFamily(), key, value);
+}
+
+PessimisticTransaction* WriteCommittedTxnDB::NewTransaction(const WriteOptions& write_options,
+                                                            const TransactionOptions& txn_options) {
+  return new WriteCommittedTxn(this, write_options, txn_options);
+}
+
+// ---- Open.
+
+Status TransactionDB::Open(const Options& options, const TransactionDBOptions& txn_db_options,
+                           const std::string& dbname, TransactionDB** dbptr) {
+  *dbptr = nullptr;
+  if (txn_db_options.write_policy != WRITE_COMMITTED) {
+    return Status::NotSupported("only the WRITE_COMMITTED write policy is implemented");
+  }
+  Options db_options = options;
+  // Prepared transactions must survive in the WAL and be recovered, not refused.
+  db_options.allow_2pc = true;
+  DB* db = nullptr;
+  Status s = DB::Open(db_options, dbname, &db);
+  if (!s.ok()) return s;
+  if (RootImpl(db) == nullptr) {
+    delete db;
+    return Status::NotSupported("TransactionDB needs shale's own DB beneath it");
+  }
+  auto txn_db = std::make_unique<WriteCommittedTxnDB>(db, txn_db_options);
+  s = txn_db->Initialize();
+  if (!s.ok()) return s;
+  *dbptr = txn_db.release();
+  return Status::OK();
+}
+
+Status TransactionDB::Open(const DBOptions& db_options, const TransactionDBOptions& txn_db_options,
+                           const std::string& dbname,
+                           const std::vector<ColumnFamilyDescriptor>& column_families,
+                           std::vector<ColumnFamilyHandle*>* handles, TransactionDB** dbptr) {
+  *dbptr = nullptr;
+  if (column_families.size() != 1 || column_families[0].name != kDefaultColumnFamilyName ||
+      handles == nullptr) {
+    return Status::InvalidArgument("only the default column family exists");
+  }
+  Status s = Open(Options(db_options, column_families[0].options), txn_db_options, dbname, dbptr);
+  if (s.ok()) handles->assign(1, (*dbptr)->DefaultColumnFamily());
+  return s;
+}
+
+}  // namespace shale

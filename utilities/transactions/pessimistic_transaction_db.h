@@ -1,0 +1,121 @@
+// PessimisticTransactionDB: the TransactionDB of pessimistic transactions. It owns the
+// point lock manager, numbers transactions, keeps the registry of named transactions
+// (for GetTransactionByName and the prepared ones) and of those that may expire (whose
+// locks the lock manager may steal), and runs plain writes as internal transactions.
+// Which write policy its transactions follow is a subclass's choice (NewTransaction);
+// WriteCommittedTxnDB is the one there is.
+//
+// Ownership: recovered prepared transactions belong to this object until one is
+// committed or rolled back (then to whoever resolved it); the rest to their callers.
+// Thread safety: every method from any thread; the registries are guarded by their
+// mutexes, never held while taking a lock of the lock manager (whose stripe mutexes may
+// be held while expirable_mu_ is taken, by TryStealExpired).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "shale/utilities/transaction_db.h"
+#include "util/mutexlock.h"
+#include "utilities/transactions/point_lock_manager.h"
+
+namespace shale {
+
+class DBImpl;
+class PessimisticTransaction;
+
+class PessimisticTransactionDB : public TransactionDB {
+ public:
+  // db is the opened DB (allow_2pc set); this object takes it over.
+  PessimisticTransactionDB(DB* db, const TransactionDBOptions& txn_db_options);
+  // Deletes the recovered transactions nobody resolved.
+  ~PessimisticTransactionDB() override;
+
+  // Adopts the prepared transactions recovery found in the WAL. Called once, by Open.
+  Status Initialize();
+
+  Transaction* BeginTransaction(const WriteOptions& write_options,
+                                const TransactionOptions& txn_options,
+                                Transaction* old_txn) override;
+  Transaction* GetTransactionByName(const TransactionName& name) override;
+  void GetAllPreparedTransactions(std::vector<Transaction*>* trans) override;
+  std::unordered_multimap<uint32_t, KeyLockInfo> GetLockStatusData() override;
+  std::vector<DeadlockPath> GetDeadlockInfoBuffer() override;
+  void SetDeadlockInfoBufferSize(uint32_t target_size) override;
+
+  // Writes outside a transaction lock their keys (see transaction_db.h).
+  using StackableDB::Delete;
+  using StackableDB::Merge;
+  using StackableDB::Put;
+  using StackableDB::SingleDelete;
+  Status Put(const WriteOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+             const Slice& value) override;
+  Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
+  Status Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                const Slice& key) override;
+  Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                      const Slice& key) override;
+  Status SingleDelete(const WriteOptions& options, const Slice& key) override;
+  Status Merge(const WriteOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+               const Slice& value) override;
+  Status Merge(const WriteOptions& options, const Slice& key, const Slice& value) override;
+  Status Write(const WriteOptions& options, WriteBatch* updates) override;
+
+  // For the transactions.
+  const TransactionDBOptions& txn_db_options() const { return txn_db_options_; }
+  PointLockManager* lock_manager() { return &lock_manager_; }
+  DBImpl* db_impl() const { return db_impl_; }
+  TransactionID NextTransactionID() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+  // The name registry: InvalidArgument if the name is taken.
+  Status RegisterTransaction(const TransactionName& name, PessimisticTransaction* txn)
+      EXCLUDES(name_mu_);
+  // Removes txn's name (if it holds it); a recovered txn leaves this DB's ownership.
+  void UnregisterTransaction(const TransactionName& name, PessimisticTransaction* txn)
+      EXCLUDES(name_mu_);
+  void InsertExpirableTransaction(TransactionID id, PessimisticTransaction* txn)
+      EXCLUDES(expirable_mu_);
+  void RemoveExpirableTransaction(TransactionID id) EXCLUDES(expirable_mu_);
+
+ protected:
+  // A transaction of this DB's write policy.
+  virtual PessimisticTransaction* NewTransaction(const WriteOptions& write_options,
+                                                 const TransactionOptions& txn_options) = 0;
+
+ private:
+  // A write of one record: add_to(&batch) fills a batch that Write then applies.
+  template <typename AddTo>
+  Status WriteOne(const WriteOptions& options, AddTo add_to);
+  // The lock manager's question about an expired holder (see PointLockManager::Options).
+  bool TryStealExpired(TransactionID id) EXCLUDES(expirable_mu_);
+
+  const TransactionDBOptions txn_db_options_;
+  DBImpl* const db_impl_;  // the root of the stack, owned through StackableDB
+  PointLockManager lock_manager_;
+  std::atomic<TransactionID> next_id_{1};
+
+  Mutex name_mu_;
+  std::map<TransactionName, PessimisticTransaction*> named_ GUARDED_BY(name_mu_);
+  // Recovered transactions not yet resolved: this DB deletes them at the end.
+  std::set<PessimisticTransaction*> recovered_ GUARDED_BY(name_mu_);
+
+  Mutex expirable_mu_;
+  std::unordered_map<TransactionID, PessimisticTransaction*> expirable_ GUARDED_BY(expirable_mu_);
+};
+
+// Transactions whose data reaches the memtable at Commit.
+class WriteCommittedTxnDB final : public PessimisticTransactionDB {
+ public:
+  using PessimisticTransactionDB::PessimisticTransactionDB;
+
+ protected:
+  PessimisticTransaction* NewTransaction(const WriteOptions& write_options,
+                                         const TransactionOptions& txn_options) override;
+};
+
+}  // namespace shale

@@ -1,0 +1,69 @@
+// The WRITE_COMMITTED policy: how a transaction's writes reach the DB at each step. The
+// memtable sees them only at Commit, so a reader never meets uncommitted data and needs
+// no visibility check. Two-phase commit goes through DBImpl::WriteTxn (db_impl.h).
+#include "db/db_impl.h"
+#include "db/write_batch_internal.h"
+#include "utilities/transactions/pessimistic_transaction.h"
+
+namespace shale {
+
+Status WriteCommittedTxn::PrepareInternal() {
+  // BeginPrepare (the Noop the marker call turns into it), the records, EndPrepare(name),
+  // logged and not applied: recovery finds it there until a Commit or Rollback marker
+  // resolves it.
+  WriteBatch prepared;
+  WriteBatchInternal::InsertNoop(&prepared);
+  Status s = WriteBatchInternal::Append(&prepared, batch_.GetWriteBatch());
+  if (s.ok()) s = WriteBatchInternal::MarkEndPrepare(&prepared, name_);
+  if (!s.ok()) return s;
+  uint64_t log = 0;
+  DBImpl::TxnWrite t;
+  t.wal_only = true;
+  t.log_used = &log;
+  s = db_impl_->WriteTxn(write_options_, &prepared, t);
+  if (s.ok()) log_number_ = log;
+  return s;
+}
+
+Status WriteCommittedTxn::CommitWithoutPrepareInternal() {
+  WriteBatch* records = batch_.GetWriteBatch();
+  WriteBatch combined;
+  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
+    combined = *records;
+    Status s = WriteBatchInternal::Append(&combined, &commit_time_batch_);
+    if (!s.ok()) return s;
+    records = &combined;
+  }
+  // A transaction that wrote nothing has nothing to log.
+  if (WriteBatchInternal::Count(records) == 0) return Status::OK();
+  return db_->Write(write_options_, records);
+}
+
+Status WriteCommittedTxn::CommitInternal() {
+  // The WAL already holds the prepared records: the commit logs only the commit-time
+  // records and the marker, and the DB applies the prepared records after them.
+  WriteBatch commit = commit_time_batch_;
+  WriteBatchInternal::MarkCommit(&commit, name_);
+  DBImpl::TxnWrite t;
+  t.txn_batch = batch_.GetWriteBatch();
+  t.prep_log = log_number_;
+  Status s = db_impl_->WriteTxn(write_options_, &commit, t);
+  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  return s;
+}
+
+Status WriteCommittedTxn::RollbackInternal() {
+  WriteBatch rollback;
+  WriteBatchInternal::MarkRollback(&rollback, name_);
+  DBImpl::TxnWrite t;
+  t.wal_only = true;
+  Status s = db_impl_->WriteTxn(write_options_, &rollback, t);
+  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  return s;
+}
+
+Status WriteCommittedTxn::CommitBatchInternal(WriteBatch* batch) {
+  return db_->Write(write_options_, batch);
+}
+
+}  // namespace shale
