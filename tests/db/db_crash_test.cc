@@ -8,13 +8,12 @@
 //
 // SHALE_CRASH_CYCLES=N runs N power losses (default 150) and N/6 kills (default 25).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -187,23 +186,14 @@ TEST(DBCrashTest, KilledChildProcessKeepsSyncedWrites) {
   int next = 0;  // the first index not yet known to be in the DB
   const int cycles = std::max(1, CrashCycles() / 6);
   for (int cycle = 0; cycle < cycles; cycle++) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      ChildWriter(dbname, next, fds[1]);
+    std::string output;
+    const std::string error = RunChildUntilKilled([&](int fd) { ChildWriter(dbname, next, fd); },
+                                                  5000 + rnd.Uniform(120000), &output);
+    ASSERT_EQ(error, "");
+    int acked = next - 1;
+    if (output.size() >= sizeof(int)) {
+      memcpy(&acked, output.data() + (output.size() / sizeof(int) - 1) * sizeof(int), sizeof(int));
     }
-    close(fds[1]);
-    usleep(5000 + rnd.Uniform(120000));
-    kill(pid, SIGKILL);
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
-    int acked = next - 1, i;
-    while (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
-    close(fds[0]);
 
     Options options;
     // A child killed before its Open wrote CURRENT (a loaded machine may not run it at all

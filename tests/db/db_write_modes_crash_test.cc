@@ -6,12 +6,11 @@
 // was synced, or (a process crash) that went to the WAL at all.
 // SHALE_CRASH_CYCLES scales the number of crashes per mode (default 3).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -106,25 +105,17 @@ TEST(DBWriteModesCrashTest, KilledChildWithConcurrentWriters) {
     const std::string dbname = dir.File("db");
     int next[kThreads] = {0, 0, 0, 0};
     for (int cycle = 0; cycle < Cycles(); cycle++) {
-      int fds[2];
-      ASSERT_EQ(pipe(fds), 0);
-      pid_t pid = fork();
-      ASSERT_GE(pid, 0);
-      if (pid == 0) {
-        close(fds[0]);
-        ChildWriters(m, dbname, next, fds[1]);
-      }
-      close(fds[1]);
-      usleep(10000 + rnd.Uniform(100000));
-      kill(pid, SIGKILL);
-      int status;
-      ASSERT_EQ(waitpid(pid, &status, 0), pid);
-      ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+      std::string output;
+      const std::string error = RunChildUntilKilled(
+          [&](int fd) { ChildWriters(m, dbname, next, fd); }, 10000 + rnd.Uniform(100000), &output);
+      ASSERT_EQ(error, "");
       int acked[kThreads];
       for (int t = 0; t < kThreads; t++) acked[t] = next[t] - 1;
-      int32_t ack[2];
-      while (read(fds[0], ack, sizeof(ack)) == sizeof(ack)) acked[ack[0]] = ack[1];
-      close(fds[0]);
+      for (size_t pos = 0; pos + 8 <= output.size(); pos += 8) {
+        int32_t ack[2];
+        memcpy(ack, output.data() + pos, sizeof(ack));
+        acked[ack[0]] = ack[1];
+      }
 
       std::unique_ptr<DB> db;
       Status s = DB::Open(ModeOptions(m, Env::Default()), dbname, &db);

@@ -1,5 +1,7 @@
 #include "tests/testutil/test_util.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -149,6 +151,35 @@ Status StringSource::Read(uint64_t offset, size_t n, Slice* result, char* scratc
   memcpy(scratch, contents_.data() + offset, got);
   *result = Slice(scratch, got);
   return Status::OK();
+}
+
+std::string RunChildUntilKilled(const std::function<void(int fd)>& child, uint64_t delay_us,
+                                std::string* output) {
+  output->clear();
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    close(fds[0]);
+    child(fds[1]);
+    _exit(0);  // child() should not return: the parent reports it
+  }
+  close(fds[1]);
+  usleep(static_cast<useconds_t>(delay_us));
+  kill(pid, SIGKILL);
+  int status;
+  std::string error;
+  if (waitpid(pid, &status, 0) != pid) {
+    error = "waitpid failed";
+  } else if (!WIFSIGNALED(status)) {
+    error = "child exited early with " + std::to_string(WEXITSTATUS(status));
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) output->append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  return error;
 }
 
 }  // namespace shale

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -72,6 +73,14 @@ std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType type
 
 // A count a long run may raise: the positive integer in $name, else default_value.
 int TestKnob(const char* name, int default_value);
+
+// The kill half of a crash test: forks a child that runs child(fd), fd being the write end
+// of a pipe the child reports on (it must never return: it runs until killed, or _exits
+// with a code of its own on a failure), SIGKILLs it after delay_us microseconds and
+// returns in *output every byte it wrote to fd. Writes of up to PIPE_BUF bytes arrive
+// whole. Returns an error message, empty if the child was killed as planned.
+std::string RunChildUntilKilled(const std::function<void(int fd)>& child, uint64_t delay_us,
+                                std::string* output);
 
 // XORs 0xff into `bytes_to_flip` bytes starting at `offset` (a negative offset counts back
 // from the end of the file). InvalidArgument if the range is not inside the file.
