@@ -25,12 +25,12 @@
 // sequence number the write got), appended in each key's order but not in sequence order
 // across keys (writers of different keys race; the checker sorts), and a durable
 // sequence, at or below which every write is durable (a Flush that then succeeded started
-// after it was published; or a clean Close). After a crash the DB must equal the base
-// with the log's writes replayed in sequence order up to some cut, a cut that includes
-// every durable write and no write above the sequence the DB recovered
-// (db_stress_prefix.h). `prefix_mode` records that the last writer ran without the WAL,
-// so the next start verifies by this rule. The log is emptied (folded into base) at each
-// start and when it fills, after a Flush.
+// after it was published). After a crash the DB must equal the base with the log's writes
+// replayed in sequence order up to some cut, a cut that includes every durable write and
+// no write above the sequence the DB recovered (db_stress_prefix.h). `prefix_mode`
+// records that the last writer ran without the WAL, so the next start verifies by this
+// rule. The log is emptied (folded into base, which holds only durable values) at each
+// start, at the end of a run before its clean Close, and when it fills, after a Flush.
 //
 // Thread safety: Slot words may be read and written from any thread holding the key's
 // lock (KeyLocks); Open/Close from one thread while no worker runs. AppendLog from any
