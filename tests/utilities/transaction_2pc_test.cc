@@ -2,7 +2,9 @@
 // invisible; after a close and reopen it comes back PREPARED (GetAllPreparedTransactions,
 // GetTransactionByName) with its writes and its locks, and can be committed or rolled
 // back, for good; a resolved one never comes back; an unresolved one keeps coming back,
-// even when the memtables it was prepared with have been flushed.
+// even when the memtables it was prepared with have been flushed; resolving it lets its
+// WAL go; and after a simulated power loss synced commits are whole and synced prepares
+// come back.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,6 +137,93 @@ TEST_F(Transaction2PCTest, UnresolvedComesBackAcrossFlushesAndReopens) {
   EXPECT_EQ(Get("x"), "1");
   EXPECT_EQ(Get("y"), "NOT_FOUND");
   EXPECT_EQ(Get(Key(7)), "v");
+}
+
+// The WAL files (*.log) in the DB directory, sorted.
+std::vector<std::string> WalFiles(const std::string& dir) {
+  std::vector<std::string> children, logs;
+  EXPECT_OK(Env::Default()->GetChildren(dir, &children));
+  for (const std::string& c : children) {
+    if (c.size() > 4 && c.compare(c.size() - 4, 4, ".log") == 0) logs.push_back(c);
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+// Commit and Rollback tell the DB that the prepare's WAL is no longer needed for it: once
+// the memtables are flushed, that WAL goes; while the transaction is open, it stays.
+TEST_F(Transaction2PCTest, ResolvingReleasesThePreparesWal) {
+  for (bool commit : {true, false}) {
+    SCOPED_TRACE(commit ? "commit" : "rollback");
+    auto txn = Begin();
+    ASSERT_OK(txn->SetName("xid"));
+    ASSERT_OK(txn->Put("k", "v"));
+    ASSERT_OK(txn->Prepare());
+    const std::string prepare_wal = WalFiles(dbname()).back();
+    ASSERT_OK(db_->Put(WriteOptions(), "other", "v"));
+    ASSERT_OK(db_->Flush(FlushOptions()));
+    ASSERT_OK(db_->Put(WriteOptions(), "other", "v2"));
+    ASSERT_OK(db_->Flush(FlushOptions()));
+    std::vector<std::string> logs = WalFiles(dbname());
+    EXPECT_NE(std::find(logs.begin(), logs.end(), prepare_wal), logs.end());
+    ASSERT_OK(commit ? txn->Commit() : txn->Rollback());
+    for (int i = 0; i < 2; i++) {
+      ASSERT_OK(db_->Put(WriteOptions(), "other", "v3"));
+      ASSERT_OK(db_->Flush(FlushOptions()));
+    }
+    logs = WalFiles(dbname());
+    EXPECT_EQ(std::find(logs.begin(), logs.end(), prepare_wal), logs.end());
+    EXPECT_EQ(Get("k"), commit ? "v" : "NOT_FOUND");
+    ASSERT_OK(db_->Delete(WriteOptions(), "k"));
+  }
+}
+
+// A power loss with one transaction committed, one prepared, both synced, and one
+// prepared without sync: the commit is whole, the synced prepare comes back and can be
+// committed, and nothing of the others is half there.
+TEST_F(Transaction2PCTest, PowerLossBetweenPrepareAndCommit) {
+  FaultInjectionTestEnv* env = UseFaultInjectionEnv();
+  Reopen();
+  WriteOptions synced;
+  synced.sync = true;
+  {
+    std::unique_ptr<Transaction> open(db_->BeginTransaction(synced));
+    ASSERT_OK(open->SetName("open"));
+    ASSERT_OK(open->Put("b1", "open"));
+    ASSERT_OK(open->Put("b2", "open"));
+    ASSERT_OK(open->Prepare());
+    // Committed last of the synced writes, so that only its own sync makes it durable.
+    std::unique_ptr<Transaction> done(db_->BeginTransaction(synced));
+    ASSERT_OK(done->SetName("done"));
+    ASSERT_OK(done->Put("a1", "done"));
+    ASSERT_OK(done->Put("a2", "done"));
+    ASSERT_OK(done->Prepare());
+    ASSERT_OK(done->Commit());
+    auto unsynced = Begin();
+    ASSERT_OK(unsynced->SetName("unsynced"));
+    ASSERT_OK(unsynced->Put("c", "unsynced"));
+    ASSERT_OK(unsynced->Prepare());
+    // The machine stops here: nothing more reaches the disk, and what was not synced is
+    // lost.
+    env->SetFilesystemActive(false);
+  }
+  db_.reset();
+  env->SetFilesystemActive(true);
+  ASSERT_OK(env->SimulatePowerLoss());
+  Open();
+  ASSERT_EQ(Prepared(), std::vector<std::string>{"open"});
+  EXPECT_EQ(Get("a1"), "done");
+  EXPECT_EQ(Get("a2"), "done");
+  EXPECT_EQ(Get("b1"), "NOT_FOUND");
+  EXPECT_EQ(Get("c"), "NOT_FOUND");
+  Transaction* open = db_->GetTransactionByName("open");
+  ASSERT_OK(open->Commit());
+  delete open;
+  EXPECT_EQ(Get("b1"), "open");
+  EXPECT_EQ(Get("b2"), "open");
+  Reopen();
+  EXPECT_EQ(Get("b2"), "open");
+  EXPECT_EQ(Get("a1"), "done");
 }
 
 TEST_F(Transaction2PCTest, NameOfARecoveredTransactionIsTaken) {

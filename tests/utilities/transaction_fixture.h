@@ -13,6 +13,7 @@
 
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
+#include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
 
 namespace shale {
@@ -48,6 +49,13 @@ class TransactionTestBase : public testing::Test {
     Open();
   }
 
+  // Makes the fault-injecting env (over the real files) the DB's from the next open on.
+  FaultInjectionTestEnv* UseFaultInjectionEnv() {
+    if (fault_env_ == nullptr) fault_env_ = std::make_unique<FaultInjectionTestEnv>(Env::Default());
+    options_.env = fault_env_.get();
+    return fault_env_.get();
+  }
+
   std::unique_ptr<Transaction> Begin(const TransactionOptions& o = TransactionOptions()) {
     return std::unique_ptr<Transaction>(db_->BeginTransaction(WriteOptions(), o));
   }
@@ -71,6 +79,7 @@ class TransactionTestBase : public testing::Test {
   TempDirectory dir_;
   Options options_;
   TransactionDBOptions txn_db_options_;
+  std::unique_ptr<FaultInjectionTestEnv> fault_env_;  // declared first: outlives db_
   std::unique_ptr<TransactionDB> db_;
 };
 
