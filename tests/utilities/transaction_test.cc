@@ -3,11 +3,13 @@
 // kind and Get form, MultiGet, iterators over the transaction and the DB in both
 // directions with bounds, save points (writes and locks), snapshots and their
 // notification, names, the state machine's statuses, BeginTransaction reusing a
-// transaction, max_write_batch_size and skip_concurrency_control.
+// transaction, max_write_batch_size and skip_concurrency_control; and a randomized run of
+// writes, merges and save points against a model.
 // Locks, conflicts and threads: transaction_lock_test.cc; two-phase commit:
 // transaction_2pc_test.cc.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "shale/utilities/merge_operators.h"
 #include "shale/utilities/write_batch_with_index.h"
 #include "tests/utilities/transaction_fixture.h"
+#include "util/random.h"
 
 namespace shale {
 namespace {
@@ -433,6 +436,80 @@ TEST_F(TransactionTest, OpenWithColumnFamilyDescriptors) {
   ASSERT_OK(txn->Put(handles[0], "k2", "v2"));
   ASSERT_OK(txn->Commit());
   EXPECT_EQ(Get("k2"), "v2");
+}
+
+// Random writes, merges and save points in one transaction over a DB with data of its own,
+// against a model (std::map): after every step Get of a random key, and now and then a
+// full walk in both directions, must match; committed, the DB must match too.
+TEST_F(TransactionTest, MatchesModel) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+  Reopen();
+  Random rnd(TestSeed());
+  const int steps = TestKnob("SHALE_TXN_MODEL_STEPS", 600);
+  // Built by appending: GCC 12 warns (-Wrestrict, wrongly) about "literal" + std::string.
+  auto named = [](const char* prefix, uint64_t n) {
+    return std::string(prefix).append(std::to_string(n));
+  };
+  auto key = [&] { return named("k", rnd.Uniform(40)); };
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 20; i++) {
+    std::string k = key(), v = named("db", i);
+    ASSERT_OK(db_->Put(WriteOptions(), k, v));
+    model[k] = v;
+  }
+  auto walk_model = [&](bool backward) {
+    std::string out;
+    auto add = [&](const auto& kv) { out += kv.first + "=" + kv.second + ","; };
+    if (backward) {
+      for (auto it = model.rbegin(); it != model.rend(); ++it) add(*it);
+    } else {
+      for (const auto& kv : model) add(kv);
+    }
+    return out;
+  };
+  std::vector<std::map<std::string, std::string>> save_points;
+  auto txn = Begin();
+  for (int step = 0; step < steps; step++) {
+    const uint32_t op = rnd.Uniform(20);
+    std::string k = key(), v = named("v", step);
+    if (op < 8) {
+      ASSERT_OK(txn->Put(k, v));
+      model[k] = v;
+    } else if (op < 12) {
+      ASSERT_OK(txn->Delete(k));
+      model.erase(k);
+    } else if (op < 16) {
+      ASSERT_OK(txn->Merge(k, v));
+      auto it = model.find(k);
+      model[k] = it == model.end() ? v : it->second + "," + v;
+    } else if (op < 18) {
+      txn->SetSavePoint();
+      save_points.push_back(model);
+    } else if (op == 18) {
+      Status s = txn->RollbackToSavePoint();
+      ASSERT_EQ(s.ok(), !save_points.empty()) << s.ToString();
+      if (!save_points.empty()) {
+        model = save_points.back();
+        save_points.pop_back();
+      }
+    } else {
+      Status s = txn->PopSavePoint();
+      ASSERT_EQ(s.ok(), !save_points.empty()) << s.ToString();
+      if (!save_points.empty()) save_points.pop_back();
+    }
+    const std::string probe = key();
+    auto it = model.find(probe);
+    ASSERT_EQ(TxnGet(txn.get(), probe), it == model.end() ? "NOT_FOUND" : it->second)
+        << "step " << step << " key " << probe;
+    if (step % 50 == 0) {
+      std::unique_ptr<Iterator> iter(txn->GetIterator(ReadOptions()));
+      ASSERT_EQ(Walk(iter.get(), false), walk_model(false)) << "step " << step;
+      ASSERT_EQ(Walk(iter.get(), true), walk_model(true)) << "step " << step;
+    }
+  }
+  ASSERT_OK(txn->Commit());
+  std::unique_ptr<Iterator> iter(db_->NewIterator(ReadOptions()));
+  EXPECT_EQ(Walk(iter.get(), false), walk_model(false));
 }
 
 }  // namespace
