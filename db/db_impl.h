@@ -173,8 +173,8 @@ class DBImpl final : public DB {
   // Conflict checks (db_impl_txn.cc). The newest sequence at which key was written (Put,
   // Merge, Delete or SingleDelete) in the current memtables and, unless cache_only, the
   // files: *found tells whether any was. With cache_only and nothing found, *seq is the
-  // smallest sequence the memtables hold (kMaxSequenceNumber if empty), so that a caller
-  // can tell whether their history reaches back far enough (else TryAgain).
+  // smallest sequence from which on every write is in a memtable, so that a caller can
+  // tell whether their history reaches back far enough (else TryAgain).
   Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
                                  bool* found);
 

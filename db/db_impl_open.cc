@@ -343,6 +343,7 @@ Status DBImpl::FinishOpen() {
       new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
                    current_options_->arena_block_size, current_options_->memtable_huge_page_size);
   mem->SetLogNumber(logfile_number_);
+  mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();

@@ -33,10 +33,10 @@ Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, Sequen
     return Status::OK();
   }
   if (cache_only) {
-    // The oldest sequence the memtables still hold tells the caller how far back this
-    // answer is good for; the oldest memtable is the last immutable one.
-    SequenceNumber oldest = sv->mem->first_seqno();
-    for (MemTable* m : sv->imm) oldest = std::min(oldest, m->first_seqno());
+    // How far back this answer is good for: every write from the oldest memtable's
+    // earliest sequence on is in a memtable.
+    SequenceNumber oldest = sv->mem->earliest_seqno();
+    for (MemTable* m : sv->imm) oldest = std::min(oldest, m->earliest_seqno());
     *seq = oldest;
     return Status::OK();
   }

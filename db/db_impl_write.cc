@@ -501,6 +501,8 @@ Status DBImpl::SwitchMemtable() {
       new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
                    current_options_->arena_block_size, current_options_->memtable_huge_page_size);
   mem->SetLogNumber(new_log_number);
+  // The WAL leader switches with every earlier write allocated and inserted.
+  mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();
   return Status::OK();

@@ -89,6 +89,14 @@ class MemTable {
   SequenceNumber first_seqno() const { return first_seqno_.load(std::memory_order_relaxed); }
   bool IsEmpty() const { return num_entries() == 0; }
 
+  // Every write numbered from this sequence on goes to this memtable or a newer one (set by
+  // db/ when it becomes the active memtable; 0 if never set): conflict checks that find
+  // nothing here can trust that answer for sequences from here on.
+  void SetEarliestSequence(SequenceNumber seq) {
+    earliest_seqno_.store(seq, std::memory_order_relaxed);
+  }
+  SequenceNumber earliest_seqno() const { return earliest_seqno_.load(std::memory_order_relaxed); }
+
   // The WAL file number this memtable's data came from (set by db/), for WAL GC.
   void SetLogNumber(uint64_t n) { log_number_.store(n, std::memory_order_relaxed); }
   uint64_t GetLogNumber() const { return log_number_.load(std::memory_order_relaxed); }
@@ -139,6 +147,7 @@ class MemTable {
   std::atomic<uint64_t> num_deletes_{0};
   std::atomic<SequenceNumber> first_seqno_{kMaxSequenceNumber};
   std::atomic<uint64_t> log_number_{0};
+  std::atomic<SequenceNumber> earliest_seqno_{0};
   std::atomic<uint64_t> min_prep_log_{0};
   const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
 };

@@ -52,11 +52,12 @@ TEST_F(TransactionLockTest, LatestSequenceForKey) {
   ASSERT_OK(impl()->GetLatestSequenceForKey("k", true, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, first);
-  // Only in a file now: cache_only cannot see it and says the memtables hold nothing.
+  // Only in a file now: cache_only cannot see it, and says from which sequence on the
+  // memtables hold every write (the one after the flushed writes).
   ASSERT_OK(db_->Flush(FlushOptions()));
   ASSERT_OK(impl()->GetLatestSequenceForKey("k", true, &seq, &found));
   EXPECT_FALSE(found);
-  EXPECT_EQ(seq, kMaxSequenceNumber);
+  EXPECT_EQ(seq, first + 2);
   ASSERT_OK(impl()->GetLatestSequenceForKey("k", false, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, first);
@@ -66,7 +67,7 @@ TEST_F(TransactionLockTest, LatestSequenceForKey) {
   ASSERT_OK(impl()->GetLatestSequenceForKey("k", false, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, del);
-  // cache_only and absent: the oldest sequence the memtables hold.
+  // cache_only and absent: still the first sequence after the flush (the tombstone's).
   ASSERT_OK(impl()->GetLatestSequenceForKey("absent", true, &seq, &found));
   EXPECT_FALSE(found);
   EXPECT_EQ(seq, del);
