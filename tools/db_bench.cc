@@ -38,7 +38,6 @@ constexpr Unsupported kUnsupported[] = {
     {"filluniquerandomdeterministic", "CompactFiles (it shapes the LSM tree file by file)"},
     {"xorupdaterandom", "a bytes-XOR merge operator"},
     {"appendrandom", "its workload in this db_bench (not written yet)"},
-    {"randomtransaction", "transactions (TransactionDB)"},
     {"readtorowcache", "a row cache"},
     {"readtocache", "its workload in this db_bench (not written yet)"},
     {"approximatesizerandom", "GetApproximateSizes"},
@@ -195,6 +194,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"seekrandomwhilemerging", &B::SeekRandomWhileMerging, false, true},
       {"getmergeoperands", &B::GetMergeOperandLists, false, true},
       {"readrandomoperands", &B::ReadRandom, false},
+      {"randomtransaction", &B::RandomTransaction, false},
   };
   static const struct {
     const char* name;
@@ -221,6 +221,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       spec->method = r.method;
       spec->fresh_db = r.fresh_db;
       spec->needs_merge_operator = r.needs_merge_operator;
+      if (r.method == &B::RandomTransaction) spec->post = &B::RandomTransactionVerify;
       return true;
     }
   }
@@ -263,7 +264,26 @@ void Benchmark::PrintHeader() {
 }
 
 void Benchmark::OpenDB() {
-  Status s = DB::Open(options_, FLAGS_db, &db_);
+  Status s;
+  if (FLAGS_transaction_db) {
+    // RocksDB's choices: the DB-wide lock defaults stay TransactionDBOptions' own
+    // (--transaction_lock_timeout is for randomtransaction's transactions), and
+    // --unordered_write asks for WritePrepared without concurrency control, which Open
+    // refuses until shale has that policy.
+    TransactionDBOptions txn_db_options;
+    Options options = options_;
+    if (options.unordered_write) {
+      options.two_write_queues = true;
+      txn_db_options.skip_concurrency_control = true;
+      txn_db_options.write_policy = WRITE_PREPARED;
+    }
+    TransactionDB* txn_db = nullptr;
+    s = TransactionDB::Open(options, txn_db_options, FLAGS_db, &txn_db);
+    db_.reset(txn_db);
+    txn_db_ = txn_db;
+  } else {
+    s = DB::Open(options_, FLAGS_db, &db_);
+  }
   if (!s.ok()) {
     fprintf(stderr, "open error: %s\n", s.ToString().c_str());
     exit(1);
@@ -275,6 +295,7 @@ void Benchmark::DestroyAndOpen() {
     Status s = db_->Close();
     if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
     db_.reset();
+    txn_db_ = nullptr;
   }
   Status s = DestroyDB(FLAGS_db, options_);
   if (!s.ok()) {
@@ -379,6 +400,10 @@ int Benchmark::Run() {
       fprintf(stdout, "%-12s : skipped (--merge_operator is unknown)\n", name.c_str());
       return 1;
     }
+    if (name == "randomtransaction" && !TransactionSetsValid()) {
+      fprintf(stderr, "invalid value for transaction_sets\n");  // RocksDB's words
+      return 1;
+    }
     if (name == "filluniquerandom" && FLAGS_threads > 1) {
       fprintf(stderr, "filluniquerandom multithreaded not supported, use 1 thread\n");
       return 1;
@@ -442,6 +467,7 @@ int Benchmark::Run() {
       combined.Report(name);
     }
     if (repeat > 1) combined.ReportFinal(name);
+    if (spec.post != nullptr) (this->*spec.post)();
   }
   // The state the last interval report would have shown.
   if (FLAGS_stats_per_interval > 0) {
@@ -451,7 +477,7 @@ int Benchmark::Run() {
   if (dbstats_ != nullptr) {
     fprintf(stdout, "STATISTICS:\n%s\n", dbstats_->ToString().c_str());
   }
-  return 0;
+  return verify_failed_ ? 1 : 0;
 }
 
 }  // namespace shale::tools

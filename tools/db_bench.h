@@ -2,12 +2,15 @@
 // prints RocksDB db_bench's header and result lines.
 //
 // Benchmark resolves a name to a method (db_bench_workloads.cc holds the methods, and
-// db_bench_merge.cc those that write or read merge operands) or to a
+// db_bench_merge.cc those that write or read merge operands, db_bench_txn.cc the
+// transaction workload) or to a
 // meta operation without a result line (flush, waitforcompaction, stats, ...;
 // db_bench_meta.cc); Run() checks the whole list first, so a benchmark shale cannot run
 // yet fails the run before anything is measured. Each method runs on every one of
 // --threads threads, each with its own ThreadState; the threads' Stats are merged into one
 // result line. BuildOptions (db_bench_options.cc) turns the flags into the DB's Options.
+// With --transaction_db the DB is a TransactionDB, as in RocksDB's db_bench: every
+// benchmark's plain writes then run as internal transactions that lock their keys.
 //
 // Thread safety: Run() is called once from main; methods run concurrently on the
 // benchmark threads and share only db_ (thread-safe) and SharedState.
@@ -23,6 +26,7 @@
 #include "shale/db.h"
 #include "shale/options.h"
 #include "shale/statistics.h"
+#include "shale/utilities/transaction_db.h"
 #include "tools/db_bench_keys.h"
 #include "tools/db_bench_stats.h"
 #include "util/mutexlock.h"
@@ -81,6 +85,7 @@ class Benchmark {
     bool fresh_db = false;
     bool needs_merge_operator = false;  // refused without --merge_operator
     MetaMethod meta = nullptr;          // runs once, prints no result line
+    MetaMethod post = nullptr;          // runs after the benchmark (its verification)
   };
   // Resolves a benchmark name (without [..] arguments). On false, *why says what shale
   // lacks.
@@ -119,6 +124,15 @@ class Benchmark {
   void UncompressBench(ThreadState* thread);
   void ReadRandomFast(ThreadState* thread);
 
+  // The transaction workload (db_bench_txn.cc).
+  static bool TransactionSetsValid();
+  void RandomTransaction(ThreadState* thread);
+  // Prints RocksDB's "RandomTransactionVerify Success." or "... FAILED!!" (then the run
+  // exits 1); does nothing without a TransactionDB, as RocksDB's.
+  void RandomTransactionVerify();
+  // OK when every --transaction_sets set sums to the same total.
+  Status VerifyTransactionSets();
+
   // Merge workloads (db_bench_merge.cc).
   void MergeRandom(ThreadState* thread);
   void ReadRandomMergeRandom(ThreadState* thread);
@@ -147,6 +161,8 @@ class Benchmark {
   Options options_;
   std::shared_ptr<Statistics> dbstats_;  // with --statistics
   std::unique_ptr<DB> db_;
+  TransactionDB* txn_db_ = nullptr;  // db_ itself when it is a TransactionDB, else null
+  bool verify_failed_ = false;       // a verification failed: the run exits 1
   uint64_t seed_base_ = 0;
   int total_thread_count_ = 0;
 

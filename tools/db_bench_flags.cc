@@ -47,8 +47,7 @@ T OptionDefault(const char* flag) {
     value = static_cast<T>(v);
   }
   if (!ok) {
-    fprintf(stderr, "db_bench: default \"%s\" of --%s does not fit the flag\n", text.c_str(),
-            flag);
+    fprintf(stderr, "db_bench: default \"%s\" of --%s does not fit the flag\n", text.c_str(), flag);
     std::abort();
   }
   return value;
@@ -85,6 +84,8 @@ DEFINE_string(benchmarks,
               "\treadwhilemerging, seekrandomwhilemerging, getmergeoperands (one key, 999\n"
               "\tcomma-separated lists of 100 numbers, read back whole with Get and as\n"
               "\toperands); readrandomoperands (readrandom through GetMergeOperands);\n"
+              "\trandomtransaction (read-modify-write transactions over --transaction_sets\n"
+              "\tsets of keys, verified after with --transaction_db);\n"
               "\tand without a result line: flush, compactall, waitforcompaction, stats,\n"
               "\tlevelstats, memstats, sstables\n"
               "Other RocksDB benchmarks are refused until shale has what they need.");
@@ -128,8 +129,7 @@ DEFINE_int64(merge_keys, -1,
              "Number of distinct keys mergerandom and readrandommergerandom pick from; "
              "negative: --num");
 DEFINE_int32(ops_between_duration_checks, 1000, "Check duration limit every x ops");
-DEFINE_bool(progress_reports, true,
-            "If true, db_bench will report number of finished operations.");
+DEFINE_bool(progress_reports, true, "If true, db_bench will report number of finished operations.");
 
 DEFINE_string(db, "", "Use the db with the following name.");
 DEFINE_bool(use_existing_db, false,
@@ -137,7 +137,8 @@ DEFINE_bool(use_existing_db, false,
             "specify a benchmark that wants a fresh database, that benchmark will fail.");
 DEFINE_string(compression_type, "snappy", "Algorithm to use to compress the database");
 OPTION_FLAG(int32, int32_t, block_size);
-DEFINE_int32(bloom_bits, -1, "Bloom filter bits per key. Negative means use default.Zero disables.");
+DEFINE_int32(bloom_bits, -1,
+             "Bloom filter bits per key. Negative means use default.Zero disables.");
 OPTION_FLAG(int64, int64_t, write_buffer_size);
 DEFINE_int64(arena_block_size, 0, "The size, in bytes, of one block in arena memory allocation.");
 DEFINE_bool(memtable_use_huge_page, false, "Try to use huge page in memtables.");
@@ -210,6 +211,24 @@ OPTION_FLAG(bool, bool, use_fsync);
 OPTION_FLAG(uint64, uint64_t, stats_dump_period_sec);
 DEFINE_int32(compaction_style, 0, "0: leveled, the only style shale has (1 universal, 2 FIFO)");
 
+// ---- Transactions (RocksDB's randomtransaction and --transaction_db). ----
+DEFINE_bool(transaction_db, false,
+            "Open the DB as a TransactionDB (pessimistic, WriteCommitted): plain writes "
+            "lock their keys, and randomtransaction runs real transactions and verifies them");
+DEFINE_bool(optimistic_transaction_db, false,
+            "Open the DB as an OptimisticTransactionDB, for randomtransaction");
+DEFINE_uint64(transaction_sets, 2,
+              "randomtransaction: how many sets of keys each transaction increments one key "
+              "of (1 to 9999)");
+DEFINE_bool(transaction_set_snapshot, false,
+            "randomtransaction: each transaction takes its snapshot when it begins "
+            "(TransactionOptions::set_snapshot)");
+DEFINE_uint64(transaction_lock_timeout, 100,
+              "randomtransaction: milliseconds a transaction waits for a lock before it "
+              "gives up (TimedOut, counted as an abort)");
+DEFINE_int32(transaction_sleep, 0,
+             "Accepted for RocksDB's command lines; its db_bench reads it nowhere either");
+
 // ---- Accepted for compatibility; shale has nothing to act on yet. ----
 DEFINE_string(memtablerep, "skip_list", "Memtable kind; shale has skip_list only");
 DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every N bytes");
@@ -221,18 +240,12 @@ OPTION_FLAG(bool, bool, two_write_queues);
 OPTION_FLAG(bool, bool, enable_write_thread_adaptive_yield);
 OPTION_FLAG(uint64, uint64_t, write_thread_max_yield_usec);
 OPTION_FLAG(uint64, uint64_t, write_thread_slow_yield_usec);
-DEFINE_bool(transaction_db, false,
-            "Open a TransactionDB instance. Required for randomtransaction benchmark.");
-DEFINE_uint64(transaction_lock_timeout, 100,
-              "If using a transaction_db, specifies the lock wait timeout in milliseconds "
-              "before failing a transaction waiting on a lock");
 DEFINE_string(wal_dir, "", "If not empty, use the given dir for WAL");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
               "If non-zero, db_bench will rate-limit the writes going into RocksDB. This is "
               "the global rate in bytes/second.");
 DEFINE_int32(disable_seek_compaction, 0, "Not used, left here for backwards compatibility");
-DEFINE_int32(max_grandparent_overlap_factor, 10,
-             "Not used, left here for backwards compatibility");
+DEFINE_int32(max_grandparent_overlap_factor, 10, "Not used, left here for backwards compatibility");
 DEFINE_uint64(delete_obsolete_files_period_micros, 0,
               "Ignored. Left here for backward compatibility");
 DEFINE_int32(min_level_to_compress, -1,
@@ -253,13 +266,12 @@ struct CompatFlag {
 
 constexpr CompatFlag kCompatFlags[] = {
     {"mmap_read", nullptr},
-    {"transaction_db",
-     "--transaction_db=1 needs a TransactionDB, which shale does not have yet; running "
-     "without one would report plain writes as transactional"},
+    {"optimistic_transaction_db",
+     "--optimistic_transaction_db=1 needs an OptimisticTransactionDB, which shale does not "
+     "have yet; running without one would report plain writes as transactional"},
     {"compaction_style",
      "--compaction_style: shale has leveled compaction (0) only; another style would "
      "measure a different LSM shape"},
-    {"transaction_lock_timeout", nullptr},
     {"wal_dir", nullptr},
     {"benchmark_write_rate_limit", nullptr},
     {"perf_level", nullptr},

@@ -2,8 +2,8 @@
 // command line runs either binary. Defined in db_bench_flags.cc.
 //
 // Some flags are accepted for compatibility but shale has nothing to act on yet
-// (transactions, mmap, sync tuning, ...). CheckFlagsShaleCannotHonor() names each of those
-// set to a non-default value on stderr, once, and fails the run for the few whose absence
+// (optimistic transactions, mmap, sync tuning, ...). CheckFlagsShaleCannotHonor() names each of
+// those set to a non-default value on stderr, once, and fails the run for the few whose absence
 // would change what is measured.
 #pragma once
 
@@ -90,6 +90,13 @@ DECLARE_uint64(hard_pending_compaction_bytes_limit);
 DECLARE_bool(use_fsync);
 DECLARE_uint64(stats_dump_period_sec);
 
+// Transactions.
+DECLARE_bool(transaction_db);
+DECLARE_bool(optimistic_transaction_db);
+DECLARE_uint64(transaction_sets);
+DECLARE_bool(transaction_set_snapshot);
+DECLARE_uint64(transaction_lock_timeout);
+
 // Reporting.
 DECLARE_bool(histogram);
 DECLARE_bool(statistics);
@@ -105,7 +112,7 @@ namespace shale::tools {
 
 // Prints "WARNING: --X is accepted but not used by shale yet" for each accepted flag set
 // to a value shale would not honour. Returns false (after printing why) when such a flag
-// would make the run measure something else than asked (--transaction_db=1,
+// would make the run measure something else than asked (--optimistic_transaction_db=1,
 // --compaction_style=1).
 bool CheckFlagsShaleCannotHonor();
 
