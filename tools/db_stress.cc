@@ -386,6 +386,11 @@ int Run() {
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ctx.seq_writes.load() > 0) {
+    line += "; sequences of " + std::to_string(ctx.seq_writes.load()) + " logged writes, " +
+            std::to_string(ctx.seq_searches.load()) + " searched for (" +
+            std::to_string(ctx.seq_reads.load()) + " reads)";
+  }
   printf("db_stress: %llu operations in %.1f s:%s; %s\n", static_cast<unsigned long long>(total),
          secs, line.c_str(), ctx.failed.load() ? "FAILED" : "no failures");
   return ctx.failed.load() ? 1 : 0;

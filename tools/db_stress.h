@@ -39,6 +39,9 @@ struct Context {
   bool log_writes = false;
   uint32_t log_limit = 0;             // entries after which the log is emptied
   bool strict_recovered_seq = false;  // the prefix rule's strict form (db_stress_prefix.h)
+  // Logged writes, those whose sequence had to be searched for (other writes interleaved),
+  // and the reads the searches made: printed at the end, so a run shows the search ran.
+  std::atomic<uint64_t> seq_writes{0}, seq_searches{0}, seq_reads{0};
   SharedMutex log_mu;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};

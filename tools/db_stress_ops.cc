@@ -176,6 +176,7 @@ class SequenceView : public Snapshot {
 // What key holds at sequence seq, as a word; false (after Fail) on an error or a value
 // this tool never wrote.
 bool ReadAt(Context* ctx, uint64_t key, SequenceNumber seq, uint32_t* word) {
+  ctx->seq_reads.fetch_add(1, std::memory_order_relaxed);
   const SequenceView view(seq);
   ReadOptions ro;
   ro.snapshot = &view;
@@ -201,6 +202,7 @@ bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumbe
                   SequenceNumber* first) {
   const uint64_t n = plans.size();
   const SequenceNumber hi = ctx->db->GetLatestSequenceNumber();
+  ctx->seq_writes.fetch_add(1, std::memory_order_relaxed);
   if (hi < lo + n) {
     return Fail(ctx, "a write of " + std::to_string(n) +
                          " records acknowledged with the "
@@ -214,6 +216,7 @@ bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumbe
     *first = low;
     return true;
   }
+  ctx->seq_searches.fetch_add(1, std::memory_order_relaxed);
   const Planned& p = plans[probe];
   uint32_t got;
   if (!ReadAt(ctx, p.key, high + probe, &got)) return false;
