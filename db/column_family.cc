@@ -10,6 +10,7 @@ SuperVersion::~SuperVersion() {
   if (current != nullptr) current->Unref();
   if (mem != nullptr) mem->Unref();
   for (MemTable* m : imm) m->Unref();
+  for (MemTable* m : history) m->Unref();
 }
 
 const std::string& ColumnFamilyHandleImpl::GetName() const { return cfd_->name(); }
@@ -28,6 +29,7 @@ ColumnFamilyData::~ColumnFamilyData() {
   super_version_.reset();
   if (mem_ != nullptr) mem_->Unref();
   for (MemTable* m : imm_) m->Unref();
+  for (MemTable* m : history_) m->Unref();
 }
 
 void ColumnFamilyData::SwitchMemtable(MemTable* new_mem) {
@@ -36,10 +38,26 @@ void ColumnFamilyData::SwitchMemtable(MemTable* new_mem) {
   mem_ = new_mem;
 }
 
-void ColumnFamilyData::RemoveOldestImmutable() {
+void ColumnFamilyData::RemoveOldestImmutable(size_t write_buffer_size) {
   MemTable* m = imm_.front();
   imm_.erase(imm_.begin());
-  m->Unref();
+  history_.insert(history_.begin(), m);  // keeps the reference
+  TrimHistory(write_buffer_size);
+}
+
+void ColumnFamilyData::TrimHistory(size_t write_buffer_size) {
+  int64_t limit = options_.max_write_buffer_size_to_maintain;
+  if (limit < 0) {
+    limit = static_cast<int64_t>(write_buffer_size) * options_.max_write_buffer_number;
+  }
+  size_t total = mem_->ApproximateMemoryUsage();
+  for (MemTable* m : imm_) total += m->ApproximateMemoryUsage();
+  for (MemTable* m : history_) total += m->ApproximateMemoryUsage();
+  while (!history_.empty() && total > static_cast<uint64_t>(limit)) {
+    total -= history_.back()->ApproximateMemoryUsage();
+    history_.back()->Unref();
+    history_.pop_back();
+  }
 }
 
 uint64_t ColumnFamilyData::MinLogNumberToKeep() const {

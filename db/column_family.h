@@ -30,6 +30,9 @@ class ColumnFamilyData;
 struct SuperVersion {
   MemTable* mem = nullptr;     // referenced
   std::vector<MemTable*> imm;  // referenced, newest first
+  // Flushed memtables kept for conflict checks (max_write_buffer_size_to_maintain),
+  // referenced, newest first. Reads never look here: their data is in the files.
+  std::vector<MemTable*> history;
   Version* current = nullptr;  // referenced
 
   SuperVersion() = default;
@@ -76,8 +79,14 @@ class ColumnFamilyData {
   // the newest immutable memtable.
   void SwitchMemtable(MemTable* new_mem) REQUIRES(db_mutex_);
   const std::vector<MemTable*>& imm() const REQUIRES(db_mutex_) { return imm_; }  // oldest first
-  // Removes (and unreferences) the oldest immutable memtable after it is flushed.
-  void RemoveOldestImmutable() REQUIRES(db_mutex_);
+  // Removes the oldest immutable memtable after it is flushed: it is kept as history
+  // while max_write_buffer_size_to_maintain allows (write_buffer_size: the one in effect),
+  // else unreferenced.
+  void RemoveOldestImmutable(size_t write_buffer_size) REQUIRES(db_mutex_);
+  // Flushed memtables kept, newest first.
+  const std::vector<MemTable*>& history() const REQUIRES(db_mutex_) { return history_; }
+  // Drops the oldest kept memtables while all memtables together exceed the limit.
+  void TrimHistory(size_t write_buffer_size) REQUIRES(db_mutex_);
   // The smallest WAL number whose data is not yet in an SST file.
   uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_);
 
@@ -98,8 +107,9 @@ class ColumnFamilyData {
   const InternalKeyComparator icmp_;
   Mutex* const db_mutex_;
 
-  MemTable* mem_ GUARDED_BY(db_mutex_) = nullptr;     // referenced
-  std::vector<MemTable*> imm_ GUARDED_BY(db_mutex_);  // referenced, oldest first
+  MemTable* mem_ GUARDED_BY(db_mutex_) = nullptr;         // referenced
+  std::vector<MemTable*> imm_ GUARDED_BY(db_mutex_);      // referenced, oldest first
+  std::vector<MemTable*> history_ GUARDED_BY(db_mutex_);  // referenced, newest first
 
   mutable Mutex sv_mu_;  // guards super_version_ only (never held long)
   std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mu_);

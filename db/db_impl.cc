@@ -139,6 +139,10 @@ void DBImpl::InstallNewSuperVersion() {
     (*it)->Ref();
     raw->imm.push_back(*it);
   }
+  for (MemTable* m : default_cf_->history()) {
+    m->Ref();
+    raw->history.push_back(m);
+  }
   raw->current = current;
   // The old view is dropped by its last reader; Version and MemTable references are
   // thread-safe, so that may happen on any thread without the DB mutex.

@@ -104,7 +104,7 @@ Status DBImpl::FlushOldestImmutable() {
                  versions_->current()
                      ->LevelSummary(picker_->ScoresOf(versions_->current()).base_level)
                      .c_str());
-  default_cf_->RemoveOldestImmutable();
+  default_cf_->RemoveOldestImmutable(current_options_->write_buffer_size);
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();
   MaybeScheduleCompaction();

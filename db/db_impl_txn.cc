@@ -27,6 +27,11 @@ Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, Sequen
   for (size_t i = 0; !hit && i < sv->imm.size(); i++) {
     hit = sv->imm[i]->Get(lkey, &unused, &s, &found_seq);
   }
+  // Flushed memtables kept for this (max_write_buffer_size_to_maintain) answer before
+  // the files, and without reading them.
+  for (size_t i = 0; !hit && i < sv->history.size(); i++) {
+    hit = sv->history[i]->Get(lkey, &unused, &s, &found_seq);
+  }
   if (hit) {
     *found = true;
     *seq = found_seq;
@@ -37,6 +42,7 @@ Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, Sequen
     // earliest sequence on is in a memtable.
     SequenceNumber oldest = sv->mem->earliest_seqno();
     for (MemTable* m : sv->imm) oldest = std::min(oldest, m->earliest_seqno());
+    for (MemTable* m : sv->history) oldest = std::min(oldest, m->earliest_seqno());
     *seq = oldest;
     return Status::OK();
   }

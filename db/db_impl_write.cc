@@ -504,6 +504,7 @@ Status DBImpl::SwitchMemtable() {
   // The WAL leader switches with every earlier write allocated and inserted.
   mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);
   default_cf_->SwitchMemtable(mem);
+  default_cf_->TrimHistory(current_options_->write_buffer_size);
   InstallNewSuperVersion();
   return Status::OK();
 }

@@ -143,6 +143,7 @@ OPTION_FLAG(int64, int64_t, write_buffer_size);
 DEFINE_int64(arena_block_size, 0, "The size, in bytes, of one block in arena memory allocation.");
 DEFINE_bool(memtable_use_huge_page, false, "Try to use huge page in memtables.");
 OPTION_FLAG(int32, int32_t, max_write_buffer_number);
+OPTION_FLAG(int64, int64_t, max_write_buffer_size_to_maintain);
 OPTION_FLAG(int32, int32_t, max_background_jobs);
 OPTION_FLAG(int32, int32_t, num_levels);
 OPTION_FLAG(int32, int32_t, open_files);

@@ -46,6 +46,7 @@ DECLARE_int32(block_size);
 DECLARE_int32(bloom_bits);
 DECLARE_int64(write_buffer_size);
 DECLARE_int32(max_write_buffer_number);
+DECLARE_int64(max_write_buffer_size_to_maintain);
 DECLARE_int32(max_background_jobs);
 DECLARE_int32(num_levels);
 DECLARE_int32(open_files);

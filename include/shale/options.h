@@ -54,6 +54,12 @@ struct ColumnFamilyOptions {
   // Memtables (the active one plus immutable ones awaiting flush) before writes wait for a
   // flush. Mutable. Default: 2.
   int max_write_buffer_number = 2;
+  // Bytes of memtables kept in memory counting flushed ones, which optimistic transactions
+  // check conflicts against: a flushed memtable is kept while the active, immutable and
+  // kept ones together stay within this. 0 keeps none (a check that needs one answers
+  // TryAgain); -1 means max_write_buffer_number * write_buffer_size. Flushing is not
+  // affected. Default: 0.
+  int64_t max_write_buffer_size_to_maintain = 0;
   // Immutable memtables merged into one flush. shale flushes them one by one: Open lowers
   // a larger value to 1 and says so in the LOG (RocksDB lowers it too, to at most
   // max_write_buffer_number - 1). Default: 1.

@@ -146,6 +146,33 @@ TEST_F(OptimisticTransactionTest, TryAgainOnlyWhenAFlushTookTheHistoryNeeded) {
   EXPECT_EQ(Get("k"), "txn");
 }
 
+TEST_F(OptimisticTransactionTest, KeptMemtablesAnswerAfterAFlush) {
+  options_.max_write_buffer_size_to_maintain = 64 << 20;  // memtables take 2 MiB blocks
+  Reopen();
+  auto txn = Begin();
+  ASSERT_OK(txn->Put("k", "txn"));
+  ASSERT_OK(db_->Put(WriteOptions(), "other", "x"));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  ASSERT_OK(txn->Commit()) << "the flushed memtable was kept: no TryAgain";
+
+  auto conflict = Begin();
+  ASSERT_OK(conflict->Put("k", "late"));
+  ASSERT_OK(db_->Put(WriteOptions(), "k", "outside"));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  Status s = conflict->Commit();
+  EXPECT_TRUE(s.IsBusy()) << "found in a kept memtable: " << s.ToString();
+
+  // A limit the memtables outgrow drops the oldest kept ones: TryAgain again.
+  options_.max_write_buffer_size_to_maintain = 1;
+  Reopen();
+  auto stale = Begin();
+  ASSERT_OK(stale->Put("k", "stale"));
+  ASSERT_OK(db_->Put(WriteOptions(), "other", "y"));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  EXPECT_TRUE(stale->Commit().IsTryAgain());
+}
+
 TEST_F(OptimisticTransactionTest, RefusedCallsAndOpenForms) {
   auto txn = Begin();
   EXPECT_TRUE(txn->SetName("x").IsInvalidArgument());
