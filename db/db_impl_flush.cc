@@ -78,12 +78,18 @@ Status DBImpl::FlushOldestImmutable() {
   VersionEdit edit;
   job.AddToEdit(&edit);
   // Once this memtable is in an SST, replay may start at the WAL of the next memtable.
-  const uint64_t next_log = default_cf_->imm().size() > 1 ? default_cf_->imm()[1]->GetLogNumber()
-                                                          : default_cf_->mem()->GetLogNumber();
+  const MemTable* next_mem =
+      default_cf_->imm().size() > 1 ? default_cf_->imm()[1] : default_cf_->mem();
+  const uint64_t next_log = next_mem->GetLogNumber();
   edit.SetLogNumber(next_log);
   edit.SetPrevLogNumber(0);
   if (options_.allow_2pc) edit.SetMinLogNumberToKeep(MinLogToKeepFor2PC(next_log, mem));
-  edit.SetLastSequence(last_published_.load(std::memory_order_acquire));
+  // The last sequence this flush makes durable: the one before the next memtable's first.
+  // Writes published since went to newer memtables, and without the WAL a crash loses
+  // them: the MANIFEST must not count them (RocksDB fixed the same in its PR 9305).
+  const SequenceNumber next_first = next_mem->earliest_seqno();
+  edit.SetLastSequence(next_first > 0 ? next_first - 1
+                                      : last_published_.load(std::memory_order_acquire));
   s = versions_->LogAndApply(&edit);
   pending_outputs_.erase(number);
   if (!s.ok()) return s;

@@ -16,8 +16,9 @@ let it verify every key, repeat.
 each restart checks the prefix rule instead: db_stress logs every write with the sequence
 number it got, and the DB must hold that history replayed in sequence order up to one cut,
 across all keys, a cut that keeps every write made durable by a Flush and none above the
-sequence the DB recovered (tools/db_stress_prefix.h). Pass `-- --strict_recovered_seq` to
-demand the cut at the recovered sequence itself, as RocksDB's crash test does.
+sequence the DB recovered (tools/db_stress_prefix.h). The cut must be at the recovered
+sequence itself, as RocksDB's crash test demands (`-- --strict_recovered_seq=false`
+accepts any cut at or below it).
 
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills

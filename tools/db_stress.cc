@@ -62,9 +62,10 @@ DEFINE_bool(test_inject_hole, false,
             "Test of the checker: at start after a crash of a disable_wal run, give one key "
             "back an older value though a later write of another key survived (a hole no "
             "per-key rule sees); the verification must then fail");
-DEFINE_bool(strict_recovered_seq, false,
+DEFINE_bool(strict_recovered_seq, true,
             "disable_wal runs: after a crash the DB must hold every logged write at or "
-            "below the sequence it recovered, not only a prefix (db_stress_prefix.h)");
+            "below the sequence it recovered, not only a prefix (db_stress_prefix.h); "
+            "false accepts any cut at or below it");
 
 // Options: -1 (or "") draws the value from --seed.
 DEFINE_string(compression_type, "", "none, snappy, lz4, zstd");

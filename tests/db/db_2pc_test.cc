@@ -6,8 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "shale/merge_operator.h"
 #include "shale/utilities/merge_operators.h"
 #include "tests/testutil/db_test_base.h"
+#include "tests/testutil/gated_sst_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
@@ -178,38 +177,14 @@ TEST_F(DB2PCTest, CommitAfterTheLastFlushIsReplayedFromTheOlderPrepareWal) {
   EXPECT_TRUE(impl()->TakeRecoveredTransactions().empty());
 }
 
-// Holds the creation of SST files (a flush's output) until released.
-class SstGateEnv : public EnvWrapper {
- public:
-  explicit SstGateEnv(Env* target) : EnvWrapper(target) {}
-  Status NewWritableFile(const std::string& f, std::unique_ptr<WritableFile>* r,
-                         const EnvOptions& o) override {
-    if (f.size() > 4 && f.compare(f.size() - 4, 4, ".sst") == 0) {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [this] { return open_; });
-    }
-    return EnvWrapper::NewWritableFile(f, r, o);
-  }
-  void Set(bool open) {
-    std::lock_guard<std::mutex> l(mu_);
-    open_ = open;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-};
-
 class DB2PCGateTest : public DB2PCTest {
  protected:
   DB2PCGateTest() { options_.env = &env; }
   ~DB2PCGateTest() override {
-    env.Set(true);
+    env.SetOpen(true);
     TryClose().PermitUncheckedError();  // before the env goes
   }
-  SstGateEnv env{Env::Default()};
+  GatedSstEnv env;
 };
 
 TEST_F(DB2PCGateTest, UnflushedCommitKeepsThePrepareWalThroughAnOlderFlush) {
@@ -218,14 +193,14 @@ TEST_F(DB2PCGateTest, UnflushedCommitKeepsThePrepareWalThroughAnOlderFlush) {
   const uint64_t log = Prepare(records, "t1");
   ASSERT_OK(Put("x", "1"));
   // The memtable of the prepare's WAL becomes immutable; its flush waits at the gate.
-  env.Set(false);
+  env.SetOpen(false);
   FlushOptions no_wait;
   no_wait.wait = false;
   ASSERT_OK(db_->Flush(no_wait));
   // The commit goes to the new memtable and resolves the prepare: from now on only that
   // memtable says the prepare's WAL is still needed.
   ASSERT_OK(Commit(records, "t1", log));
-  env.Set(true);
+  env.SetOpen(true);
   for (int i = 0; i < 2000 && IntProperty("shale.num-immutable-mem-table") > 0; i++) {
     Env::Default()->SleepForMicroseconds(1000);
   }

@@ -1,6 +1,6 @@
-// GatedSstEnv: an Env over Env::Default() that can hold back the creation of SST files,
-// so a test can keep a flush or compaction in flight (an immutable memtable stays
-// immutable, a stalled writer stays stalled) for as long as it needs, without sleeping.
+// GatedSstEnv: an Env (over Env::Default(), or another Env) that can hold back the creation of SST
+// files, so a test can keep a flush or compaction in flight (an immutable memtable stays immutable,
+// a stalled writer stays stalled) for as long as it needs, without sleeping.
 //
 // Thread safety: every method may be called from any thread. Open the gate before the DB
 // using it is closed, or Close waits for the held job forever.
@@ -19,7 +19,7 @@ namespace shale {
 // their first output file until the test opens it.
 class GatedSstEnv : public EnvWrapper {
  public:
-  GatedSstEnv() : EnvWrapper(Env::Default()) {}
+  explicit GatedSstEnv(Env* target = Env::Default()) : EnvWrapper(target) {}
 
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
                          const EnvOptions& options) override {
