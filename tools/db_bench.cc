@@ -265,7 +265,12 @@ void Benchmark::PrintHeader() {
 
 void Benchmark::OpenDB() {
   Status s;
-  if (FLAGS_transaction_db) {
+  if (FLAGS_optimistic_transaction_db) {
+    OptimisticTransactionDB* otxn_db = nullptr;
+    s = OptimisticTransactionDB::Open(options_, FLAGS_db, &otxn_db);
+    db_.reset(otxn_db);
+    otxn_db_ = otxn_db;
+  } else if (FLAGS_transaction_db) {
     // RocksDB's choices: the DB-wide lock defaults stay TransactionDBOptions' own
     // (--transaction_lock_timeout is for randomtransaction's transactions), and
     // --unordered_write asks for WritePrepared without concurrency control, which Open
@@ -296,6 +301,7 @@ void Benchmark::DestroyAndOpen() {
     if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
     db_.reset();
     txn_db_ = nullptr;
+    otxn_db_ = nullptr;
   }
   Status s = DestroyDB(FLAGS_db, options_);
   if (!s.ok()) {

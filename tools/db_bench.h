@@ -10,7 +10,9 @@
 // --threads threads, each with its own ThreadState; the threads' Stats are merged into one
 // result line. BuildOptions (db_bench_options.cc) turns the flags into the DB's Options.
 // With --transaction_db the DB is a TransactionDB, as in RocksDB's db_bench: every
-// benchmark's plain writes then run as internal transactions that lock their keys.
+// benchmark's plain writes then run as internal transactions that lock their keys. With
+// --optimistic_transaction_db (which wins over --transaction_db, as in RocksDB) it is an
+// OptimisticTransactionDB, whose plain writes go straight to the DB.
 //
 // Thread safety: Run() is called once from main; methods run concurrently on the
 // benchmark threads and share only db_ (thread-safe) and SharedState.
@@ -26,6 +28,7 @@
 #include "shale/db.h"
 #include "shale/options.h"
 #include "shale/statistics.h"
+#include "shale/utilities/optimistic_transaction_db.h"
 #include "shale/utilities/transaction_db.h"
 #include "tools/db_bench_keys.h"
 #include "tools/db_bench_stats.h"
@@ -128,7 +131,7 @@ class Benchmark {
   static bool TransactionSetsValid();
   void RandomTransaction(ThreadState* thread);
   // Prints RocksDB's "RandomTransactionVerify Success." or "... FAILED!!" (then the run
-  // exits 1); does nothing without a TransactionDB, as RocksDB's.
+  // exits 1); does nothing without a transaction DB of either kind, as RocksDB's.
   void RandomTransactionVerify();
   // OK when every --transaction_sets set sums to the same total.
   Status VerifyTransactionSets();
@@ -161,8 +164,9 @@ class Benchmark {
   Options options_;
   std::shared_ptr<Statistics> dbstats_;  // with --statistics
   std::unique_ptr<DB> db_;
-  TransactionDB* txn_db_ = nullptr;  // db_ itself when it is a TransactionDB, else null
-  bool verify_failed_ = false;       // a verification failed: the run exits 1
+  TransactionDB* txn_db_ = nullptr;             // db_ itself when it is a TransactionDB, else null
+  OptimisticTransactionDB* otxn_db_ = nullptr;  // db_ when it is one, else null
+  bool verify_failed_ = false;                  // a verification failed: the run exits 1
   uint64_t seed_base_ = 0;
   int total_thread_count_ = 0;
 

@@ -217,7 +217,8 @@ DEFINE_bool(transaction_db, false,
             "Open the DB as a TransactionDB (pessimistic, WriteCommitted): plain writes "
             "lock their keys, and randomtransaction runs real transactions and verifies them");
 DEFINE_bool(optimistic_transaction_db, false,
-            "Open the DB as an OptimisticTransactionDB, for randomtransaction");
+            "Open the DB as an OptimisticTransactionDB (wins over --transaction_db): "
+            "randomtransaction runs optimistic transactions and verifies them");
 DEFINE_uint64(transaction_sets, 2,
               "randomtransaction: how many sets of keys each transaction increments one key "
               "of (1 to 9999)");
@@ -267,9 +268,6 @@ struct CompatFlag {
 
 constexpr CompatFlag kCompatFlags[] = {
     {"mmap_read", nullptr},
-    {"optimistic_transaction_db",
-     "--optimistic_transaction_db=1 needs an OptimisticTransactionDB, which shale does not "
-     "have yet; running without one would report plain writes as transactional"},
     {"compaction_style",
      "--compaction_style: shale has leveled compaction (0) only; another style would "
      "measure a different LSM shape"},

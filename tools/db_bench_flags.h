@@ -1,10 +1,10 @@
 // The command-line flags of db_bench: RocksDB 7.8's names, types and defaults, so one
 // command line runs either binary. Defined in db_bench_flags.cc.
 //
-// Some flags are accepted for compatibility but shale has nothing to act on yet
-// (optimistic transactions, mmap, sync tuning, ...). CheckFlagsShaleCannotHonor() names each of
-// those set to a non-default value on stderr, once, and fails the run for the few whose absence
-// would change what is measured.
+// Some flags are accepted for compatibility but shale has nothing to act on yet (mmap,
+// sync tuning, ...). CheckFlagsShaleCannotHonor() names each of those set to a non-default
+// value on stderr, once, and fails the run for the few whose absence would change what is
+// measured.
 #pragma once
 
 #include <gflags/gflags.h>
@@ -113,8 +113,7 @@ namespace shale::tools {
 
 // Prints "WARNING: --X is accepted but not used by shale yet" for each accepted flag set
 // to a value shale would not honour. Returns false (after printing why) when such a flag
-// would make the run measure something else than asked (--optimistic_transaction_db=1,
-// --compaction_style=1).
+// would make the run measure something else than asked (--compaction_style=1).
 bool CheckFlagsShaleCannotHonor();
 
 }  // namespace shale::tools

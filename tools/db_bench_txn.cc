@@ -14,8 +14,10 @@
 // 20 also puts a key in the commit-time batch); then commits, or rolls back 1 time in 20.
 // A transaction that meets Busy, TimedOut or TryAgain (a conflict, a lock wait that
 // expired, too little memtable history) is rolled back and counted as an abort; any other
-// error ends the run. Without --transaction_db the same increments go in one WriteBatch
-// per "transaction", with no isolation, and nothing is verified.
+// error ends the run. With --optimistic_transaction_db: a snapshot at Begin (see
+// OptimisticTransactionDBInsert), no prepare, and the conflicts come from Commit. Without
+// --transaction_db the same increments go in one WriteBatch per "transaction", with no isolation,
+// and nothing is verified.
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "shale/iterator.h"
+#include "shale/utilities/optimistic_transaction_db.h"
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
 #include "shale/write_batch.h"
@@ -88,6 +91,20 @@ class Inserter {
       read_options.snapshot = txn_->GetSnapshot();
     }
     return DoInsert(txn_, read_options, /*optimistic=*/false);
+  }
+
+  // One optimistic transaction: no name, no prepare. Unlike RocksDB's db_bench (default
+  // options) it reads at a snapshot taken at Begin. Without one, a key read by Get is
+  // tracked only from its Put, so a commit landing between the two is a lost update
+  // that Commit cannot see, and the verification failed in about 1 run in 20 of
+  // db_bench_test's (3 of 60; 0 of 60 with the snapshot).
+  bool OptimisticTransactionDBInsert(OptimisticTransactionDB* db) {
+    OptimisticTransactionOptions options;
+    options.set_snapshot = true;
+    txn_ = db->BeginTransaction(write_options_, options, txn_);
+    ReadOptions read_options;
+    read_options.snapshot = txn_->GetSnapshot();
+    return DoInsert(txn_, read_options, /*optimistic=*/true);
   }
 
   // The same increments in one WriteBatch, without a transaction.
@@ -217,14 +234,20 @@ void Benchmark::RandomTransaction(ThreadState* thread) {
                     static_cast<uint16_t>(FLAGS_transaction_sets));
   uint64_t done = 0;
   while (!duration.Done(1)) {
-    const bool ok = txn_db_ != nullptr ? inserter.TransactionDBInsert(txn_db_, txn_options)
-                                       : inserter.DBInsert(db_.get());
+    bool ok;
+    if (otxn_db_ != nullptr) {
+      ok = inserter.OptimisticTransactionDBInsert(otxn_db_);
+    } else if (txn_db_ != nullptr) {
+      ok = inserter.TransactionDBInsert(txn_db_, txn_options);
+    } else {
+      ok = inserter.DBInsert(db_.get());
+    }
     if (!ok) Fail("randomtransaction", inserter.last_status());
     thread->stats.FinishedOps(1, OpType::kOthers);
     done++;
   }
   char msg[100];
-  if (txn_db_ != nullptr) {
+  if (txn_db_ != nullptr || otxn_db_ != nullptr) {
     snprintf(msg, sizeof(msg), "( transactions:%" PRIu64 " aborts:%" PRIu64 ")", done,
              inserter.failures());
   } else {
@@ -236,7 +259,7 @@ void Benchmark::RandomTransaction(ThreadState* thread) {
 
 void Benchmark::RandomTransactionVerify() {
   // Plain batches promise no isolation between threads: nothing to hold them to.
-  if (txn_db_ == nullptr) return;
+  if (txn_db_ == nullptr && otxn_db_ == nullptr) return;
   Status s = VerifyTransactionSets();
   if (s.ok()) {
     fprintf(stdout, "RandomTransactionVerify Success.\n");
