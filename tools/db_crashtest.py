@@ -20,6 +20,13 @@ sequence the DB recovered (tools/db_stress_prefix.h). The cut must be at the rec
 sequence itself, as RocksDB's crash test demands (`-- --strict_recovered_seq=false`
 accepts any cut at or below it).
 
+--use_txn runs db_stress through a TransactionDB: every write is a transaction, some of
+them prepared before their commit (two-phase), some rolled back. After each kill the
+restart commits or rolls back the prepared transactions the DB recovered, as the dead run
+meant to (any other prepared transaction fails the run), and checks that every
+transaction in flight at the kill is all there or all absent. --use_optimistic_txn runs
+it through an OptimisticTransactionDB (no two-phase commit).
+
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
 kills or --duration seconds, whichever comes first, then a last run verifies again.
@@ -57,6 +64,11 @@ def parse_args():
                    help="whitebox: only this kill point fires (e.g. current_rename)")
     p.add_argument("--disable_wal", action="store_true",
                    help="write without the WAL and check the prefix rule after each kill")
+    txn = p.add_mutually_exclusive_group()
+    txn.add_argument("--use_txn", action="store_true",
+                     help="write through TransactionDB transactions, some two-phase")
+    txn.add_argument("--use_optimistic_txn", action="store_true",
+                     help="write through OptimisticTransactionDB transactions")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -91,6 +103,10 @@ def main():
             "--threads=%d" % args.threads, "--max_key=%d" % args.max_key]
     if args.disable_wal:
         base.append("--disable_wal=1")
+    if args.use_txn:
+        base.append("--use_txn")
+    if args.use_optimistic_txn:
+        base.append("--use_optimistic_txn")
     base += args.extra
     one_in = args.kill_random_test or (1 if args.kill_at else 20000)
     print("db_crashtest: %s --seed=%d on %s" % (args.mode, seed, db), flush=True)
@@ -104,6 +120,7 @@ def main():
     # and those writes
     short = [0, 0]
     recover_next = False
+    prepared = [0, 0]  # --use_txn: recovered prepared transactions committed, rolled back
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -148,6 +165,9 @@ def main():
         if match and int(match.group(1)) > 0:
             behind[0] += 1
             behind[1] += int(match.group(1))
+        for line in log.splitlines():
+            if line.startswith("db_stress: recovered prepared transaction "):
+                prepared[0 if line.endswith("committed as its run meant to") else 1] += 1
         match = re.search(r"\((\d+) logged writes at or below it lost\)", log)
         if match and int(match.group(1)) > 0:
             short[0] += 1
@@ -174,6 +194,9 @@ def main():
                       args.threads]
         runs += 1
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in res.stdout.splitlines():
+            if line.startswith("db_stress: recovered prepared transaction "):
+                prepared[0 if line.endswith("committed as its run meant to") else 1] += 1
         if res.returncode != 0:
             failed = (cmd, res.returncode, res.stdout)
         elif recover_next:
@@ -186,13 +209,19 @@ def main():
               (rc, kills, runs, elapsed, " ".join(cmd), tail(log)), flush=True)
         print("db_crashtest: DB and expected state kept in %s" % os.path.dirname(db))
         return 1
-    print("db_crashtest: %s%s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s%s" %
-          (args.mode, " without the WAL" if args.disable_wal else "", kills, runs, elapsed,
+    mode = args.mode + (" without the WAL" if args.disable_wal else "") + (
+        " with --use_txn" if args.use_txn else "") + (
+        " with --use_optimistic_txn" if args.use_optimistic_txn else "")
+    print("db_crashtest: %s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s%s" %
+          (mode, kills, runs, elapsed,
            seed,
            "; kill points: " + ", ".join("%s %d" % kv for kv in sorted(points.items()))
            if points else "",
            "; recovered and verified after %d of them" % recovered if args.kill_at else ""),
           flush=True)
+    if args.use_txn:
+        print("db_crashtest: %d prepared transactions recovered after kills and committed, "
+              "%d rolled back, as their runs meant to" % (prepared[0], prepared[1]), flush=True)
     if args.disable_wal:
         print("db_crashtest: %d restarts found unflushed writes lost (%d keys behind their "
               "last acknowledged write in all), each accepted by the prefix rule" %

@@ -29,6 +29,7 @@
 #include "shale/utilities/merge_operators.h"
 #include "tools/db_stress_env.h"
 #include "tools/db_stress_prefix.h"
+#include "tools/db_stress_txn.h"
 
 #ifndef GFLAGS_NAMESPACE
 #define GFLAGS_NAMESPACE google
@@ -162,6 +163,9 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   o.two_write_queues = Pick<bool>(&rnd, FLAGS_two_write_queues, {mode == 4});
   d->write_options.sync = Pick<bool>(&rnd, FLAGS_sync, {false, false, false, true});
   d->write_options.disableWAL = Pick<bool>(&rnd, FLAGS_disable_wal, {false, false, false, true});
+  // Transactions keep the WAL: two-phase commit lives in it, and the prefix rule of runs
+  // without it has no notion of a transaction.
+  if (FLAGS_use_txn || FLAGS_use_optimistic_txn) d->write_options.disableWAL = false;
   if (d->write_options.disableWAL) d->write_options.sync = false;
 
   char buf[1024];
@@ -267,6 +271,17 @@ int Run() {
     fprintf(stderr, "db_stress: --max_key and --threads must be positive, --reopen >= 0\n");
     return 2;
   }
+  const bool txn = FLAGS_use_txn || FLAGS_use_optimistic_txn;
+  if (FLAGS_use_txn && FLAGS_use_optimistic_txn) {
+    fprintf(stderr, "db_stress: --use_txn and --use_optimistic_txn exclude each other\n");
+    return 2;
+  }
+  if (txn && (FLAGS_disable_wal == 1 || FLAGS_threads > ExpectedState::kTxnSlots)) {
+    fprintf(stderr, "db_stress: transactions need the WAL and at most %d --threads\n",
+            ExpectedState::kTxnSlots);
+    return 2;
+  }
+  if (!txn) FLAGS_txn_rmw_weight = 0;
   const uint64_t seed =
       FLAGS_seed != 0
           ? FLAGS_seed
@@ -275,9 +290,10 @@ int Run() {
   if (!DrawOptions(seed, &drawn)) return 2;
   const std::string expected_dir =
       FLAGS_expected_values_dir.empty() ? FLAGS_db + ".expected" : FLAGS_expected_values_dir;
-  printf("db_stress: --seed=%llu --threads=%d --max_key=%llu %s\n",
+  printf("db_stress: --seed=%llu --threads=%d --max_key=%llu %s %s\n",
          static_cast<unsigned long long>(seed), FLAGS_threads,
-         static_cast<unsigned long long>(FLAGS_max_key), drawn.summary.c_str());
+         static_cast<unsigned long long>(FLAGS_max_key), drawn.summary.c_str(),
+         TxnSummary().c_str());
   fflush(stdout);
 
   KillPoint only = KillPoint::kNone;
@@ -314,9 +330,11 @@ int Run() {
   bool after_crash = true;
   auto open = [&]() -> bool {
     env.SetEnabled(FLAGS_kill_during_recovery);
-    Status os = DB::Open(drawn.options, FLAGS_db, &db);
+    Status os = OpenStressDB(drawn.options, FLAGS_db, &ctx, &db);
     if (!os.ok()) return Fail(&ctx, "Open: " + os.ToString());
     ctx.db = db.get();
+    // Before anything reads: the prepared transactions of a dead run, resolved as it meant to.
+    if (!ResolvePrepared(&ctx)) return false;
     const bool prefix = after_crash && state->prefix_mode();
     if (prefix && FLAGS_test_drop_durable_key && !DropDurableKey(&ctx)) return false;
     if (prefix && FLAGS_test_inject_hole && !InjectHole(&ctx)) return false;
@@ -337,6 +355,8 @@ int Run() {
   for (int i = 0; i < FLAGS_threads; i++) {
     threads[i].id = i;
     threads[i].rnd = Random(seed + 1000003ull * (i + 1));
+    // Names differ from those of earlier runs, whose prepared transactions a restart resolves.
+    threads[i].txn_serial = threads[i].rnd.Next();
   }
   const auto start = std::chrono::steady_clock::now();
   const int phases = FLAGS_reopen + 1;
@@ -385,6 +405,7 @@ int Run() {
     total += n;
     line += std::string(" ") + table[k].name + "=" + std::to_string(n);
   }
+  if (txn) line += TxnCounts(ctx);
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (ctx.seq_writes.load() > 0) {

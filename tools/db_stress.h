@@ -24,6 +24,11 @@
 #include "util/mutexlock.h"
 #include "util/random.h"
 
+namespace shale {
+class OptimisticTransactionDB;
+class TransactionDB;
+}  // namespace shale
+
 namespace shale::stress {
 
 struct Context {
@@ -43,6 +48,19 @@ struct Context {
   // and the reads the searches made: printed at the end, so a run shows the search ran.
   std::atomic<uint64_t> seq_writes{0}, seq_searches{0}, seq_reads{0};
   SharedMutex log_mu;
+  // --use_txn / --use_optimistic_txn: the DB beneath `db` is this one, and every write goes
+  // through a transaction (db_stress_txn.h). At most one is set.
+  TransactionDB* txn_db = nullptr;
+  OptimisticTransactionDB* occ_db = nullptr;
+  // Transaction outcomes, printed at the end: commits (of them two-phase), rollbacks, and
+  // the expected refusals (Busy, TimedOut, TryAgain), after which the write is skipped.
+  std::atomic<uint64_t> txn_commits{0}, txn_two_phase{0}, txn_rollbacks{0};
+  std::atomic<uint64_t> txn_busy{0}, txn_timed_out{0}, txn_try_again{0};
+  // Prepared transactions a restart got back from the DB, committed or rolled back as the
+  // dead run meant to; resolved[slot] says which, for the check that follows (1 committed,
+  // 2 rolled back).
+  uint64_t recovered_commits = 0, recovered_rollbacks = 0;
+  std::vector<int> resolved;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};
 };
@@ -60,7 +78,29 @@ struct ThreadState {
   Random rnd{1};
   uint64_t ops_done = 0;
   std::deque<HeldSnapshot> snapshots;
+  uint32_t txn_serial = 0;  // names this worker's next two-phase transaction
 };
+
+// ---- Shared by the operations (db_stress_ops.cc, db_stress_txn.cc). ----
+
+enum class WriteKind { kPut, kDelete, kSingleDelete, kMerge };
+
+// One key's write, decided from the oracle while the key's lock is held.
+struct Planned {
+  uint64_t key = 0;
+  WriteKind kind = WriteKind::kPut;
+  uint32_t before = 0;   // what the key held before the write
+  uint32_t word = 0;     // what the key holds after the write
+  uint32_t operand = 0;  // merges
+};
+
+// The write to key the oracle allows (single-delete keys alternate Put and SingleDelete).
+Planned Plan(Context* ctx, ThreadState* t, uint64_t key, WriteKind wanted);
+// Distinct keys, ascending: a run of neighbours or scattered ones, 2 to max_n of them.
+std::vector<uint64_t> PickKeys(Context* ctx, ThreadState* t, uint32_t max_n);
+// Whether a read of key (status s, value) agrees with `expected`; reports if not.
+bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const std::string& value,
+           uint32_t expected);
 
 // One operation kind. Returns false (after printing why) when the DB disagreed with the
 // oracle or failed.

@@ -10,6 +10,7 @@
 #include "shale/write_batch.h"
 #include "tools/db_stress.h"
 #include "tools/db_stress_prefix.h"
+#include "tools/db_stress_txn.h"
 #include "util/coding.h"
 
 DEFINE_int32(put_weight, 30, "Weight of single-key Puts");
@@ -28,20 +29,11 @@ namespace shale::stress {
 
 namespace {
 
-enum class WriteKind { kPut, kDelete, kSingleDelete, kMerge };
-
-// One key's write, decided from the oracle while the key's lock is held.
-struct Planned {
-  uint64_t key = 0;
-  WriteKind kind = WriteKind::kPut;
-  uint32_t before = 0;   // what the key held before the write
-  uint32_t word = 0;     // what the key holds after the write
-  uint32_t operand = 0;  // merges
-};
-
 uint64_t RandomKey(Context* ctx, ThreadState* t) { return t->rnd.Next64() % ctx->max_key; }
 
 uint32_t NewPutWord(ThreadState* t) { return kExists | (1 + t->rnd.Uniform(1u << 24)); }
+
+}  // namespace
 
 Planned Plan(Context* ctx, ThreadState* t, uint64_t key, WriteKind wanted) {
   const uint32_t current = ctx->state->committed(key);
@@ -71,6 +63,8 @@ Planned Plan(Context* ctx, ThreadState* t, uint64_t key, WriteKind wanted) {
   return p;
 }
 
+namespace {
+
 // Adds the write to batch, or issues it alone when batch is null.
 Status Apply(Context* ctx, const Planned& p, WriteBatch* batch) {
   const std::string key = KeyString(p.key);
@@ -93,7 +87,8 @@ Status Apply(Context* ctx, const Planned& p, WriteBatch* batch) {
   return Status::InvalidArgument("unknown write kind");
 }
 
-// Whether a read of key (status s, value) agrees with `expected`; reports if not.
+}  // namespace
+
 bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const std::string& value,
            uint32_t expected) {
   if (s.IsNotFound() && expected == 0) return true;
@@ -106,6 +101,8 @@ bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const st
                        ", got " + (s.ok() ? Describe(got) : s.ToString()) +
                        (s.ok() && !parsed ? " (a value this tool never wrote)" : ""));
 }
+
+namespace {
 
 // Empties a nearly full write log: every logged write is made durable by a Flush and
 // folded into base. Takes the log lock exclusively, so no write is between its DB call and
@@ -240,8 +237,11 @@ bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumbe
 // Issues a write (one planned record alone, or `batch` holding plans in order) with the
 // keys' locks held and their pending words set; in runs that log, logs each record with
 // its sequence (the log lock is held shared); then commits the words.
-bool IssueWrite(Context* ctx, const std::vector<Planned>& plans, WriteBatch* batch,
+// In transaction modes the write is one transaction instead (db_stress_txn.h).
+bool IssueWrite(Context* ctx, ThreadState* t, const std::vector<Planned>& plans, WriteBatch* batch,
                 const char* what) {
+  if (ctx->txn_db != nullptr || ctx->occ_db != nullptr)
+    return IssueTxn(ctx, t, plans, nullptr, what);
   const Snapshot* before = ctx->log_writes ? ctx->db->GetSnapshot() : nullptr;
   Status s =
       batch != nullptr ? ctx->db->Write(ctx->write_options, batch) : Apply(ctx, plans[0], nullptr);
@@ -267,7 +267,7 @@ bool WriteOne(Context* ctx, ThreadState* t, WriteKind kind) {
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, kind);
   ctx->state->SetPending(key, p.word);
-  return IssueWrite(ctx, {p}, nullptr, "write");
+  return IssueWrite(ctx, t, {p}, nullptr, "write");
 }
 
 bool OpPut(Context* ctx, ThreadState* t) { return WriteOne(ctx, t, WriteKind::kPut); }
@@ -283,10 +283,11 @@ bool OpSingleDelete(Context* ctx, ThreadState* t) {
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, WriteKind::kSingleDelete);
   ctx->state->SetPending(key, p.word);
-  return IssueWrite(ctx, {p}, nullptr, "SingleDelete/Put");
+  return IssueWrite(ctx, t, {p}, nullptr, "SingleDelete/Put");
 }
 
-// Distinct keys: a run of neighbours or scattered ones.
+}  // namespace
+
 std::vector<uint64_t> PickKeys(Context* ctx, ThreadState* t, uint32_t max_n) {
   const uint32_t n = 2 + t->rnd.Uniform(max_n - 1);
   std::vector<uint64_t> keys;
@@ -300,6 +301,8 @@ std::vector<uint64_t> PickKeys(Context* ctx, ThreadState* t, uint32_t max_n) {
   }
   return keys;
 }
+
+namespace {
 
 bool OpBatch(Context* ctx, ThreadState* t) {
   const std::vector<uint64_t> keys = PickKeys(ctx, t, 8);
@@ -315,7 +318,7 @@ bool OpBatch(Context* ctx, ThreadState* t) {
     if (!s.ok()) return Fail(ctx, "building a batch: " + s.ToString());
   }
   for (const Planned& p : plans) ctx->state->SetPending(p.key, p.word);
-  return IssueWrite(ctx, plans, &batch, "batch write");
+  return IssueWrite(ctx, t, plans, &batch, "batch write");
 }
 
 bool OpGet(Context* ctx, ThreadState* t) {
@@ -456,6 +459,7 @@ const OpKind kOps[] = {
     {"snapshot", &FLAGS_snapshot_weight, OpSnapshot},
     {"flush", &FLAGS_flush_weight, OpFlush},
     {"compact_range", &FLAGS_compact_range_weight, OpCompactRange},
+    {"txn_rmw", &FLAGS_txn_rmw_weight, OpTxnReadModifyWrite},
     {nullptr, nullptr, nullptr},
 };
 
@@ -529,6 +533,7 @@ bool VerifyAll(Context* ctx, bool prefix) {
                            ", got " + Describe(held[key]));
     }
   }
+  if (!CheckTxnRecords(ctx, held)) return false;
   std::string summary;
   if (prefix) {
     PrefixCheck check(*state);
@@ -552,6 +557,7 @@ bool VerifyAll(Context* ctx, bool prefix) {
   for (uint64_t key = 0; key < ctx->max_key; key++) state->SetBase(key, held[key]);
   state->ResetLog();
   for (uint64_t key = 0; key < ctx->max_key; key++) state->Commit(key, held[key]);
+  ClearTxnRecords(ctx);  // last: until here the records accept this same DB state
   fprintf(stdout, "db_stress: verified %llu keys%s (%llu writes in flight resolved)\n",
           static_cast<unsigned long long>(ctx->max_key), summary.c_str(),
           static_cast<unsigned long long>(resolved));

@@ -18,7 +18,7 @@ namespace shale::stress {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x5348414c45535433ull;  // "SHALEST3"
+constexpr uint64_t kMagic = 0x5348414c45535434ull;  // "SHALEST4"
 // magic (2 words), max_key (2 words), prefix mode, log count, log generation, a spare
 // word, the durable sequence (2 words)
 constexpr size_t kHeaderWords = 10;
@@ -91,7 +91,9 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
     if (slash == std::string::npos) break;
   }
   if (max_key > UINT32_MAX) return Status::InvalidArgument("--max_key must fit in 32 bits");
-  const size_t bytes = (kHeaderWords + 3 * max_key + kEntryWords * kLogCapacity) * sizeof(uint32_t);
+  const size_t bytes =
+      (kHeaderWords + 3 * max_key + kEntryWords * kLogCapacity + kTxnSlots * kTxnWords) *
+      sizeof(uint32_t);
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (exists && !fresh && static_cast<size_t>(st.st_size) != bytes) {
@@ -118,6 +120,7 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   state->slots_ = words + kHeaderWords;
   state->base_ = state->slots_ + 2 * max_key;
   state->log_ = state->base_ + max_key;
+  state->txns_ = state->log_ + kEntryWords * kLogCapacity;
   uint64_t magic, keys;
   memcpy(&magic, words, 8);
   memcpy(&keys, words + 2, 8);
@@ -182,6 +185,43 @@ void ExpectedState::ResetLog() {
   // Generation first: from then on the old entries read as torn, and base holds them.
   Store(&header_[kLogGeneration], Load(&header_[kLogGeneration]) + 1);
   Store(&header_[kLogCount], 0);
+}
+
+void ExpectedState::BeginTxn(int slot, TxnRecord::Intent intent, uint32_t serial,
+                             const std::vector<TxnKey>& keys) {
+  uint32_t* r = &txns_[kTxnWords * slot];
+  Store(&r[1], 0);
+  Store(&r[2], serial);
+  Store(&r[3], static_cast<uint32_t>(keys.size()));
+  for (size_t i = 0; i < keys.size(); i++) {
+    Store(&r[4 + 3 * i], static_cast<uint32_t>(keys[i].key));
+    Store(&r[5 + 3 * i], keys[i].before);
+    Store(&r[6 + 3 * i], keys[i].word);
+  }
+  std::atomic_ref<uint32_t>(r[0]).store(intent, std::memory_order_release);
+}
+
+void ExpectedState::MarkPrepared(int slot) { Store(&txns_[kTxnWords * slot + 1], 1); }
+
+void ExpectedState::EndTxn(int slot) { Store(&txns_[kTxnWords * slot], TxnRecord::kNone); }
+
+bool ExpectedState::ReadTxn(int slot, TxnRecord* rec) const {
+  const uint32_t* r = &txns_[kTxnWords * slot];
+  const uint32_t intent = std::atomic_ref<const uint32_t>(r[0]).load(std::memory_order_acquire);
+  if (intent != TxnRecord::kCommit && intent != TxnRecord::kRollback) return false;
+  rec->intent = static_cast<TxnRecord::Intent>(intent);
+  rec->prepared = Load(&r[1]) != 0;
+  rec->serial = Load(&r[2]);
+  const uint32_t n = std::min<uint32_t>(Load(&r[3]), kTxnKeys);
+  rec->keys.clear();
+  for (uint32_t i = 0; i < n; i++) {
+    TxnKey k;
+    k.key = Load(&r[4 + 3 * i]);
+    k.before = Load(&r[5 + 3 * i]);
+    k.word = Load(&r[6 + 3 * i]);
+    if (k.key < max_key_) rec->keys.push_back(k);
+  }
+  return true;
 }
 
 ExpectedState::~ExpectedState() {

@@ -32,6 +32,15 @@
 // rule. The log is emptied (folded into base, which holds only durable values) at each
 // start, at the end of a run before its clean Close, and when it fills, after a Flush.
 //
+// Transactions (--use_txn, --use_optimistic_txn) write several keys at once: after a
+// crash each key may hold its pending word or its committed one, but a transaction's keys
+// must all hold the one or all the other, never half of it. Each worker therefore records
+// its transaction in flight (its keys, what they held before and after, whether it meant
+// to commit or roll back, and whether it reached Prepare) in a slot of the file before
+// the transaction's first write reaches the DB, and clears it after the oracle took the
+// outcome. A restart resolves the prepared transactions the DB gives back against these
+// records and then checks each recorded transaction all-or-nothing (db_stress_txn.h).
+//
 // Thread safety: Slot words may be read and written from any thread holding the key's
 // lock (KeyLocks); Open/Close from one thread while no worker runs. AppendLog from any
 // thread; AdvanceDurable from any thread; the log readers and ResetLog only while no thread
@@ -69,8 +78,28 @@ uint32_t MergeResult(uint32_t word, uint32_t d);
 // "absent" or "base 123 (bare)" for messages.
 std::string Describe(uint32_t word);
 
+// One key of a transaction in flight: what it held before and what the transaction writes.
+struct TxnKey {
+  uint64_t key = 0;
+  uint32_t before = 0;
+  uint32_t word = 0;
+};
+
+// A worker's transaction in flight, as recorded in the expected state.
+struct TxnRecord {
+  enum Intent : uint32_t { kNone = 0, kCommit = 1, kRollback = 2 };
+  Intent intent = kNone;
+  bool prepared = false;  // Prepare was called (it may or may not have reached the WAL)
+  uint32_t serial = 0;    // names the transaction (TxnName in db_stress_txn.h)
+  std::vector<TxnKey> keys;
+};
+
 class ExpectedState {
  public:
+  // Workers that may record transactions, and keys per transaction.
+  static constexpr int kTxnSlots = 64;
+  static constexpr size_t kTxnKeys = 16;
+
   ~ExpectedState();
   // Maps <dir>/shale_stress.expected for max_key keys, creating it (all absent) if it does
   // not exist or `fresh`. An existing file made for another max_key is an error.
@@ -110,6 +139,19 @@ class ExpectedState {
   // at any point leaves a log and base that accept the same DB states.
   void ResetLog();
 
+  // ---- Transactions in flight (see the top of this file); slot < kTxnSlots. ----
+  // Records the transaction before any of its writes can reach the DB (REQUIRES:
+  // keys.size() <= kTxnKeys, intent != kNone). The intent word is written last, so a kill
+  // inside leaves an empty slot, which is right: nothing of the transaction was written.
+  void BeginTxn(int slot, TxnRecord::Intent intent, uint32_t serial,
+                const std::vector<TxnKey>& keys);
+  // Before Prepare: the DB may give the transaction back prepared after a crash.
+  void MarkPrepared(int slot);
+  // After the oracle took the outcome (the keys' committed words are set).
+  void EndTxn(int slot);
+  // The slot's transaction; false when the slot is empty.
+  bool ReadTxn(int slot, TxnRecord* rec) const;
+
  private:
   // Marks a pending word as present even when the word itself is 0 (a pending delete).
   // Bit 29 is free: bases stay below 2^29 (kBaseMask).
@@ -121,6 +163,8 @@ class ExpectedState {
 
   // Header words after the magic and max_key. The durable sequence is one 64-bit word at
   // an 8-byte aligned offset (words 8 and 9), so it can be advanced atomically.
+  // A transaction record: intent, prepared, serial, key count, then (key, before, word).
+  static constexpr size_t kTxnWords = 4 + 3 * kTxnKeys;
   static constexpr int kPrefixMode = 4, kLogCount = 5, kLogGeneration = 6, kDurable = 8;
 
   int fd_ = -1;
@@ -130,6 +174,7 @@ class ExpectedState {
   uint32_t* slots_ = nullptr;  // 2 * max_key_ words after the header
   uint32_t* base_ = nullptr;   // max_key_ words after the slots
   uint32_t* log_ = nullptr;    // kLogCapacity entries of 5 words (key, word, seq, check)
+  uint32_t* txns_ = nullptr;   // kTxnSlots records of kTxnWords words
   void* map_ = nullptr;
 };
 
