@@ -72,7 +72,10 @@ class WalReplayer::Pass : public WriteBatch::Handler {
       }
       return Status::OK();
     }
-    if (!apply_) return Status::OK();
+    if (!apply_) {
+      seq_ += WriteBatchInternal::Count(&it->second.batch);  // to check the range
+      return Status::OK();
+    }
     // The prepared records take their sequence numbers here, where the live commit gave
     // them theirs; in an older WAL they are already in SST files and only count.
     Status s = it->second.batch.Iterate(this);
@@ -128,6 +131,13 @@ Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, MemTable* mem,
     s = Status::Corruption("WAL batch", "prepared section without EndPrepare");
   }
   if (!s.ok()) return s;
+  // Sequence numbers have 56 bits: a header past them (or records numbered past them,
+  // wrapping) is forged or damaged, and would be stored as other sequences.
+  const SequenceNumber next = check.next_seq();
+  if (first > kMaxSequenceNumber || next < first ||
+      (next > first && next - 1 > kMaxSequenceNumber)) {
+    return Status::Corruption("WAL batch", "sequence numbers beyond the largest");
+  }
   Pass apply(this, /*apply=*/true, log, mem, first);
   s = batch.Iterate(&apply);
   *next_seq = apply.next_seq();

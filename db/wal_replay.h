@@ -49,7 +49,8 @@ class WalReplayer {
   // PutLogData blobs and prepared records take no number, a commit's prepared records take
   // theirs at its marker. *next_seq gets the number after the last one taken (the batch's
   // sequence if none was). The whole batch is checked first and nothing is applied when it
-  // is malformed (Corruption), names a column family other than 0 (InvalidArgument), holds
+  // is malformed (Corruption), numbers records past kMaxSequenceNumber (Corruption),
+  // names a column family other than 0 (InvalidArgument), holds
   // a prepared section without allow_2pc (NotSupported), nests or leaves open a prepared
   // section, prepares a name still open, or (allow_2pc) commits in a WAL whose records are
   // replayed a transaction no kept WAL prepared: its records would be lost (Corruption).

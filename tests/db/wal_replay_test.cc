@@ -1,0 +1,119 @@
+// WalReplayer, recovery's replay of WAL batches: sequence numbering across prepares and
+// commits, WALs older than the MANIFEST's log number read for markers only, and the batches
+// it refuses whole (nothing applied): bad prepared sections, a commit no WAL prepared,
+// sequence numbers past the largest, a prepare without allow_2pc.
+#include "db/wal_replay.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "db/write_batch_internal.h"
+#include "memtable/memtable.h"
+#include "shale/comparator.h"
+#include "tests/testutil/test_util.h"
+#include "util/dbformat.h"
+
+namespace shale {
+namespace {
+
+class WalReplayTest : public testing::Test {
+ protected:
+  WalReplayTest() : icmp_(BytewiseComparator()), mem_(new MemTable(icmp_, 1 << 20)) { mem_->Ref(); }
+  ~WalReplayTest() override { mem_->Unref(); }
+
+  static WriteBatch Prepared(const std::string& name, const std::string& key) {
+    WriteBatch b;
+    WriteBatchInternal::InsertNoop(&b);
+    EXPECT_OK(b.Put(key, name));
+    EXPECT_OK(WriteBatchInternal::MarkEndPrepare(&b, name));
+    return b;
+  }
+  static WriteBatch At(WriteBatch b, SequenceNumber seq) {
+    WriteBatchInternal::SetSequence(&b, seq);
+    return b;
+  }
+
+  InternalKeyComparator icmp_;
+  MemTable* mem_;
+};
+
+TEST_F(WalReplayTest, PrepareTakesNoSequenceAndCommitNumbersItsRecordsAfterItsOwn) {
+  WalReplayer r(/*allow_2pc=*/true, /*min_data_log=*/5);
+  SequenceNumber next = 0;
+  ASSERT_OK(r.Apply(At(Prepared("t1", "p"), 10), 5, mem_, &next));
+  EXPECT_EQ(next, 10u) << "a prepare numbers nothing";
+  EXPECT_EQ(mem_->num_entries(), 0u);
+  WriteBatch commit;
+  ASSERT_OK(commit.Put("c", "1"));
+  WriteBatchInternal::MarkCommit(&commit, "t1");
+  ASSERT_OK(r.Apply(At(commit, 10), 6, mem_, &next));
+  EXPECT_EQ(next, 12u) << "the commit-time record, then the prepared one";
+  EXPECT_EQ(mem_->num_entries(), 2u);
+  EXPECT_TRUE(r.TakePrepared().empty());
+}
+
+TEST_F(WalReplayTest, OlderWalIsReadForMarkersOnly) {
+  WalReplayer r(/*allow_2pc=*/true, /*min_data_log=*/5);
+  SequenceNumber next = 0;
+  WriteBatch plain;
+  ASSERT_OK(plain.Put("old", "1"));
+  ASSERT_OK(r.Apply(At(plain, 3), 4, nullptr, &next));
+  EXPECT_EQ(next, 4u);
+  ASSERT_OK(r.Apply(At(Prepared("t1", "p"), 4), 4, nullptr, &next));
+  ASSERT_OK(r.Apply(At(Prepared("t2", "q"), 4), 4, nullptr, &next));
+  WriteBatch commit;
+  WriteBatchInternal::MarkCommit(&commit, "t1");
+  ASSERT_OK(r.Apply(At(commit, 4), 4, mem_, &next));  // its records are in an SST already
+  EXPECT_EQ(next, 5u);
+  EXPECT_EQ(mem_->num_entries(), 0u);
+  auto open = r.TakePrepared();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open.begin()->first, "t2");
+  EXPECT_EQ(open.begin()->second.log_number, 4u);
+}
+
+TEST_F(WalReplayTest, RefusedBatchesApplyNothing) {
+  WalReplayer r(/*allow_2pc=*/true, /*min_data_log=*/1);
+  SequenceNumber next = 0;
+  // Records before a nested BeginPrepare must not be applied.
+  WriteBatch nested;
+  ASSERT_OK(nested.Put("first", "1"));
+  std::string rep = WriteBatchInternal::Contents(&nested).ToString();
+  rep += static_cast<char>(kTypeBeginPrepareXID);
+  rep += static_cast<char>(kTypeBeginPrepareXID);
+  WriteBatch bad;
+  ASSERT_OK(WriteBatchInternal::SetContents(&bad, rep));
+  EXPECT_TRUE(r.Apply(At(bad, 1), 1, mem_, &next).IsCorruption());
+  // A commit in a replayed WAL of a transaction no WAL prepared: its records are lost.
+  WriteBatch commit;
+  ASSERT_OK(commit.Put("c", "1"));
+  WriteBatchInternal::MarkCommit(&commit, "nobody");
+  EXPECT_TRUE(r.Apply(At(commit, 1), 1, mem_, &next).IsCorruption());
+  // Numbering past the largest sequence.
+  WriteBatch two;
+  ASSERT_OK(two.Put("a", "1"));
+  ASSERT_OK(two.Put("b", "1"));
+  EXPECT_TRUE(r.Apply(At(two, kMaxSequenceNumber), 1, mem_, &next).IsCorruption());
+  EXPECT_TRUE(r.Apply(At(two, ~SequenceNumber{0}), 1, mem_, &next).IsCorruption());
+  ASSERT_OK(r.Apply(At(two, kMaxSequenceNumber - 1), 1, mem_, &next));
+  EXPECT_EQ(mem_->num_entries(), 2u) << "only the last batch applied";
+  // The same name prepared twice.
+  ASSERT_OK(r.Apply(At(Prepared("t", "x"), 1), 1, mem_, &next));
+  EXPECT_TRUE(r.Apply(At(Prepared("t", "y"), 1), 1, mem_, &next).IsCorruption());
+}
+
+TEST_F(WalReplayTest, PrepareWithoutTwoPhaseCommitIsNotSupported) {
+  WalReplayer r(/*allow_2pc=*/false, /*min_data_log=*/1);
+  SequenceNumber next = 0;
+  Status s = r.Apply(At(Prepared("t", "x"), 1), 1, mem_, &next);
+  EXPECT_TRUE(s.IsNotSupported());
+  EXPECT_NE(s.ToString().find("Open with TransactionDB::Open()"), std::string::npos);
+  WriteBatch lone;  // a Commit alone is passed over
+  WriteBatchInternal::MarkCommit(&lone, "t");
+  ASSERT_OK(r.Apply(At(lone, 1), 1, mem_, &next));
+}
+
+}  // namespace
+}  // namespace shale
