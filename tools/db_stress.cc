@@ -9,7 +9,9 @@
 // (tools/db_crashtest.py does). --kill_random_test=N kills the process at a random kill
 // point inside the engine's file I/O (db_stress_env.h), 1 time in N; --kill_at=<point> lets
 // only that point fire. Runs with --disable_wal log their writes so that a restart after a
-// crash can check the prefix rule (db_stress_state.h).
+// crash can check the prefix rule (db_stress_state.h). With --use_txn or
+// --use_optimistic_txn every write is a transaction, and a restart resolves the prepared
+// ones it finds before it verifies (db_stress_txn.h).
 #include "tools/db_stress.h"
 
 #include <gflags/gflags.h>

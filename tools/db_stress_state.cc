@@ -97,7 +97,7 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (exists && !fresh && static_cast<size_t>(st.st_size) != bytes) {
-    return Status::InvalidArgument(path, "was made for another --max_key");
+    return Status::InvalidArgument(path, "was made for another --max_key or db_stress version");
   }
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), 0644);
   if (fd < 0) return Status::IOError(path, strerror(errno));
