@@ -159,27 +159,18 @@ KindRecorder Kinds(const std::string& rep) {
   return r;
 }
 
-// Accepts only column family 0, the one family that exists so far; notes Merges. Two-phase
-// commit markers need a TransactionDB, which does not exist yet: a write holding one is
-// refused, and so is a logged prepared transaction at recovery (RocksDB's status and
-// message); a logged Commit or Rollback alone resolves nothing here and is passed over, as
-// RocksDB's recovery passes over one whose prepared section it does not hold.
+// Checks a batch before it is written: only column family 0, the one family that exists
+// so far; notes Merges. Two-phase commit markers come only from a TransactionDB's own
+// writes (DBImpl::WriteTxn, txn_markers): anyone else's write holding one is refused.
+// (Recovery checks logged batches itself: db/wal_replay.h.)
 class ColumnFamilyChecker : public WriteBatch::Handler {
  public:
-  // txn_markers: a transaction's own write (DBImpl::WriteTxn), which may hold markers.
-  explicit ColumnFamilyChecker(bool recovering, bool txn_markers = false)
-      : recovering_(recovering), txn_markers_(txn_markers) {}
+  explicit ColumnFamilyChecker(bool txn_markers) : txn_markers_(txn_markers) {}
   bool has_merge = false;
-  Status MarkBeginPrepare(bool) override { return txn_markers_ ? Status::OK() : RefusePrepare(); }
-  Status MarkEndPrepare(const Slice&) override {
-    return txn_markers_ ? Status::OK() : RefusePrepare();
-  }
-  Status MarkCommit(const Slice&) override {
-    return recovering_ || txn_markers_ ? Status::OK() : RefuseWrite();
-  }
-  Status MarkRollback(const Slice&) override {
-    return recovering_ || txn_markers_ ? Status::OK() : RefuseWrite();
-  }
+  Status MarkBeginPrepare(bool) override { return Marker(); }
+  Status MarkEndPrepare(const Slice&) override { return Marker(); }
+  Status MarkCommit(const Slice&) override { return Marker(); }
+  Status MarkRollback(const Slice&) override { return Marker(); }
   Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
   Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
   Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
@@ -194,18 +185,12 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
     return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
                                    ", which does not exist");
   }
-  Status RefusePrepare() const {
-    if (!recovering_) return RefuseWrite();
-    return Status::NotSupported(
-        "WAL contains prepared transactions. Open with "
-        "TransactionDB::Open().");
-  }
-  static Status RefuseWrite() {
+  Status Marker() const {
+    if (txn_markers_) return Status::OK();
     return Status::NotSupported(
         "WriteBatch holds two-phase commit markers, which only a "
         "TransactionDB writes");
   }
-  const bool recovering_;
   const bool txn_markers_;
 };
 
@@ -440,7 +425,7 @@ void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
 
 Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_markers,
                                             bool* has_merge) {
-  ColumnFamilyChecker checker(/*recovering=*/false, txn_markers);
+  ColumnFamilyChecker checker(txn_markers);
   Status s = IterateRep(batch->rep_, &checker);
   *has_merge = checker.has_merge;
   return s;
@@ -449,15 +434,6 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
                                       MemTable* mem, bool concurrent, DBImpl* db) {
   MemTableInserter inserter(first_seq, mem, concurrent, db);
-  return IterateRep(batch->rep_, &inserter);
-}
-
-Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent,
-                                      DBImpl* db) {
-  ColumnFamilyChecker checker(/*recovering=*/true);
-  Status s = IterateRep(batch->rep_, &checker);
-  if (!s.ok()) return s;
-  MemTableInserter inserter(Sequence(batch), mem, concurrent, db);
   return IterateRep(batch->rep_, &inserter);
 }
 

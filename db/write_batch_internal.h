@@ -60,19 +60,12 @@ class WriteBatchInternal {
   static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
-  // first_seq upward (the batch's own header is not read). concurrent and db as below.
+  // first_seq upward (the batch's own header is not read; markers are passed over).
+  // concurrent: other threads may be adding to mem at the same time. db (may be null)
+  // folds a Merge into a Put when options.max_successive_merges asks for it. (Recovery
+  // applies logged batches through WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
                            bool concurrent, DBImpl* db);
-
-  // Applies a logged batch to mem (recovery), numbering its records from Sequence(batch)
-  // upward (PutLogData blobs take no number). The whole batch is checked first, so nothing
-  // is applied if it is malformed (Corruption), names a column family other than 0
-  // (InvalidArgument) or holds a prepared transaction (NotSupported, RocksDB's message: it
-  // needs TransactionDB::Open); a Commit or Rollback marker alone is passed over.
-  // concurrent: other threads may be adding to mem at the same time. db (may be null, as in
-  // recovery) folds a Merge into a Put when options.max_successive_merges asks for it.
-  static Status InsertInto(const WriteBatch* batch, MemTable* mem, bool concurrent = false,
-                           DBImpl* db = nullptr);
 };
 
 }  // namespace shale

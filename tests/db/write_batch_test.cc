@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "db/wal_replay.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
 #include "shale/comparator.h"
@@ -306,11 +307,18 @@ class MemTableTest : public ::testing::Test {
     return value;
   }
 
+  // Applies b to mem_ as recovery does (db/wal_replay.h), from a WAL whose records count.
+  Status Replay(const WriteBatch& b) {
+    WalReplayer replayer(/*allow_2pc=*/false, /*min_data_log=*/1);
+    SequenceNumber next;
+    return replayer.Apply(b, /*log=*/1, mem_, &next);
+  }
+
   InternalKeyComparator icmp_;
   MemTable* mem_;
 };
 
-TEST_F(MemTableTest, InsertIntoNumbersRecordsFromTheBatchSequence) {
+TEST_F(MemTableTest, ReplayNumbersRecordsFromTheBatchSequence) {
   WriteBatch b;
   WriteBatchInternal::SetSequence(&b, 100);
   ASSERT_OK(b.Put("a", "va"));         // 100
@@ -320,7 +328,7 @@ TEST_F(MemTableTest, InsertIntoNumbersRecordsFromTheBatchSequence) {
   ASSERT_OK(b.SingleDelete("b"));      // 103
   ASSERT_OK(b.Merge("m", "op"));       // 104
   ASSERT_OK(b.Put("c", "vc"));         // 105
-  ASSERT_OK(WriteBatchInternal::InsertInto(&b, mem_));
+  ASSERT_OK(Replay(b));
   EXPECT_EQ(mem_->num_entries(), 6u);
   EXPECT_EQ(mem_->num_deletes(), 2u);
   EXPECT_EQ(mem_->first_seqno(), 100u);
@@ -342,13 +350,13 @@ TEST_F(MemTableTest, InsertIntoNumbersRecordsFromTheBatchSequence) {
   EXPECT_EQ(Get("ignored", kMaxSequenceNumber, &seq), "ABSENT");
 }
 
-TEST_F(MemTableTest, InsertIntoAfterWalRoundTrip) {
+TEST_F(MemTableTest, ReplayAfterWalRoundTrip) {
   WriteBatch b;
   WriteBatchInternal::SetSequence(&b, 7);
   for (int i = 0; i < 50; i++) ASSERT_OK(b.Put("key" + std::to_string(i), std::to_string(i)));
   WriteBatch replayed;
   ASSERT_OK(WriteBatchInternal::SetContents(&replayed, WriteBatchInternal::Contents(&b)));
-  ASSERT_OK(WriteBatchInternal::InsertInto(&replayed, mem_, /*concurrent=*/true));
+  ASSERT_OK(Replay(replayed));
   SequenceNumber seq;
   for (int i = 0; i < 50; i++) {
     EXPECT_EQ(Get("key" + std::to_string(i), kMaxSequenceNumber, &seq), std::to_string(i));
@@ -356,13 +364,13 @@ TEST_F(MemTableTest, InsertIntoAfterWalRoundTrip) {
   }
 }
 
-TEST_F(MemTableTest, InsertIntoAppliesNothingFromABadBatch) {
+TEST_F(MemTableTest, ReplayAppliesNothingFromABadBatch) {
   FakeColumnFamily other(3);
   WriteBatch b;
   WriteBatchInternal::SetSequence(&b, 1);
   ASSERT_OK(b.Put("a", "1"));
   ASSERT_OK(b.Put(&other, "b", "2"));
-  Status s = WriteBatchInternal::InsertInto(&b, mem_);
+  Status s = Replay(b);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_TRUE(mem_->IsEmpty());
 
@@ -370,7 +378,7 @@ TEST_F(MemTableTest, InsertIntoAppliesNothingFromABadBatch) {
   ASSERT_OK(ok.Put("a", "1"));
   ASSERT_OK(ok.Put("b", "2"));
   WriteBatch truncated(ok.Data().substr(0, ok.Data().size() - 1));
-  s = WriteBatchInternal::InsertInto(&truncated, mem_);
+  s = Replay(truncated);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_TRUE(mem_->IsEmpty());
 }
