@@ -20,6 +20,9 @@ DEFINE_uint32(txn_prepare_one_in, 2,
               "--use_txn: one transaction in N is named and prepared before its commit (0: "
               "none)");
 DEFINE_uint32(txn_rollback_one_in, 10, "One transaction in N is rolled back (0: none)");
+DEFINE_int64(txn_lock_timeout, 100,
+             "--use_txn: TransactionOptions::lock_timeout in milliseconds: how long a "
+             "transaction waits for a key another one holds before TimedOut");
 DEFINE_int32(txn_rmw_weight, 6,
              "Weight of GetForUpdate + Put transactions (only in the transaction modes)");
 DEFINE_bool(test_half_commit, false,
@@ -42,6 +45,7 @@ Transaction* Begin(Context* ctx, bool snapshot) {
   if (ctx->txn_db != nullptr) {
     TransactionOptions o;
     o.set_snapshot = snapshot;
+    o.lock_timeout = FLAGS_txn_lock_timeout;
     return ctx->txn_db->BeginTransaction(ctx->write_options, o);
   }
   OptimisticTransactionOptions o;
@@ -125,7 +129,8 @@ std::string TxnSummary() {
          " --txn_write_policy=" + std::to_string(FLAGS_txn_write_policy) +
          " --txn_prepare_one_in=" + std::to_string(FLAGS_txn_prepare_one_in) +
          " --txn_rollback_one_in=" + std::to_string(FLAGS_txn_rollback_one_in) +
-         " --txn_rmw_weight=" + std::to_string(FLAGS_txn_rmw_weight);
+         " --txn_rmw_weight=" + std::to_string(FLAGS_txn_rmw_weight) +
+         " --txn_lock_timeout=" + std::to_string(FLAGS_txn_lock_timeout);
 }
 
 bool IssueTxn(Context* ctx, ThreadState* t, const std::vector<Planned>& plans,
@@ -201,6 +206,20 @@ bool OpTxnReadModifyWrite(Context* ctx, ThreadState* t) {
   // and then the transaction must refuse (pessimistic: Busy at GetForUpdate; optimistic:
   // Busy at Commit). Holding the locks, it reads exactly what the oracle says.
   std::unique_ptr<Transaction> txn(Begin(ctx, true));
+  // Pessimistic, one time in 4: the first key's transaction lock is taken before the
+  // oracle's locks too. A writer holding the oracle's lock on it then waits for this lock
+  // while this worker waits for the writer's: the writer's wait times out (TimedOut), it
+  // gives up its write and lets go. No one can write the key in between, as every write
+  // takes its transaction lock, so the read under the oracle's lock below stays exact.
+  if (ctx->txn_db != nullptr && t->rnd.OneIn(4)) {
+    std::string ignored;
+    Status s = txn->GetForUpdate(ReadOptions(), KeyString(keys[0]), &ignored);
+    if (Refused(ctx, s)) {
+      s = txn->Rollback();
+      return s.ok() || Fail(ctx, "Rollback after a refused GetForUpdate: " + s.ToString());
+    }
+    if (!s.ok() && !s.IsNotFound()) return Fail(ctx, "GetForUpdate: " + s.ToString());
+  }
   auto held = ctx->locks->LockKeys(keys);
   std::vector<Planned> plans;
   for (uint64_t key : keys) {

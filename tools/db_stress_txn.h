@@ -10,7 +10,8 @@
 // expected refusals: the write is skipped, its keys keep their values, and the refusals
 // are counted. The txn_rmw operation reads a few keys with GetForUpdate under a snapshot
 // taken before their oracle locks (so another worker may write them in between, which the
-// transaction must refuse) and overwrites them.
+// transaction must refuse) and overwrites them; with --use_txn it sometimes locks its
+// first key before the oracle's locks as well, so that writers time out waiting for it.
 //
 // Crashes: before a transaction's writes can reach the DB its worker records it in the
 // expected state (db_stress_state.h). A restart first resolves the prepared transactions
@@ -39,6 +40,7 @@ DECLARE_int32(txn_write_policy);
 DECLARE_uint32(txn_prepare_one_in);
 DECLARE_uint32(txn_rollback_one_in);
 DECLARE_int32(txn_rmw_weight);
+DECLARE_int64(txn_lock_timeout);
 DECLARE_bool(test_half_commit);
 DECLARE_bool(test_unrecorded_prepare);
 
