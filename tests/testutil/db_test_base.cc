@@ -59,14 +59,18 @@ Status DBTestBase::Merge(const std::string& k, const std::string& v) {
   return db_->Merge(WriteOptions(), k, v);
 }
 
-std::string DBTestBase::Get(const std::string& k, const Snapshot* snapshot) {
-  ReadOptions ro;
-  ro.snapshot = snapshot;
+std::string ReadValue(DB* db, const std::string& k, const ReadOptions& ro) {
   std::string v;
-  Status s = db_->Get(ro, k, &v);
+  Status s = db->Get(ro, k, &v);
   if (s.IsNotFound()) return "NOT_FOUND";
   if (!s.ok()) return s.ToString();
   return v;
+}
+
+std::string DBTestBase::Get(const std::string& k, const Snapshot* snapshot) {
+  ReadOptions ro;
+  ro.snapshot = snapshot;
+  return ReadValue(db_.get(), k, ro);
 }
 
 Status DBTestBase::Flush() { return db_->Flush(FlushOptions()); }

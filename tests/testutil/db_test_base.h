@@ -36,6 +36,10 @@
 
 namespace shale {
 
+// db's value of k as ro reads it, "NOT_FOUND", or the Status text of any other error: the
+// read helper of DBTestBase::Get, for suites with a DB of their own (transaction DBs).
+std::string ReadValue(DB* db, const std::string& k, const ReadOptions& ro = ReadOptions());
+
 class DBTestBase : public ::testing::Test {
  protected:
   // name: a prefix for the temporary directory, usually the suite's.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shale/utilities/optimistic_transaction_db.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -42,12 +43,7 @@ class OptimisticTransactionTest : public testing::Test {
     o.set_snapshot = set_snapshot;
     return std::unique_ptr<Transaction>(db_->BeginTransaction(WriteOptions(), o));
   }
-  std::string Get(const std::string& key) {
-    std::string value;
-    Status s = db_->Get(ReadOptions(), key, &value);
-    if (s.IsNotFound()) return "NOT_FOUND";
-    return s.ok() ? value : s.ToString();
-  }
+  std::string Get(const std::string& key) { return ReadValue(db_.get(), key); }
 
   TempDirectory dir_;
   Options options_;

@@ -13,6 +13,7 @@
 
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
+#include "tests/testutil/db_test_base.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
 
@@ -61,12 +62,7 @@ class TransactionTestBase : public testing::Test {
   }
 
   // The DB's committed value of key, "NOT_FOUND", or the error's text.
-  std::string Get(const std::string& key) {
-    std::string value;
-    Status s = db_->Get(ReadOptions(), key, &value);
-    if (s.IsNotFound()) return "NOT_FOUND";
-    return s.ok() ? value : s.ToString();
-  }
+  std::string Get(const std::string& key) { return ReadValue(db_.get(), key); }
   // The same through a transaction: its own writes over the DB.
   static std::string TxnGet(Transaction* txn, const std::string& key,
                             const ReadOptions& ro = ReadOptions()) {

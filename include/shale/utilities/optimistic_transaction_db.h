@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "shale/comparator.h"
 #include "shale/db.h"
 #include "shale/options.h"
 #include "shale/utilities/stackable_db.h"
@@ -47,11 +46,11 @@ struct OptimisticTransactionDBOptions {
   uint32_t occ_lock_buckets = (1 << 20);
 };
 
+// (RocksDB's `cmp` is absent: it only orders the tracked keys, which shale keeps in
+// byte order, and the order of bucket locks is what keeps commits from deadlocking.)
 struct OptimisticTransactionOptions {
   // Same as calling Transaction::SetSnapshot() at the start. Default: false.
   bool set_snapshot = false;
-  // Must order keys as the DB's comparator does. Default: BytewiseComparator().
-  const Comparator* cmp = BytewiseComparator();
 };
 
 class OptimisticTransactionDB : public StackableDB {
