@@ -9,9 +9,9 @@ namespace shale {
 namespace {
 
 // The first six fields of an entry, from the struct and the member's name.
-#define SHALE_OPTION(S, m)                                                              \
-  .name = #m, .size = sizeof(S::m), .field = &Member<&S::m>::Field,                     \
-  .format = Codec<decltype(S::m)>::Format, .parse = Codec<decltype(S::m)>::Parse,       \
+#define SHALE_OPTION(S, m)                                                        \
+  .name = #m, .size = sizeof(S::m), .field = &Member<&S::m>::Field,               \
+  .format = Codec<decltype(S::m)>::Format, .parse = Codec<decltype(S::m)>::Parse, \
   .number = Codec<decltype(S::m)>::kNumber
 
 #define DB_OPTION(m) SHALE_OPTION(DBOptions, m)
@@ -25,8 +25,7 @@ constexpr const char* kSame = "";  // db_bench's flag has the option's name
 const OptionInfo kDBOptions[] = {
     {DB_OPTION(create_if_missing), .default_value = "false",
      .help = "Create the DB if it is missing"},
-    {DB_OPTION(error_if_exists), .default_value = "false",
-     .help = "Fail Open if the DB exists"},
+    {DB_OPTION(error_if_exists), .default_value = "false", .help = "Fail Open if the DB exists"},
     {DB_OPTION(paranoid_checks), .default_value = "true",
      .help = "Check aggressively: verify every SST file at Open, stop at the first damage"},
     {DB_OPTION(env), .default_value = "Env::Default()",
@@ -34,49 +33,46 @@ const OptionInfo kDBOptions[] = {
     {DB_OPTION(max_open_files), .default_value = "-1", .min = -1, .max = kIntMax,
      .help = "SST readers kept open; -1 keeps all (fixed at Open, unlike RocksDB)",
      .bench_flag = "open_files"},
-    {DB_OPTION(use_fsync), .default_value = "false",
-     .help = "fsync instead of fdatasync", .bench_flag = kSame},
+    {DB_OPTION(use_fsync), .default_value = "false", .help = "fsync instead of fdatasync",
+     .bench_flag = kSame},
     {DB_OPTION(wal_recovery_mode), .default_value = "kPointInTimeRecovery",
      .help = "What recovery does with a damaged WAL"},
     {DB_OPTION(max_background_jobs), .default_value = "2", .min = 1, .max = 1024,
      .flags = kOptionMutable | kOptionClampAtOpen,
      .help = "Background threads for flushes and compactions", .bench_flag = kSame},
     {DB_OPTION(max_background_compactions), .default_value = "-1", .min = -1, .max = 1024,
-     .flags = kOptionMutable,
-     .help = "Compactions at once; -1 derives it from max_background_jobs",
+     .flags = kOptionMutable, .help = "Compactions at once; -1 derives it from max_background_jobs",
      .bench_flag = kSame},
     {DB_OPTION(max_background_flushes), .default_value = "-1", .min = -1, .max = 1024,
-     .flags = kOptionMutable,
-     .help = "Flushes at once; -1 derives it from max_background_jobs", .bench_flag = kSame},
+     .flags = kOptionMutable, .help = "Flushes at once; -1 derives it from max_background_jobs",
+     .bench_flag = kSame},
     {DB_OPTION(max_subcompactions), .default_value = "1", .min = 1, .max = 1024,
      .flags = kOptionMutable | kOptionClampAtOpen, .help = "Threads one compaction may split into",
      .bench_flag = "subcompactions"},
     {DB_OPTION(delayed_write_rate), .default_value = "0", .flags = kOptionMutable,
-     .help = "Bytes per second while writes are slowed; 0 means 16 MiB/s",
-     .bench_flag = kSame, .bench_default = "8388608"},
+     .help = "Bytes per second while writes are slowed; 0 means 16 MiB/s", .bench_flag = kSame,
+     .bench_default = "8388608"},
     {DB_OPTION(statistics), .default_value = "nullptr",
      .flags = kOptionObject | kOptionNotPersisted | kOptionBenchByHand,
      .help = "Tickers and histograms", .bench_flag = kSame},
-    {DB_OPTION(info_log), .default_value = "nullptr",
-     .flags = kOptionObject | kOptionNotPersisted,
+    {DB_OPTION(info_log), .default_value = "nullptr", .flags = kOptionObject | kOptionNotPersisted,
      .help = "Where LOG lines go; nullptr writes LOG in the DB directory"},
     {DB_OPTION(info_log_level), .default_value = "INFO_LEVEL",
      .help = "Lines below this level are not logged"},
     {DB_OPTION(stats_dump_period_sec), .default_value = "600", .flags = kOptionMutable,
      .help = "Seconds between stats dumps into the LOG; 0 disables", .bench_flag = kSame},
-    {DB_OPTION(use_direct_reads), .default_value = "false",
-     .help = "O_DIRECT for SST reads", .bench_flag = kSame},
+    {DB_OPTION(use_direct_reads), .default_value = "false", .help = "O_DIRECT for SST reads",
+     .bench_flag = kSame},
     {DB_OPTION(use_direct_io_for_flush_and_compaction), .default_value = "false",
      .help = "O_DIRECT for SST writes", .bench_flag = kSame},
     {DB_OPTION(allow_concurrent_memtable_write), .default_value = "true",
      .help = "Group members insert their batches into the memtable in parallel",
      .bench_flag = kSame},
     {DB_OPTION(enable_pipelined_write), .default_value = "false",
-     .help = "Overlap one group's WAL write with the previous group's inserts",
-     .bench_flag = kSame, .bench_default = "true"},
+     .help = "Overlap one group's WAL write with the previous group's inserts", .bench_flag = kSame,
+     .bench_default = "true"},
     {DB_OPTION(unordered_write), .default_value = "false",
-     .help = "Publish writes right after the WAL; weaker snapshot guarantees",
-     .bench_flag = kSame},
+     .help = "Publish writes right after the WAL; weaker snapshot guarantees", .bench_flag = kSame},
     {DB_OPTION(two_write_queues), .default_value = "false",
      .help = "A second write queue for WAL-only writes", .bench_flag = kSame},
     {DB_OPTION(allow_2pc), .default_value = "false",
@@ -87,13 +83,13 @@ const OptionInfo kDBOptions[] = {
      .help = "Longest yielding wait of a writer, in microseconds", .bench_flag = kSame},
     {DB_OPTION(write_thread_slow_yield_usec), .default_value = "3",
      .help = "A yield slower than this ends the yielding wait", .bench_flag = kSame},
-    {DB_OPTION(writable_file_max_buffer_size), .default_value = "1048576", .min = 0,
-     .max = kGiB, .help = "Bytes of writes buffered before a write() call"},
+    {DB_OPTION(writable_file_max_buffer_size), .default_value = "1048576", .min = 0, .max = kGiB,
+     .help = "Bytes of writes buffered before a write() call"},
 };
 
 const OptionInfo kCFOptions[] = {
-    {CF_OPTION(comparator), .default_value = "leveldb.BytewiseComparator",
-     .flags = kOptionObject, .help = "Order of user keys; fixed for the life of the DB"},
+    {CF_OPTION(comparator), .default_value = "leveldb.BytewiseComparator", .flags = kOptionObject,
+     .help = "Order of user keys; fixed for the life of the DB"},
     {CF_OPTION(write_buffer_size), .default_value = "67108864", .min = 4096, .max = 64 * kGiB,
      .flags = kOptionMutable | kOptionClampAtOpen,
      .help = "Bytes a memtable holds before it is switched and flushed", .bench_flag = kSame},
@@ -111,8 +107,7 @@ const OptionInfo kCFOptions[] = {
      .bench_flag = kSame},
     {CF_OPTION(arena_block_size), .default_value = "0", .min = 0, .max = kGiB,
      .flags = kOptionMutable | kOptionBenchByHand,
-     .help = "Bytes a memtable takes from the system at a time; 0: derived",
-     .bench_flag = kSame},
+     .help = "Bytes a memtable takes from the system at a time; 0: derived", .bench_flag = kSame},
     {CF_OPTION(memtable_huge_page_size), .default_value = "0",
      .flags = kOptionMutable | kOptionBenchByHand,
      .help = "Reserved huge pages of this size for memtables; 0: none",
@@ -123,20 +118,20 @@ const OptionInfo kCFOptions[] = {
      .bench_flag = "compression_type"},
     {CF_OPTION(num_levels), .default_value = "7", .min = 2, .max = 100,
      .help = "Levels of the LSM tree", .bench_flag = kSame},
-    {CF_OPTION(level0_file_num_compaction_trigger), .default_value = "4", .min = 1,
-     .max = kIntMax, .flags = kOptionMutable | kOptionClampAtOpen,
-     .help = "L0 files that start a compaction into L1", .bench_flag = kSame},
-    {CF_OPTION(level0_slowdown_writes_trigger), .default_value = "20", .min = 1,
-     .max = kIntMax, .flags = kOptionMutable | kOptionClampAtOpen,
-     .help = "L0 files at which writes are slowed", .bench_flag = kSame},
-    {CF_OPTION(level0_stop_writes_trigger), .default_value = "36", .min = 1, .max = kIntMax,
+    {CF_OPTION(level0_file_num_compaction_trigger), .default_value = "4", .min = 1, .max = kIntMax,
      .flags = kOptionMutable | kOptionClampAtOpen,
-     .help = "L0 files at which writes stop", .bench_flag = kSame},
+     .help = "L0 files that start a compaction into L1", .bench_flag = kSame},
+    {CF_OPTION(level0_slowdown_writes_trigger), .default_value = "20", .min = 1, .max = kIntMax,
+     .flags = kOptionMutable | kOptionClampAtOpen, .help = "L0 files at which writes are slowed",
+     .bench_flag = kSame},
+    {CF_OPTION(level0_stop_writes_trigger), .default_value = "36", .min = 1, .max = kIntMax,
+     .flags = kOptionMutable | kOptionClampAtOpen, .help = "L0 files at which writes stop",
+     .bench_flag = kSame},
     {CF_OPTION(max_bytes_for_level_base), .default_value = "268435456", .min = 1,
      .flags = kOptionMutable, .help = "Target size of L1", .bench_flag = kSame},
-    {CF_OPTION(max_bytes_for_level_multiplier), .default_value = "10.000000", .min = 1,
-     .max = 1e6L, .flags = kOptionMutable,
-     .help = "Each level's target is this many times the one above", .bench_flag = kSame},
+    {CF_OPTION(max_bytes_for_level_multiplier), .default_value = "10.000000", .min = 1, .max = 1e6L,
+     .flags = kOptionMutable, .help = "Each level's target is this many times the one above",
+     .bench_flag = kSame},
     {CF_OPTION(level_compaction_dynamic_level_bytes), .default_value = "false",
      .help = "Size level targets from the last level upward", .bench_flag = kSame},
     {CF_OPTION(target_file_size_base), .default_value = "67108864", .min = 1,
@@ -144,11 +139,9 @@ const OptionInfo kCFOptions[] = {
      .bench_flag = kSame},
     {CF_OPTION(target_file_size_multiplier), .default_value = "1", .min = 1, .max = 1000,
      .flags = kOptionMutable,
-     .help = "Each level's target file size is this many times the one above",
-     .bench_flag = kSame},
+     .help = "Each level's target file size is this many times the one above", .bench_flag = kSame},
     {CF_OPTION(max_compaction_bytes), .default_value = "0", .flags = kOptionMutable,
-     .help = "Largest input of one compaction; 0: 25 * target_file_size_base",
-     .bench_flag = kSame},
+     .help = "Largest input of one compaction; 0: 25 * target_file_size_base", .bench_flag = kSame},
     {CF_OPTION(disable_auto_compactions), .default_value = "false", .flags = kOptionMutable,
      .help = "No automatic compactions (CompactRange still works)", .bench_flag = kSame},
     {CF_OPTION(soft_pending_compaction_bytes_limit), .default_value = "68719476736",
@@ -175,8 +168,8 @@ const OptionInfo kBlockBasedTableOptions[] = {
      .help = "Uncompressed size a data block aims at", .bench_flag = kSame},
     {BBT_OPTION(block_restart_interval), .default_value = "16", .min = 1, .max = kIntMax,
      .help = "Keys between restart points in data blocks"},
-    {BBT_OPTION(index_block_restart_interval), .default_value = "1", .min = 1,
-     .max = kIntMax, .help = "Keys between restart points in the index block"},
+    {BBT_OPTION(index_block_restart_interval), .default_value = "1", .min = 1, .max = kIntMax,
+     .help = "Keys between restart points in the index block"},
     {BBT_OPTION(block_cache), .default_value = "nullptr",
      .flags = kOptionObject | kOptionNotPersisted | kOptionBenchByHand,
      .help = "Cache of uncompressed blocks; nullptr: an 8 MiB LRU cache",
@@ -231,9 +224,9 @@ Status CheckOptionBounds(const OptionInfo& info, const void* options) {
   if (info.number == nullptr) return Status::OK();
   const long double v = info.number(OptionField(info, options));
   if (v >= info.min && v <= info.max) return Status::OK();
-  return Status::InvalidArgument(
-      info.name, FormatOption(info, options) + " is out of bounds [" + FormatDouble(double(info.min)) +
-                     ", " + FormatDouble(double(info.max)) + "]");
+  return Status::InvalidArgument(info.name, FormatOption(info, options) + " is out of bounds [" +
+                                                FormatDouble(double(info.min)) + ", " +
+                                                FormatDouble(double(info.max)) + "]");
 }
 
 Status ParseOption(const OptionInfo& info, const std::string& text, void* options,

@@ -49,8 +49,8 @@ class CondVar {
   bool TimedWaitMicros(Mutex* mu, uint64_t micros) REQUIRES(mu) {
     assert(mu == mu_);
     std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
-    bool timed_out = cv_.wait_for(lock, std::chrono::microseconds(micros)) ==
-                     std::cv_status::timeout;
+    bool timed_out =
+        cv_.wait_for(lock, std::chrono::microseconds(micros)) == std::cv_status::timeout;
     lock.release();
     return timed_out;
   }

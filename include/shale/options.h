@@ -28,7 +28,6 @@ class Snapshot;
 class Statistics;
 class MergeOperator;
 
-
 // What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
 enum class WALRecoveryMode : char {
   // Ignore a damaged record at the very end of the last WAL (a write cut off by a crash);
@@ -78,9 +77,8 @@ struct ColumnFamilyOptions {
 
   // Block compression. Mutable (from the next file written). Default: kSnappyCompression
   // when built with snappy, else none.
-  CompressionType compression = CompressionTypeSupported(kSnappyCompression)
-                                    ? kSnappyCompression
-                                    : kNoCompression;
+  CompressionType compression =
+      CompressionTypeSupported(kSnappyCompression) ? kSnappyCompression : kNoCompression;
 
   // Levels of the LSM tree. Default: 7.
   int num_levels = 7;
