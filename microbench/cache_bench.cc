@@ -1,7 +1,8 @@
-// cache_bench: the sharded LRU cache (NewLRUCache) that serves as the block cache, used as
-// table readers use it: 16-byte keys (a reader id and a block offset), 4 KiB charges,
-// low priority. Single-threaded (CPU time) and with two threads sharing one cache (the
-// total rate over wall time).
+// cache_bench: the two block caches, the sharded LRU cache (NewLRUCache, `lru`) and the
+// lock-free clock cache (NewHyperClockCache, `hyper_clock`, its table sized for 4 KiB
+// entries), used as table readers use them: 16-byte keys (a reader id and a block offset),
+// 4 KiB charges, low priority. With 1, 2, 4 and 8 threads sharing one cache; one thread in
+// CPU time, more in wall time (their total rate).
 //
 //   Lookup        Lookup + Release of a present key; the cache has room for twice its
 //                 entries (keys hash unevenly over the shards), so nothing is evicted.
@@ -24,7 +25,8 @@ namespace shale::microbench {
 namespace {
 
 constexpr size_t kCharge = 4096;
-constexpr size_t kCapacityEntries = 8192;  // 32 MiB: 64 shards by the default rule
+// 32 MiB: 64 shards by the LRU default rule, one for the clock cache (one per 32 MiB).
+constexpr size_t kCapacityEntries = 8192;
 constexpr size_t kCapacity = kCapacityEntries * kCharge;
 constexpr size_t kPicksLog2 = 16;
 
@@ -41,10 +43,13 @@ struct CacheKey {
   Slice slice() const { return Slice(bytes, sizeof(bytes)); }
 };
 
-// A cache for one benchmark kind, shared by its threads and its runs, holding keys
+enum class Kind { kLRU, kHyperClock };
+
+// A cache for one benchmark, shared by its threads and its runs, holding keys
 // 0 .. fill - 1 when made.
-std::shared_ptr<Cache> MakeCache(size_t capacity, size_t fill) {
-  std::shared_ptr<Cache> cache = NewLRUCache(capacity);
+std::shared_ptr<Cache> MakeCache(Kind kind, size_t capacity, size_t fill) {
+  std::shared_ptr<Cache> cache =
+      kind == Kind::kLRU ? NewLRUCache(capacity) : NewHyperClockCache(capacity, kCharge);
   for (uint64_t n = 0; n < fill; ++n) {
     (void)cache->Insert(CacheKey(n).slice(), &dummy_value, kCharge, NoopDeleter);
   }
@@ -65,8 +70,9 @@ void KeyLoop(benchmark::State& state, size_t key_space, Op op) {
   state.SetItemsProcessed(state.iterations());
 }
 
+template <Kind kind>
 void BM_Lookup(benchmark::State& state) {
-  static const std::shared_ptr<Cache> cache = MakeCache(2 * kCapacity, kCapacityEntries);
+  static const std::shared_ptr<Cache> cache = MakeCache(kind, 2 * kCapacity, kCapacityEntries);
   KeyLoop(state, kCapacityEntries, [&](const CacheKey& key) {
     Cache::Handle* h = cache->Lookup(key.slice());
     if (h == nullptr) {
@@ -78,15 +84,17 @@ void BM_Lookup(benchmark::State& state) {
   });
 }
 
+template <Kind kind>
 void BM_Insert(benchmark::State& state) {
-  static const std::shared_ptr<Cache> cache = MakeCache(kCapacity, kCapacityEntries);
+  static const std::shared_ptr<Cache> cache = MakeCache(kind, kCapacity, kCapacityEntries);
   KeyLoop(state, 4 * kCapacityEntries, [&](const CacheKey& key) {
     return CheckOk(state, cache->Insert(key.slice(), &dummy_value, kCharge, NoopDeleter), "Insert");
   });
 }
 
+template <Kind kind>
 void BM_LookupInsert(benchmark::State& state) {
-  static const std::shared_ptr<Cache> cache = MakeCache(kCapacity, kCapacityEntries);
+  static const std::shared_ptr<Cache> cache = MakeCache(kind, kCapacity, kCapacityEntries);
   uint64_t hits = 0;
   KeyLoop(state, 2 * kCapacityEntries, [&](const CacheKey& key) {
     Cache::Handle* h = cache->Lookup(key.slice());
@@ -106,14 +114,21 @@ void BM_LookupInsert(benchmark::State& state) {
   }
 }
 
-// One thread in CPU time; two threads in wall time, as their total rate is the point.
+// One thread in CPU time; more threads in wall time, as their total rate is the point.
 void Register() {
   using Fn = void (*)(benchmark::State&);
-  for (const auto& [name, fn] : {std::pair<const char*, Fn>{"Lookup", BM_Lookup},
-                                 {"Insert", BM_Insert},
-                                 {"LookupInsert", BM_LookupInsert}}) {
+  const std::pair<const char*, Fn> benches[] = {
+      {"Lookup/lru", BM_Lookup<Kind::kLRU>},
+      {"Lookup/hyper_clock", BM_Lookup<Kind::kHyperClock>},
+      {"Insert/lru", BM_Insert<Kind::kLRU>},
+      {"Insert/hyper_clock", BM_Insert<Kind::kHyperClock>},
+      {"LookupInsert/lru", BM_LookupInsert<Kind::kLRU>},
+      {"LookupInsert/hyper_clock", BM_LookupInsert<Kind::kHyperClock>}};
+  for (const auto& [name, fn] : benches) {
     benchmark::RegisterBenchmark(name, fn)->Threads(1);
-    benchmark::RegisterBenchmark(name, fn)->Threads(2)->UseRealTime();
+    for (int threads : {2, 4, 8}) {
+      benchmark::RegisterBenchmark(name, fn)->Threads(threads)->UseRealTime();
+    }
   }
 }
 

@@ -181,7 +181,10 @@ DEFINE_int32(stats_level, 3,
 DEFINE_int32(stats_per_interval, 0,
              "With stats_interval(_seconds), thread 0 also prints the DB's compaction stats "
              "at each report, and once more when the run ends");
-DEFINE_int64(cache_size, 8388608, "Capacity in bytes of the LRU block cache; 0 or less: none");
+DEFINE_int64(cache_size, 8388608, "Capacity in bytes of the block cache; 0 or less: none");
+DEFINE_string(cache_type, "lru_cache",
+              "Type of block cache: lru_cache (sharded LRU) or hyper_clock_cache (lock-free "
+              "clock, its table sized for entries of --block_size bytes)");
 DEFINE_int32(cache_numshardbits, -1,
              "The block cache has 2^cache_numshardbits shards; negative picks by capacity");
 DEFINE_double(cache_high_pri_pool_ratio, 0.0,

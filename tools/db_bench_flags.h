@@ -64,6 +64,7 @@ DECLARE_bool(disable_wal);
 DECLARE_string(merge_operator);
 DECLARE_int32(max_successive_merges);
 DECLARE_int64(cache_size);
+DECLARE_string(cache_type);
 DECLARE_int32(cache_numshardbits);
 DECLARE_double(cache_high_pri_pool_ratio);
 DECLARE_bool(use_ribbon_filter);

@@ -41,9 +41,20 @@ bool ParseCompression(const std::string& s, CompressionType* type) {
 // The block-based table options: cache, block size, filter.
 bool BuildTableOptions(BlockBasedTableOptions* table, std::string* error) {
   if (FLAGS_cache_size > 0) {
-    table->block_cache = NewLRUCache(static_cast<size_t>(FLAGS_cache_size),
-                                     FLAGS_cache_numshardbits, false,
-                                     FLAGS_cache_high_pri_pool_ratio);
+    const auto capacity = static_cast<size_t>(FLAGS_cache_size);
+    if (FLAGS_cache_type == "lru_cache") {
+      table->block_cache = NewLRUCache(capacity, FLAGS_cache_numshardbits, false,
+                                       FLAGS_cache_high_pri_pool_ratio);
+    } else if (FLAGS_cache_type == "hyper_clock_cache") {
+      // As RocksDB's db_bench: the table is sized for entries of one block each.
+      table->block_cache =
+          HyperClockCacheOptions(capacity, static_cast<size_t>(std::max(FLAGS_block_size, 1)),
+                                 FLAGS_cache_numshardbits)
+              .MakeSharedCache();
+    } else {
+      *error = "--cache_type must be lru_cache or hyper_clock_cache, not " + FLAGS_cache_type;
+      return false;
+    }
     if (table->block_cache == nullptr) {
       *error = "--cache_numshardbits must be below 20 and --cache_high_pri_pool_ratio in "
                "[0, 1]";

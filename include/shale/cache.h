@@ -1,6 +1,7 @@
 // Cache: a charge-bounded map from byte-string keys to opaque values, shared by many threads,
 // with reference-counted handles. The block cache of block-based tables is one of these
-// (BlockBasedTableOptions::block_cache); NewLRUCache makes the standard implementation.
+// (BlockBasedTableOptions::block_cache); NewLRUCache makes the standard implementation and
+// NewHyperClockCache a lock-free one.
 //
 // Contract:
 // - Every entry has a charge (its cost against the capacity, usually its size in bytes).
@@ -123,5 +124,44 @@ struct LRUCacheOptions {
 };
 
 std::shared_ptr<Cache> NewLRUCache(const LRUCacheOptions& options);
+
+// A clock cache with lock-free Lookup, Insert, Release and Erase (RocksDB's
+// HyperClockCache): each shard is a fixed-size open-addressing table of entries, and an
+// entry's reference count, state and clock countdown live in one atomic word. Eviction
+// passes a clock hand over the table and takes unreferenced entries that were not used
+// since it last passed (HIGH-priority entries survive three passes, LOW two, BOTTOM one; a
+// lookup restores three). It honours the Cache contract above like the LRU cache, with no
+// high-priority pool.
+struct HyperClockCacheOptions {
+  // Total charge the cache holds.
+  size_t capacity = 0;
+  // The average charge expected per entry, which sizes each shard's table once, at
+  // construction (entries beyond what the table holds evict others even below the
+  // capacity; entries larger than the estimate leave slots unused). For a block cache,
+  // the block_size. 0 stands for 4 KiB, the default block_size: unlike RocksDB, whose 0
+  // picks a table that grows at run time, shale's table never grows.
+  size_t estimated_entry_charge = 0;
+  // 2^num_shard_bits shards; -1 (the default) picks one shard per 32 MiB of capacity, at
+  // most 64. Must be below 20.
+  int num_shard_bits = -1;
+  // Fail (Incomplete) an Insert asking for a handle when referenced entries fill the
+  // capacity or the table. Default: false.
+  bool strict_capacity_limit = false;
+
+  HyperClockCacheOptions(size_t _capacity, size_t _estimated_entry_charge,
+                         int _num_shard_bits = -1, bool _strict_capacity_limit = false)
+      : capacity(_capacity),
+        estimated_entry_charge(_estimated_entry_charge),
+        num_shard_bits(_num_shard_bits),
+        strict_capacity_limit(_strict_capacity_limit) {}
+
+  // The cache these options describe, or nullptr for num_shard_bits >= 20.
+  std::shared_ptr<Cache> MakeSharedCache() const;
+};
+
+// As HyperClockCacheOptions(...).MakeSharedCache().
+std::shared_ptr<Cache> NewHyperClockCache(size_t capacity, size_t estimated_entry_charge,
+                                          int num_shard_bits = -1,
+                                          bool strict_capacity_limit = false);
 
 }  // namespace shale
