@@ -413,6 +413,40 @@ TEST_F(TransactionTest, OtherFamiliesAndPoliciesAreRefused) {
   }
 }
 
+// unordered_write with each policy, with RocksDB's statuses and messages; the DB is left
+// unopened (create_if_missing would have made one).
+TEST_F(TransactionTest, UnorderedWriteCombinations) {
+  Close();
+  options_.unordered_write = true;
+  options_.enable_pipelined_write = false;
+  struct Case {
+    TxnDBWritePolicy policy;
+    bool two_write_queues;
+    const char* message;
+  };
+  const Case cases[] = {
+      {WRITE_COMMITTED, false, "WRITE_COMMITTED is incompatible with unordered_writes"},
+      {WRITE_COMMITTED, true, "WRITE_COMMITTED is incompatible with unordered_writes"},
+      {WRITE_UNPREPARED, true, "WRITE_UNPREPARED is currently incompatible with unordered_writes"},
+      {WRITE_PREPARED, false,
+       "WRITE_PREPARED is incompatible with unordered_writes if two_write_queues is not "
+       "enabled."},
+  };
+  for (const Case& c : cases) {
+    txn_db_options_.write_policy = c.policy;
+    options_.two_write_queues = c.two_write_queues;
+    Status s = TryOpen();
+    EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+    EXPECT_EQ(std::string("Not implemented: ") + c.message, s.ToString());
+    EXPECT_EQ(db_, nullptr);
+  }
+  // Without unordered_write the plain policy opens with either queue setting.
+  options_.unordered_write = false;
+  txn_db_options_.write_policy = WRITE_COMMITTED;
+  options_.two_write_queues = true;
+  ASSERT_OK(TryOpen());
+}
+
 TEST_F(TransactionTest, OpenWithColumnFamilyDescriptors) {
   ASSERT_OK(db_->Put(WriteOptions(), "k", "v"));
   Close();

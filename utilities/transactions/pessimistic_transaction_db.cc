@@ -198,6 +198,25 @@ PessimisticTransaction* WriteCommittedTxnDB::NewTransaction(const WriteOptions& 
 Status TransactionDB::Open(const Options& options, const TransactionDBOptions& txn_db_options,
                            const std::string& dbname, TransactionDB** dbptr) {
   *dbptr = nullptr;
+  // RocksDB's combinations with unordered_write, checked (and worded) as it does before
+  // anything else: its guarantees hold only under WRITE_PREPARED, whose commit markers take
+  // the second write queue.
+  if (options.unordered_write) {
+    switch (txn_db_options.write_policy) {
+      case WRITE_COMMITTED:
+        return Status::NotSupported("WRITE_COMMITTED is incompatible with unordered_writes");
+      case WRITE_UNPREPARED:
+        return Status::NotSupported(
+            "WRITE_UNPREPARED is currently incompatible with unordered_writes");
+      case WRITE_PREPARED:
+        if (!options.two_write_queues) {
+          return Status::NotSupported(
+              "WRITE_PREPARED is incompatible with unordered_writes if two_write_queues is not "
+              "enabled.");
+        }
+        break;
+    }
+  }
   if (txn_db_options.write_policy != WRITE_COMMITTED) {
     return Status::NotSupported("only the WRITE_COMMITTED write policy is implemented");
   }

@@ -89,7 +89,8 @@ struct TransactionOptions {
 class TransactionDB : public StackableDB {
  public:
   // Opens the DB at dbname with transactions. On failure *dbptr is nullptr. NotSupported
-  // for a write_policy other than WRITE_COMMITTED.
+  // for a write_policy other than WRITE_COMMITTED, and (RocksDB's rules, checked first) for
+  // unordered_write unless write_policy is WRITE_PREPARED with two_write_queues.
   static Status Open(const Options& options, const TransactionDBOptions& txn_db_options,
                      const std::string& dbname, TransactionDB** dbptr);
   // The same with the options split in RocksDB's way. column_families must name the
