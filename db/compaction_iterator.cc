@@ -37,7 +37,8 @@ CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator
                                        std::vector<SequenceNumber> snapshots,
                                        const Compaction* compaction, const Slice* end_user_key,
                                        const MergeOperator* merge_operator, Logger* info_log,
-                                       Statistics* statistics)
+                                       Statistics* statistics,
+                                       const SnapshotChecker* snapshot_checker)
     : input_(input),
       ucmp_(ucmp),
       snapshots_(Sorted(std::move(snapshots))),
@@ -46,14 +47,31 @@ CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator
       end_user_key_(end_user_key),
       merge_operator_(merge_operator),
       info_log_(info_log),
-      statistics_(statistics) {}
+      statistics_(statistics),
+      snapshot_checker_(snapshot_checker) {}
 
-SequenceNumber CompactionIterator::StripeOf(SequenceNumber seq, bool* has_prev,
-                                            SequenceNumber* prev) const {
+bool CompactionIterator::StripeOf(SequenceNumber seq, SequenceNumber* stripe) const {
   auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), seq);
-  *has_prev = it != snapshots_.begin();
-  *prev = *has_prev ? *(it - 1) : 0;
-  return it == snapshots_.end() ? kMaxSequenceNumber : *it;
+  if (snapshot_checker_ == nullptr) {
+    *stripe = it == snapshots_.end() ? kMaxSequenceNumber : *it;
+    return true;
+  }
+  // Committed at some point at or after seq: the first snapshot at or past the commit
+  // sees it, and so does every later one.
+  using Result = SnapshotChecker::Result;
+  for (; it != snapshots_.end(); ++it) {
+    if (snapshot_checker_->CheckInSnapshot(seq, *it) != Result::kNotInSnapshot) {
+      *stripe = *it;
+      return true;
+    }
+  }
+  *stripe = kMaxSequenceNumber;
+  return snapshot_checker_->CheckInSnapshot(seq, kMaxSequenceNumber) != Result::kNotInSnapshot;
+}
+
+bool CompactionIterator::InCurrentStripe(SequenceNumber seq) const {
+  SequenceNumber stripe;
+  return StripeOf(seq, &stripe) && stripe == stripe_;
 }
 
 void CompactionIterator::SeekToFirst() {
@@ -107,8 +125,7 @@ bool CompactionIterator::EmitQueued() {
   return true;
 }
 
-void CompactionIterator::ResolveMerge(const ParsedInternalKey& first, bool has_prev,
-                                      SequenceNumber prev) {
+void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
   if (merge_operator_ == nullptr) {
     EmitFromInput(first);
     return;
@@ -132,7 +149,8 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first, bool has_p
       beneath = Beneath::kNothing;
       break;
     }
-    if (has_prev && base.sequence <= prev) break;  // an older stripe: left to the next round
+    // An older stripe (or an uncommitted entry): left to the next round.
+    if (!InCurrentStripe(base.sequence)) break;
     if (base.type == kTypeMerge) {
       CountInput(base, input_->value());
       input_unprocessed_ = false;
@@ -219,9 +237,12 @@ void CompactionIterator::NextFromInput() {
       has_stripe_ = false;
       after_cancel = false;
     }
-    bool has_prev_snapshot;
-    SequenceNumber prev_snapshot;
-    const SequenceNumber stripe = StripeOf(ik.sequence, &has_prev_snapshot, &prev_snapshot);
+    SequenceNumber stripe;
+    if (!StripeOf(ik.sequence, &stripe)) {
+      // Uncommitted: kept as it is, and the stripe's state is left as if it were not there.
+      EmitFromInput(ik);
+      return;
+    }
     if (!has_stripe_ || stripe != stripe_) {
       has_stripe_ = true;
       stripe_ = stripe;
@@ -236,7 +257,7 @@ void CompactionIterator::NextFromInput() {
     }
 
     if (ik.type == kTypeMerge) {
-      ResolveMerge(ik, has_prev_snapshot, prev_snapshot);
+      ResolveMerge(ik);
       return;
     }
     stripe_covered_ = true;
@@ -245,15 +266,13 @@ void CompactionIterator::NextFromInput() {
       // Peek at the next entry: the Put this SingleDelete cancels, if it is in this stripe.
       const std::string sd_key = input_->key().ToString();
       const std::string sd_value = input_->value().ToString();
-      const SequenceNumber sd_seq = ik.sequence;
       input_->Next();
       input_unprocessed_ = true;
       ParsedInternalKey next;
       const bool same_key = input_->Valid() && ParseInternalKey(input_->key(), &next).ok() &&
                             ucmp_->Compare(next.user_key, current_user_key_) == 0;
       if (same_key) {
-        const bool same_stripe = !has_prev_snapshot || next.sequence > prev_snapshot;
-        if (!same_stripe) {
+        if (!InCurrentStripe(next.sequence)) {
           EmitCopy(sd_key, sd_value);
           return;
         }
@@ -276,7 +295,8 @@ void CompactionIterator::NextFromInput() {
         continue;
       }
       // Another key, the end, or an error (seen by the next round).
-      if (compaction_ != nullptr && sd_seq <= earliest_snapshot_ &&
+      // Seen by every snapshot (its stripe is the earliest), as the Delete below.
+      if (compaction_ != nullptr && stripe_ == earliest_snapshot_ &&
           compaction_->KeyNotExistsBeyondOutputLevel(current_user_key_)) {
         stats_.num_record_drop_obsolete++;
         stats_.num_single_del_fallthru++;
@@ -287,7 +307,7 @@ void CompactionIterator::NextFromInput() {
       return;
     }
 
-    if (ik.type == kTypeDeletion && compaction_ != nullptr && ik.sequence <= earliest_snapshot_ &&
+    if (ik.type == kTypeDeletion && compaction_ != nullptr && stripe_ == earliest_snapshot_ &&
         compaction_->KeyNotExistsBeyondOutputLevel(ik.user_key)) {
       // No reader can see anything older, and nothing below needs hiding.
       stats_.num_record_drop_obsolete++;

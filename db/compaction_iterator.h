@@ -41,6 +41,14 @@
 // Without a Compaction (flush) no Delete or SingleDelete is dropped for being at the
 // bottom, since older data may exist in the SST files.
 //
+// With a SnapshotChecker (db/snapshot_checker.h: data written before it commits), an
+// entry's stripe is the earliest live snapshot that sees it, or the latest state if none
+// does, rather than the one its sequence falls under; the rules above then apply to those
+// stripes (two entries of one stripe are seen by the same readers, who meet the newer
+// first). An entry that not even the latest state sees (uncommitted) is written unchanged
+// and is invisible to the rules: it hides nothing, no operand folds onto it, no
+// SingleDelete cancels it, and it is never dropped.
+//
 // Corrupt internal keys stop the iteration with Corruption; input errors stop it with the
 // input's status.
 //
@@ -54,6 +62,7 @@
 #include <utility>
 #include <vector>
 
+#include "db/snapshot_checker.h"
 #include "shale/comparator.h"
 #include "shale/env.h"
 #include "shale/merge_operator.h"
@@ -102,12 +111,14 @@ class CompactionIterator {
   // compaction may be null (flush). end_user_key, when not null, is an exclusive upper bound:
   // the iteration ends at the first entry whose user key is >= it (the Slice must outlive
   // the iterator). merge_operator null: operands pass through unchanged. info_log (the
-  // operator's logger) and statistics may be null. Every pointer must outlive the iterator.
+  // operator's logger), statistics and snapshot_checker may be null. Every pointer must
+  // outlive the iterator.
   CompactionIterator(InternalIterator* input, const Comparator* ucmp,
                      std::vector<SequenceNumber> snapshots, const Compaction* compaction,
                      const Slice* end_user_key = nullptr,
                      const MergeOperator* merge_operator = nullptr, Logger* info_log = nullptr,
-                     Statistics* statistics = nullptr);
+                     Statistics* statistics = nullptr,
+                     const SnapshotChecker* snapshot_checker = nullptr);
   CompactionIterator(const CompactionIterator&) = delete;
   CompactionIterator& operator=(const CompactionIterator&) = delete;
 
@@ -131,9 +142,12 @@ class CompactionIterator {
  private:
   // Advances until an entry survives (valid_) or the input ends or fails.
   void NextFromInput();
-  // The stripe of seq: the smallest snapshot >= seq (kMaxSequenceNumber if none);
-  // *has_prev/*prev say which snapshot bounds it from below.
-  SequenceNumber StripeOf(SequenceNumber seq, bool* has_prev, SequenceNumber* prev) const;
+  // The stripe of an entry at seq: the smallest snapshot that sees it (without a checker,
+  // the smallest >= seq), kMaxSequenceNumber if only the latest state does. False (with a
+  // checker) when not even that sees it.
+  bool StripeOf(SequenceNumber seq, SequenceNumber* stripe) const;
+  // Whether an entry at seq (of the current key) is committed and in the current stripe.
+  bool InCurrentStripe(SequenceNumber seq) const;
   // Counts the entry at the input as read.
   void CountInput(const ParsedInternalKey& ik, const Slice& value);
   // Outputs the input's current entry in place.
@@ -141,9 +155,9 @@ class CompactionIterator {
   // Outputs a copy of key/value (the input has moved past them).
   void EmitCopy(const Slice& key, const Slice& value);
   // Resolves the run of operands starting at the input's current Merge entry (the newest
-  // of its stripe; has_prev/prev bound the stripe from below, as StripeOf says): emits the
-  // result, or the first of the operands kept, or sets status_.
-  void ResolveMerge(const ParsedInternalKey& first, bool has_prev, SequenceNumber prev);
+  // of the current stripe): emits the result, or the first of the operands kept, or sets
+  // status_.
+  void ResolveMerge(const ParsedInternalKey& first);
   // Emits the next queued entry, if any.
   bool EmitQueued();
 
@@ -156,6 +170,7 @@ class CompactionIterator {
   const MergeOperator* const merge_operator_;
   Logger* const info_log_;
   Statistics* const statistics_;
+  const SnapshotChecker* const snapshot_checker_;
 
   bool valid_ = false;
   Status status_;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -104,6 +105,29 @@ std::vector<SequenceNumber> ParseSnapshots(const std::string& text) {
   return r;
 }
 
+// Commits for a SnapshotChecker, from a case's commits=(5>8,6>-): the entry at 5 commits
+// at 8, the one at 6 never does; every other sequence commits at itself.
+class TableChecker final : public SnapshotChecker {
+ public:
+  explicit TableChecker(const std::vector<std::string>& specs) {
+    for (const std::string& spec : specs) {
+      const size_t gt = spec.find('>');
+      const SequenceNumber seq = std::stoull(spec.substr(0, gt));
+      const std::string to = spec.substr(gt + 1);
+      commit_[seq] = to == "-" ? kMaxSequenceNumber : std::stoull(to);
+    }
+  }
+  Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const override {
+    auto it = commit_.find(seq);
+    const SequenceNumber commit = it == commit_.end() ? seq : it->second;
+    if (commit == kMaxSequenceNumber) return Result::kNotInSnapshot;  // never committed
+    return commit <= snapshot_seq ? Result::kInSnapshot : Result::kNotInSnapshot;
+  }
+
+ private:
+  std::map<SequenceNumber, SequenceNumber> commit_;
+};
+
 // One run of the iterator: live snapshots ("4 7"), flush or compaction, input entries.
 struct Case {
   const char* snapshots;
@@ -162,8 +186,10 @@ const MergeOperator* OperatorFor(char kind) {
 }
 
 // What a read at sequence `at` returns from one key's entries ("a@5:M:x a@3:P:v", newest
-// first), folding operands as AppendOperator does; "(none)" when nothing is there.
-std::string ReadAt(const std::string& entries, SequenceNumber at) {
+// first), folding operands as AppendOperator does; "(none)" when nothing is there. With a
+// checker, what it says is invisible at `at` is skipped, as a WritePrepared read does.
+std::string ReadAt(const std::string& entries, SequenceNumber at,
+                   const SnapshotChecker* checker = nullptr) {
   std::vector<std::string> operands;  // newest first
   std::string base = "(none)";
   bool has_base = false;
@@ -171,6 +197,10 @@ std::string ReadAt(const std::string& entries, SequenceNumber at) {
     ParsedInternalKey ik;
     EXPECT_OK(ParseInternalKey(ikey, &ik));
     if (ik.sequence > at) continue;
+    if (checker != nullptr &&
+        checker->CheckInSnapshot(ik.sequence, at) == SnapshotChecker::Result::kNotInSnapshot) {
+      continue;
+    }
     if (ik.type == kTypeMerge) {
       operands.push_back(value);
       continue;
@@ -188,6 +218,17 @@ std::string ReadAt(const std::string& entries, SequenceNumber at) {
     r += *it;
   }
   return r;
+}
+
+// One random entry of key "a" at seq, the i-th newest ("a@18:M:c "): a Merge in
+// merges_in_10 cases of 10, a Put up to 8, else a Delete. No SingleDelete: it is defined
+// only over one Put, which a random history is not.
+std::string RandomEntry(Random* rnd, int i, SequenceNumber seq, uint32_t merges_in_10) {
+  const uint32_t r = rnd->Uniform(10);
+  const char type = r < merges_in_10 ? 'M' : r < 8 ? 'P' : 'D';
+  std::string e = "a@" + std::to_string(seq) + ":" + type;
+  if (type != 'D') e += ":" + std::string(1, static_cast<char>('a' + i));
+  return e + " ";
 }
 
 class CompactionIteratorTest : public ::testing::Test {
@@ -227,12 +268,13 @@ class CompactionIteratorTest : public ::testing::Test {
   }
 
   std::string Run(const Case& c, CompactionIterationStats* stats, Status* status,
-                  const MergeOperator* merge_operator = nullptr, Statistics* statistics = nullptr) {
+                  const MergeOperator* merge_operator = nullptr, Statistics* statistics = nullptr,
+                  const SnapshotChecker* checker = nullptr) {
     VectorIterator input(ParseEntries(c.input), &icmp_);
     input.SeekToFirst();
     CompactionIterator iter(&input, BytewiseComparator(), ParseSnapshots(c.snapshots),
                             c.flush ? nullptr : compaction_.get(), nullptr, merge_operator, nullptr,
-                            statistics);
+                            statistics, checker);
     std::string out;
     for (iter.SeekToFirst(); iter.Valid(); iter.Next()) {
       if (!out.empty()) out += ' ';
@@ -258,12 +300,17 @@ class CompactionIteratorTest : public ::testing::Test {
     const MergeOperator* op = nullptr;
     if (dc.HasArg("merge")) {
       const std::string name = dc.Arg("merge");
-      op = OperatorFor(name == "append" ? 'A' : name == "full-only" ? 'F' : name == "failing" ? 'X' : '?');
+      op = OperatorFor(name == "append"      ? 'A'
+                       : name == "full-only" ? 'F'
+                       : name == "failing"   ? 'X'
+                                             : '?');
     }
     const Case c = {snapshots.c_str(), dc.HasArg("flush"), input.c_str()};
     CompactionIterationStats stats;
     Status s;
-    const std::string out = Run(c, &stats, &s, op);
+    std::unique_ptr<TableChecker> checker;
+    if (dc.HasArg("commits")) checker = std::make_unique<TableChecker>(dc.Args("commits"));
+    const std::string out = Run(c, &stats, &s, op, nullptr, checker.get());
     EXPECT_OK(s) << dc.Where();
     const uint64_t in = ParseEntries(input).size();
     EXPECT_EQ(stats.num_input_records, in) << dc.Where();
@@ -273,8 +320,8 @@ class CompactionIteratorTest : public ::testing::Test {
               in)
         << dc.Where();
     EXPECT_EQ(stats.num_merge_failures, 0u) << dc.Where();
-    return (out.empty() ? "(nothing)" : out) + "\nhidden=" +
-           std::to_string(stats.num_record_drop_hidden) +
+    return (out.empty() ? "(nothing)" : out) +
+           "\nhidden=" + std::to_string(stats.num_record_drop_hidden) +
            " obsolete=" + std::to_string(stats.num_record_drop_obsolete) +
            " merged=" + std::to_string(stats.num_record_drop_merged) + "\n";
   }
@@ -312,12 +359,7 @@ TEST_F(CompactionIteratorTest, MergeFoldingKeepsWhatEachSnapshotReads) {
     std::string input;
     const int n = 1 + static_cast<int>(rnd.Uniform(8));
     for (int i = 0; i < n; i++) {
-      const SequenceNumber seq = 20 - i * 2;
-      const uint32_t r = rnd.Uniform(10);
-      const char type = r < 6 ? 'M' : r < 8 ? 'P' : 'D';
-      input += "a@" + std::to_string(seq) + ":" + type;
-      if (type != 'D') input += ":" + std::string(1, static_cast<char>('a' + i));
-      input += ' ';
+      input += RandomEntry(&rnd, i, 20 - i * 2, /*merges_in_10=*/6);
     }
     std::string snaps;
     for (SequenceNumber s = 3; s < 21; s += 2) {
@@ -336,6 +378,59 @@ TEST_F(CompactionIteratorTest, MergeFoldingKeepsWhatEachSnapshotReads) {
     for (SequenceNumber at : reads) {
       EXPECT_EQ(ReadAt(folded, at), ReadAt(input, at)) << "at " << at << " out: " << folded;
     }
+  }
+}
+
+// The same with WritePrepared data: entries committing after their sequence, the newest
+// perhaps not at all. Histories follow the locking protocol (or what
+// skip_concurrency_control promises): a key's next write comes after the previous one
+// committed. Every snapshot and the latest state read the same before and after; and once
+// the uncommitted entry commits (after every snapshot), the latest state still reads the
+// same: an uncommitted version never made a committed one go.
+TEST_F(CompactionIteratorTest, CheckerKeepsWhatEachSnapshotReads) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  const AppendOperator op;
+  for (int round = 0; round < 300; round++) {
+    std::string input;
+    std::vector<std::string> commits;
+    std::vector<std::string> committed_later;  // the same, the uncommitted one committed
+    const int n = 1 + static_cast<int>(rnd.Uniform(8));
+    for (int i = 0; i < n; i++) {  // newest first
+      const SequenceNumber seq = 40 - i * 4;
+      input += RandomEntry(&rnd, i, seq, /*merges_in_10=*/5);
+      if (i == 0 && rnd.OneIn(2)) {
+        commits.push_back(std::to_string(seq) + ">-");
+        committed_later.push_back(std::to_string(seq) + ">100");
+        continue;
+      }
+      // Committed before the next write of the key (4 sequences later).
+      const std::string at = std::to_string(seq) + ">" + std::to_string(seq + rnd.Uniform(4));
+      commits.push_back(at);
+      committed_later.push_back(at);
+    }
+    std::string snaps;
+    for (SequenceNumber s = 7; s < 46; s += 1) {
+      if (rnd.OneIn(6)) snaps += std::to_string(s) + " ";
+    }
+    const TableChecker checker(commits);
+    const TableChecker later(committed_later);
+    std::string commit_text;
+    for (const std::string& c : commits) commit_text += c + " ";
+    SCOPED_TRACE("snapshots [" + snaps + "] commits [" + commit_text + "] input: " + input);
+    const Case c = {snaps.c_str(), rnd.OneIn(2), input.c_str()};
+    CompactionIterationStats stats;
+    Status s;
+    const std::string out = Run(c, &stats, &s, &op, nullptr, &checker);
+    ASSERT_OK(s);
+    std::vector<SequenceNumber> reads = ParseSnapshots(snaps);
+    reads.push_back(kMaxSequenceNumber);
+    for (SequenceNumber at : reads) {
+      EXPECT_EQ(ReadAt(out, at, &checker), ReadAt(input, at, &checker))
+          << "at " << at << " out: " << out;
+    }
+    EXPECT_EQ(ReadAt(out, kMaxSequenceNumber, &later), ReadAt(input, kMaxSequenceNumber, &later))
+        << "after the commit, out: " << out;
   }
 }
 

@@ -223,6 +223,31 @@ TEST(WritePreparedVisibilityTest, CommitTooFarFromItsPrepareIsEvictedAtOnce) {
   EXPECT_TRUE(v.IsInSnapshot(1, 2001));
 }
 
+TEST(WritePreparedVisibilityTest, SnapshotCheckerAnswersFromTheState) {
+  FakeDb db;
+  db.last = 7;
+  WritePreparedVisibility v(1, 1, db.Hooks());
+  const WritePreparedSnapshotChecker checker(&v);
+  using Result = SnapshotChecker::Result;
+  v.AddPrepared(6);
+  const SequenceNumber snap = db.TakeSnapshot();
+  EXPECT_EQ(Result::kNotInSnapshot, checker.CheckInSnapshot(6, snap));
+  EXPECT_EQ(Result::kNotInSnapshot, checker.CheckInSnapshot(6, kMaxSequenceNumber));
+  v.AddCommitted(6, 9);
+  v.RemovePrepared(6);
+  db.last = 9;
+  EXPECT_EQ(Result::kNotInSnapshot, checker.CheckInSnapshot(6, snap));
+  EXPECT_EQ(Result::kInSnapshot, checker.CheckInSnapshot(6, kMaxSequenceNumber));
+  // Evicted, with the snapshot released before the maximum passed it: unknowable.
+  db.Release(snap);
+  db.last = 30;
+  v.AddCommitted(8, 10);
+  v.AddCommitted(10, 11);
+  ASSERT_GE(v.max_evicted_seq(), 9u);
+  EXPECT_EQ(Result::kSnapshotReleased, checker.CheckInSnapshot(6, snap));
+  EXPECT_EQ(Result::kInSnapshot, checker.CheckInSnapshot(6, 29));
+}
+
 // ---- A random order of operations against a model.
 
 struct ModelSnapshot {

@@ -44,6 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "db/snapshot_checker.h"
 #include "shale/types.h"
 #include "util/mutexlock.h"
 
@@ -184,6 +185,23 @@ class WritePreparedVisibility {
   // Snapshot -> the prepares (sorted) invisible to it although their commits were evicted.
   std::map<SequenceNumber, std::vector<SequenceNumber>> old_commit_map_ GUARDED_BY(old_commit_mu_);
   std::atomic<bool> old_commit_map_empty_{true};
+};
+
+// What a flush or compaction asks of the visibility state (db/snapshot_checker.h). The
+// state must outlive the checker.
+class WritePreparedSnapshotChecker final : public SnapshotChecker {
+ public:
+  explicit WritePreparedSnapshotChecker(const WritePreparedVisibility* visibility)
+      : visibility_(visibility) {}
+  Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const override {
+    bool released = false;
+    const bool in = visibility_->IsInSnapshot(seq, snapshot_seq, kMinUnCommittedSeq, &released);
+    if (released) return Result::kSnapshotReleased;
+    return in ? Result::kInSnapshot : Result::kNotInSnapshot;
+  }
+
+ private:
+  const WritePreparedVisibility* const visibility_;
 };
 
 }  // namespace shale

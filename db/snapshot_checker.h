@@ -1,0 +1,32 @@
+// SnapshotChecker: which snapshots see an entry, for a flush or compaction over data that
+// may be written before it commits (WritePrepared transactions write at Prepare and
+// commit later). Without one, an entry at sequence s is seen by every snapshot >= s; with
+// one, the checker says, and an entry no snapshot and not even the latest state sees
+// (prepared, not committed) is kept unchanged and hides nothing (db/compaction_iterator.h).
+//
+// Thread safety: called from the flush or compaction thread, concurrently with writers
+// committing; an answer for a given (seq, snapshot) never changes while the snapshot is
+// live.
+#pragma once
+
+#include "shale/types.h"
+
+namespace shale {
+
+class SnapshotChecker {
+ public:
+  enum class Result {
+    kInSnapshot,
+    kNotInSnapshot,
+    // The snapshot was released meanwhile: nobody reads at it any more, so the entry
+    // counts as seen by it.
+    kSnapshotReleased,
+  };
+
+  virtual ~SnapshotChecker() = default;
+  // Whether data written at seq is visible at snapshot_seq; kMaxSequenceNumber asks about
+  // the latest state (committed at all).
+  virtual Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const = 0;
+};
+
+}  // namespace shale
