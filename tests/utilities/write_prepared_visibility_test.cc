@@ -124,6 +124,7 @@ TEST(WritePreparedVisibilityTest, PreparesPassedByTheMaximumAreDelayed) {
 TEST(WritePreparedVisibilityTest, CommitOfPrepareDelayedLaterSurvivesEviction) {
   FakeDb db;
   db.last = 100;
+  db.snapshots.insert(7);  // taken when 7 was the newest sequence
   WritePreparedVisibility v(1, 0, db.Hooks());
   v.AddPrepared(5);
   v.AddCommitted(5, 6);  // slot 1; 5 is not delayed yet
@@ -136,6 +137,33 @@ TEST(WritePreparedVisibilityTest, CommitOfPrepareDelayedLaterSurvivesEviction) {
   EXPECT_TRUE(v.IsInSnapshot(5, 50));
   v.RemovePrepared(5);
   EXPECT_TRUE(v.IsInSnapshot(5, 50));
+}
+
+// The commit leaves the cache after the reader read the maximum and before it looked in
+// the cache: the miss must not be taken for "in flight" on the strength of the old
+// maximum. The check starts over and finds the commit below the new one.
+TEST(WritePreparedVisibilityTest, EvictionDuringTheCheckIsRetried) {
+  FakeDb db;
+  db.last = 100;
+  db.snapshots.insert(7);  // taken when 7 was the newest sequence
+  WritePreparedVisibility v(1, 0, db.Hooks());
+  v.AddPrepared(5);
+  v.AddCommitted(5, 6);
+  v.RemovePrepared(5);
+  ASSERT_EQ(0u, v.max_evicted_seq());
+  int calls = 0;
+  v.TEST_SetBeforeCacheLookup([&] {
+    if (calls++ == 0) v.AddCommitted(7, 8);  // slot 1: evicts (5, 6)
+  });
+  EXPECT_TRUE(v.IsInSnapshot(5, 50));
+  EXPECT_EQ(2, calls);  // looked twice
+  EXPECT_GE(v.max_evicted_seq(), 6u);
+  calls = 0;
+  // And a snapshot between prepare and commit still does not see it.
+  v.TEST_SetBeforeCacheLookup([&] {
+    if (calls++ == 0) v.AddCommitted(9, 10);  // evicts (7, 8) the same way
+  });
+  EXPECT_FALSE(v.IsInSnapshot(7, 7));
 }
 
 TEST(WritePreparedVisibilityTest, LatePrepareBelowTheMaximumIsDelayed) {

@@ -284,6 +284,7 @@ bool WritePreparedVisibility::IsInSnapshot(SequenceNumber prep_seq, SequenceNumb
   do {
     max_lb = max_evicted_seq_.load(std::memory_order_acquire);
     const bool delayed_was_empty = delayed_prepared_empty_.load(std::memory_order_acquire);
+    if (test_before_cache_lookup_) test_before_cache_lookup_();
     if (LoadCommitEntry(index, &cached) && cached.prep == prep_seq) {
       return cached.commit <= snapshot_seq;
     }

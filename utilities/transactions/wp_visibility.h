@@ -42,6 +42,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "db/snapshot_checker.h"
@@ -115,6 +116,11 @@ class WritePreparedVisibility {
   // For tests.
   size_t TEST_DelayedPreparedCount() const;
   bool TEST_InOldCommitMap(SequenceNumber snapshot_seq, SequenceNumber prep_seq) const;
+  // Called by IsInSnapshot after it read the maximum and before it looks in the cache, on
+  // the reading thread (lets a test move the state under a reader). Set before any read.
+  void TEST_SetBeforeCacheLookup(std::function<void()> hook) {
+    test_before_cache_lookup_ = std::move(hook);
+  }
   size_t commit_cache_size() const { return commit_cache_size_; }
   size_t snapshot_cache_size() const { return snapshot_cache_size_; }
 
@@ -185,6 +191,8 @@ class WritePreparedVisibility {
   // Snapshot -> the prepares (sorted) invisible to it although their commits were evicted.
   std::map<SequenceNumber, std::vector<SequenceNumber>> old_commit_map_ GUARDED_BY(old_commit_mu_);
   std::atomic<bool> old_commit_map_empty_{true};
+
+  std::function<void()> test_before_cache_lookup_;
 };
 
 // What a flush or compaction asks of the visibility state (db/snapshot_checker.h). The
