@@ -25,9 +25,9 @@
 //
 // Writers' contract (what makes IsInSnapshot right): AddPrepared(P) before any read can
 // take a snapshot >= P; AddCommitted(P, C) before any read can take a snapshot >= C;
-// RemovePrepared(P) after C is published. Readers' contract: a snapshot is used only if
-// SnapshotIsSafe says so. A write without Prepare commits at its own
-// sequence: AddCommitted(P, P), no AddPrepared.
+// RemovePrepared(P) after C is published. A write without Prepare commits at its own
+// sequence: AddCommitted(P, P), no AddPrepared. Readers' contract: a snapshot is used only
+// if SnapshotIsSafe says so.
 //
 // Thread safety: every method from any thread. IsInSnapshot takes no lock unless the
 // delayed-prepared set is non-empty or the snapshot is at or below max_evicted_seq.
@@ -57,8 +57,8 @@ class WritePreparedVisibility {
     // The sequences of the live snapshots at or below max, ascending. Called when
     // max_evicted_seq advances. Null: there are never any snapshots.
     std::function<std::vector<SequenceNumber>(SequenceNumber max)> live_snapshots;
-    // The newest published sequence; max_evicted_seq never advances past it less one.
-    // Null: the maximum advances exactly to the evicted commit.
+    // The newest published sequence: an eviction moves max_evicted_seq to below it (or to
+    // the evicted commit, if that is not below it). Null: exactly to the evicted commit.
     std::function<SequenceNumber()> last_published;
   };
 
