@@ -18,10 +18,14 @@ namespace {
 // The multiplier of a k/m/g/t suffix (any case), 1 without one; 0 for another letter.
 unsigned long long SuffixMultiplier(char c) {
   switch (c) {
-    case 'k': case 'K': return 1ull << 10;
-    case 'm': case 'M': return 1ull << 20;
-    case 'g': case 'G': return 1ull << 30;
-    case 't': case 'T': return 1ull << 40;
+    case 'k':
+    case 'K': return 1ull << 10;
+    case 'm':
+    case 'M': return 1ull << 20;
+    case 'g':
+    case 'G': return 1ull << 30;
+    case 't':
+    case 'T': return 1ull << 40;
     default: return 0;
   }
 }
@@ -66,10 +70,14 @@ bool ValueOf(const EnumName<E> (&names)[N], const std::string& text, E* value) {
 }
 
 constexpr EnumName<CompressionType> kCompressionNames[] = {
-    {kNoCompression, "kNoCompression"},       {kSnappyCompression, "kSnappyCompression"},
-    {kZlibCompression, "kZlibCompression"},   {kBZip2Compression, "kBZip2Compression"},
-    {kLZ4Compression, "kLZ4Compression"},     {kLZ4HCCompression, "kLZ4HCCompression"},
-    {kXpressCompression, "kXpressCompression"}, {kZSTD, "kZSTD"},
+    {kNoCompression, "kNoCompression"},
+    {kSnappyCompression, "kSnappyCompression"},
+    {kZlibCompression, "kZlibCompression"},
+    {kBZip2Compression, "kBZip2Compression"},
+    {kLZ4Compression, "kLZ4Compression"},
+    {kLZ4HCCompression, "kLZ4HCCompression"},
+    {kXpressCompression, "kXpressCompression"},
+    {kZSTD, "kZSTD"},
     {kDisableCompressionOption, "kDisableCompressionOption"},
 };
 
@@ -88,6 +96,11 @@ constexpr EnumName<InfoLogLevel> kInfoLogLevelNames[] = {
 constexpr EnumName<ChecksumType> kChecksumNames[] = {
     {kNoChecksum, "kNoChecksum"}, {kCRC32c, "kCRC32c"}, {kxxHash, "kxxHash"},
     {kxxHash64, "kxxHash64"},     {kXXH3, "kXXH3"},
+};
+
+constexpr EnumName<BlockBasedTableOptions::DataBlockIndexType> kDataBlockIndexTypeNames[] = {
+    {BlockBasedTableOptions::kDataBlockBinarySearch, "kDataBlockBinarySearch"},
+    {BlockBasedTableOptions::kDataBlockBinaryAndHash, "kDataBlockBinaryAndHash"},
 };
 
 }  // namespace
@@ -153,7 +166,9 @@ const char* CompressionTypeName(CompressionType type) { return NameOf(kCompressi
 bool ParseCompressionTypeName(const std::string& text, CompressionType* type) {
   return ValueOf(kCompressionNames, text, type);
 }
-const char* WALRecoveryModeName(WALRecoveryMode mode) { return NameOf(kWALRecoveryModeNames, mode); }
+const char* WALRecoveryModeName(WALRecoveryMode mode) {
+  return NameOf(kWALRecoveryModeNames, mode);
+}
 bool ParseWALRecoveryMode(const std::string& text, WALRecoveryMode* mode) {
   return ValueOf(kWALRecoveryModeNames, text, mode);
 }
@@ -164,6 +179,14 @@ bool ParseInfoLogLevel(const std::string& text, InfoLogLevel* level) {
 const char* ChecksumTypeName(ChecksumType type) { return NameOf(kChecksumNames, type); }
 bool ParseChecksumType(const std::string& text, ChecksumType* type) {
   return ValueOf(kChecksumNames, text, type);
+}
+
+const char* DataBlockIndexTypeName(BlockBasedTableOptions::DataBlockIndexType type) {
+  return NameOf(kDataBlockIndexTypeNames, type);
+}
+bool ParseDataBlockIndexType(const std::string& text,
+                             BlockBasedTableOptions::DataBlockIndexType* type) {
+  return ValueOf(kDataBlockIndexTypeNames, text, type);
 }
 
 std::string FormatComparator(const Comparator* comparator) {
@@ -183,8 +206,8 @@ std::string FormatFilterPolicy(const FilterPolicy* policy) {
   // RocksDB spells a built-in filter by its kind and parameters; the bits per key are
   // written as an integer when they are one, as RocksDB does.
   const double bits = policy->GetBitsPerKey();
-  std::string b = std::floor(bits) == bits ? std::to_string(static_cast<long long>(bits))
-                                           : FormatDouble(bits);
+  std::string b =
+      std::floor(bits) == bits ? std::to_string(static_cast<long long>(bits)) : FormatDouble(bits);
   bool ribbon = false;
   int bloom_before_level = 0;
   if (!DescribeBuiltinFilterPolicy(*policy, &ribbon, &bloom_before_level)) return policy->Name();

@@ -35,6 +35,9 @@ const char* InfoLogLevelOptionName(InfoLogLevel level);
 bool ParseInfoLogLevel(const std::string& text, InfoLogLevel* level);
 const char* ChecksumTypeName(ChecksumType type);
 bool ParseChecksumType(const std::string& text, ChecksumType* type);
+const char* DataBlockIndexTypeName(BlockBasedTableOptions::DataBlockIndexType type);
+bool ParseDataBlockIndexType(const std::string& text,
+                             BlockBasedTableOptions::DataBlockIndexType* type);
 
 // The OPTIONS-file spelling of the objects RocksDB persists by name.
 std::string FormatComparator(const Comparator* comparator);
@@ -50,14 +53,15 @@ struct Codec;
 
 template <>
 struct Codec<bool> {
-  static std::string Format(const void* m) { return *static_cast<const bool*>(m) ? "true" : "false"; }
+  static std::string Format(const void* m) {
+    return *static_cast<const bool*>(m) ? "true" : "false";
+  }
   static bool Parse(const std::string& t, void* m) { return ParseBool(t, static_cast<bool*>(m)); }
   static constexpr auto kNumber = nullptr;
 };
 
 template <typename T>
-  requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
-struct Codec<T> {
+requires std::is_integral_v<T> &&(!std::is_same_v<T, bool>)struct Codec<T> {
   static std::string Format(const void* m) { return std::to_string(*static_cast<const T*>(m)); }
   static bool Parse(const std::string& t, void* m) {
     if constexpr (std::is_signed_v<T>) {
@@ -73,14 +77,18 @@ struct Codec<T> {
     }
     return true;
   }
-  static long double Number(const void* m) { return static_cast<long double>(*static_cast<const T*>(m)); }
+  static long double Number(const void* m) {
+    return static_cast<long double>(*static_cast<const T*>(m));
+  }
   static constexpr auto kNumber = &Number;
 };
 
 template <>
 struct Codec<double> {
   static std::string Format(const void* m) { return FormatDouble(*static_cast<const double*>(m)); }
-  static bool Parse(const std::string& t, void* m) { return ParseDouble(t, static_cast<double*>(m)); }
+  static bool Parse(const std::string& t, void* m) {
+    return ParseDouble(t, static_cast<double*>(m));
+  }
   static long double Number(const void* m) { return *static_cast<const double*>(m); }
   static constexpr auto kNumber = &Number;
 };
@@ -102,6 +110,10 @@ template <>
 struct Codec<InfoLogLevel> : EnumCodec<InfoLogLevel, InfoLogLevelOptionName, ParseInfoLogLevel> {};
 template <>
 struct Codec<ChecksumType> : EnumCodec<ChecksumType, ChecksumTypeName, ParseChecksumType> {};
+template <>
+struct Codec<BlockBasedTableOptions::DataBlockIndexType>
+    : EnumCodec<BlockBasedTableOptions::DataBlockIndexType, DataBlockIndexTypeName,
+                ParseDataBlockIndexType> {};
 
 // Objects: written by name, never parsed through the table.
 template <typename P, std::string (*kFormat)(P)>
@@ -127,7 +139,8 @@ struct Codec<const Comparator*> : ObjectCodec<const Comparator*, FormatComparato
 template <>
 struct Codec<Env*> : ObjectCodec<Env*, FormatEnv> {};
 template <>
-struct Codec<std::shared_ptr<TableFactory>> : SharedObjectCodec<TableFactory, FormatTableFactory> {};
+struct Codec<std::shared_ptr<TableFactory>> : SharedObjectCodec<TableFactory, FormatTableFactory> {
+};
 template <>
 struct Codec<std::shared_ptr<MergeOperator>>
     : SharedObjectCodec<MergeOperator, FormatMergeOperator> {};

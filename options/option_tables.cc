@@ -170,6 +170,12 @@ const OptionInfo kBlockBasedTableOptions[] = {
      .help = "Keys between restart points in data blocks"},
     {BBT_OPTION(index_block_restart_interval), .default_value = "1", .min = 1, .max = kIntMax,
      .help = "Keys between restart points in the index block"},
+    {BBT_OPTION(data_block_index_type), .default_value = "kDataBlockBinarySearch",
+     .help = "Data blocks: kDataBlockBinarySearch, or kDataBlockBinaryAndHash (a hash index "
+             "for Get)",
+     .bench_flag = kSame},
+    {BBT_OPTION(data_block_hash_table_util_ratio), .default_value = "0.750000",
+     .help = "Keys per bucket of the data block hash index", .bench_flag = kSame},
     {BBT_OPTION(block_cache), .default_value = "nullptr",
      .flags = kOptionObject | kOptionNotPersisted | kOptionBenchByHand,
      .help = "Cache of uncompressed blocks; nullptr: an 8 MiB LRU cache",

@@ -1,6 +1,7 @@
 #include "table/block.h"
 
 #include "util/coding.h"
+#include "util/dbformat.h"
 
 namespace shale {
 
@@ -12,13 +13,22 @@ Block::Block(BlockContents&& contents, const std::string* file_name, uint64_t fi
     malformed_ = "block too small or too large";
     return;
   }
-  const uint32_t count = DecodeFixed32(data + n - sizeof(uint32_t));
-  const size_t max_restarts = (n - sizeof(uint32_t)) / sizeof(uint32_t);
+  const uint32_t footer = DecodeFixed32(data + n - sizeof(uint32_t));
+  const uint32_t count = footer & ~kHashIndexFooterBit;
+  // Where the restart array ends: at the footer, or at the hash index before it.
+  size_t restarts_end = n - sizeof(uint32_t);
+  if ((footer & kHashIndexFooterBit) != 0 &&
+      (count > kMaxRestartsForHashIndex ||
+       !hash_index_.Init(data, restarts_end, count, &restarts_end))) {
+    malformed_ = "bad hash index in block";
+    return;
+  }
+  const size_t max_restarts = restarts_end / sizeof(uint32_t);
   if (count == 0 || count > max_restarts) {
     malformed_ = "bad restart count in block";
     return;
   }
-  const auto restart_offset = static_cast<uint32_t>(n - (1 + count) * sizeof(uint32_t));
+  const auto restart_offset = static_cast<uint32_t>(restarts_end - count * sizeof(uint32_t));
   // Restart points must be ordered and inside the entry area; the iterator relies on it.
   uint32_t prev = 0;
   for (uint32_t i = 0; i < count; i++) {
@@ -97,6 +107,36 @@ class Block::Iter final : public InternalIterator {
     while (ParseNextKey()) {
       if (cmp_->Compare(Slice(key_), target) >= 0) return;
     }
+  }
+
+  // See Block::SeekForGet.
+  bool SeekForGet(const Slice& target, const Comparator* ucmp) {
+    if (!status_.ok()) return true;
+    const Slice user_key = ExtractUserKey(target);
+    uint8_t entry = block_->hash_index_.Lookup(user_key);
+    if (entry == kHashCollision) {
+      Seek(target);
+      return true;
+    }
+    // No bucket: the user key is not in this block, but the first key after it may be in
+    // the last interval (or, past the block's last key, in the next block).
+    const uint32_t restart = entry == kHashNoEntry ? num_restarts_ - 1 : entry;
+    const uint32_t limit = restart + 1 < num_restarts_ ? RestartPoint(restart + 1) : restarts_;
+    SeekToRestartPoint(restart);
+    for (;;) {
+      if (NextEntryOffset() >= limit) {
+        // Every key of the interval sorts before target, and the index says no version of
+        // its user key at or below target's sequence lies in the rest of the block: the
+        // answer, if any, is in the next block.
+        Invalidate();
+        return true;
+      }
+      if (!ParseNextKey()) return true;  // corruption, in status()
+      if (cmp_->Compare(Slice(key_), target) >= 0) break;
+    }
+    // The first key at or after target: another user key means target's is in no later
+    // block either.
+    return ucmp->Compare(ExtractUserKey(Slice(key_)), user_key) == 0;
   }
 
   void SeekForPrev(const Slice& target) override {
@@ -229,6 +269,14 @@ class Block::Iter final : public InternalIterator {
   Slice value_;
   Status status_;
 };
+
+bool Block::SeekForGet(InternalIterator* iter, const Slice& target, const Comparator* ucmp) const {
+  if (malformed_ != nullptr || !hash_index_.present()) {
+    iter->Seek(target);
+    return true;
+  }
+  return static_cast<Iter*>(iter)->SeekForGet(target, ucmp);
+}
 
 InternalIterator* Block::NewIterator(const Comparator* cmp, size_t min_key_size) const {
   if (malformed_ != nullptr) return NewEmptyInternalIterator(status());

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "shale/comparator.h"
+#include "table/data_block_hash_index.h"
 #include "table/format.h"
 #include "util/internal_iterator.h"
 
@@ -37,6 +38,19 @@ class Block {
   // iterator until it moves.
   InternalIterator* NewIterator(const Comparator* cmp, size_t min_key_size = 0) const;
 
+  // True if the block carries a data block hash index (data_block_hash_index.h).
+  bool has_hash_index() const { return hash_index_.present(); }
+
+  // Positions iter for a point lookup of the internal key target, using the hash index
+  // when the block has one (else it is iter->Seek(target)). Returns false when the block
+  // proves that no entry of target's user key at or below its sequence exists here or in
+  // any later block of the table (the lookup is over: not found); true otherwise, with
+  // iter at the first entry at or after target, or not valid when the answer may start in
+  // the next block. A corrupt entry leaves iter invalid with Corruption in status().
+  // REQUIRES: iter came from this block's NewIterator (with an internal key comparator),
+  // target is an internal key, and equal user keys are equal bytes under ucmp.
+  bool SeekForGet(InternalIterator* iter, const Slice& target, const Comparator* ucmp) const;
+
  private:
   class Iter;
 
@@ -46,6 +60,7 @@ class Block {
   uint32_t restart_offset_ = 0;      // where the restart array starts
   uint32_t num_restarts_ = 0;        // 0 when the block is malformed
   const char* malformed_ = nullptr;  // why, when it is
+  DataBlockHashIndex hash_index_;    // present() only in data blocks written with one
 };
 
 }  // namespace shale

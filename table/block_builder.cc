@@ -7,9 +7,10 @@
 
 namespace shale {
 
-BlockBuilder::BlockBuilder(int restart_interval)
+BlockBuilder::BlockBuilder(int restart_interval, bool hash_index, double util_ratio)
     : restart_interval_(std::max(restart_interval, 1)) {
   restarts_.push_back(0);
+  if (hash_index) hash_index_ = std::make_unique<DataBlockHashIndexBuilder>(util_ratio);
 }
 
 void BlockBuilder::Reset() {
@@ -20,15 +21,23 @@ void BlockBuilder::Reset() {
   num_entries_ = 0;
   finished_ = false;
   last_key_.clear();
+  if (hash_index_ != nullptr) hash_index_->Reset();
 }
 
 size_t BlockBuilder::CurrentSizeEstimate() const {
-  return buffer_.size() + restarts_.size() * sizeof(uint32_t) + sizeof(uint32_t);
+  size_t size = buffer_.size() + restarts_.size() * sizeof(uint32_t) + sizeof(uint32_t);
+  if (hash_index_ != nullptr && hash_index_->Valid()) size += hash_index_->EstimateSize();
+  return size;
 }
 
 Slice BlockBuilder::Finish() {
   for (uint32_t r : restarts_) PutFixed32(&buffer_, r);
-  PutFixed32(&buffer_, static_cast<uint32_t>(restarts_.size()));
+  auto footer = static_cast<uint32_t>(restarts_.size());
+  if (hash_index_ != nullptr && hash_index_->Valid() && num_entries_ > 0) {
+    hash_index_->Finish(&buffer_);
+    footer |= kHashIndexFooterBit;
+  }
+  PutFixed32(&buffer_, footer);
   finished_ = true;
   return Slice(buffer_);
 }
@@ -49,6 +58,11 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
   buffer_.append(key.data() + shared, non_shared);
   buffer_.append(value.data(), value.size());
 
+  if (hash_index_ != nullptr) {
+    // The user key: the internal key without its 8-byte sequence and type.
+    const size_t user_size = key.size() >= 8 ? key.size() - 8 : key.size();
+    hash_index_->Add(Slice(key.data(), user_size), restarts_.size() - 1);
+  }
   last_key_.resize(shared);
   last_key_.append(key.data() + shared, non_shared);
   counter_++;

@@ -9,21 +9,28 @@
 //            key[shared..] (non_shared bytes) | value
 //   trailer: fixed32 restart offsets... | fixed32 number of restarts (at least 1)
 //
+// A data block built with the hash index carries it between the restart offsets and the
+// count, and sets the count's top bit (data_block_hash_index.h).
+//
 // Thread safety: one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "shale/slice.h"
+#include "table/data_block_hash_index.h"
 
 namespace shale {
 
 class BlockBuilder {
  public:
-  // REQUIRES: restart_interval >= 1 (smaller values are treated as 1).
-  explicit BlockBuilder(int restart_interval);
+  // REQUIRES: restart_interval >= 1 (smaller values are treated as 1). With hash_index
+  // the block also gets the data block hash index at util_ratio keys per bucket (unless it
+  // has too many restarts for one); its keys must then be internal keys.
+  explicit BlockBuilder(int restart_interval, bool hash_index = false, double util_ratio = 0.75);
   BlockBuilder(const BlockBuilder&) = delete;
   BlockBuilder& operator=(const BlockBuilder&) = delete;
 
@@ -51,6 +58,7 @@ class BlockBuilder {
   size_t num_entries_ = 0;
   bool finished_ = false;
   std::string last_key_;
+  std::unique_ptr<DataBlockHashIndexBuilder> hash_index_;  // null without the hash index
 };
 
 }  // namespace shale

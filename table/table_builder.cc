@@ -10,7 +10,10 @@ namespace shale {
 TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
     : options_(options),
       file_(file),
-      data_block_(options.table_options.block_restart_interval),
+      data_block_(options.table_options.block_restart_interval,
+                  options.table_options.data_block_index_type ==
+                      BlockBasedTableOptions::kDataBlockBinaryAndHash,
+                  options.table_options.data_block_hash_table_util_ratio),
       index_block_(options.table_options.index_block_restart_interval) {
   const BlockBasedTableOptions& topts = options_.table_options;
   if (options_.compression != kDisableCompressionOption &&

@@ -182,6 +182,8 @@ class TableReader::BlockIterState final : public TwoLevelIteratorState {
 TableReader::TableReader(const TableReaderOptions& options,
                          std::unique_ptr<RandomAccessFile>&& file, uint64_t file_size)
     : options_(options), file_(std::move(file)), file_size_(file_size) {
+  const Comparator* ucmp = options_.icmp != nullptr ? options_.icmp->user_comparator() : nullptr;
+  use_hash_index_ = ucmp == BytewiseComparator() || ucmp == ReverseBytewiseComparator();
   if (!options_.table_options.no_block_cache && options_.table_options.block_cache != nullptr) {
     cache_ = options_.table_options.block_cache.get();
     cache_id_ = cache_->NewId();
@@ -564,8 +566,13 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
     if (!s.ok()) return s;
     std::unique_ptr<InternalIterator> iter(data.block->NewIterator(options_.icmp, kInternalKeyMin));
     if (first_block) {
-      iter->Seek(ikey);
       first_block = false;
+      if (!use_hash_index_) {
+        iter->Seek(ikey);
+      } else if (!data.block->SeekForGet(iter.get(), ikey, options_.icmp->user_comparator())) {
+        // The block's hash index answered: not in this file.
+        return iter->status();
+      }
     } else {
       iter->SeekToFirst();
     }

@@ -158,6 +158,9 @@ class TableReader {
   std::unique_ptr<FilterHolder> filter_owned_;
   Cache::Handle* filter_pin_ = nullptr;
   const FilterHolder* filter_fixed_ = nullptr;
+  // Get may use the data blocks' hash indexes: equal user keys are equal bytes under the
+  // comparator (data_block_hash_index.h).
+  bool use_hash_index_ = false;
 };
 
 }  // namespace shale

@@ -137,6 +137,11 @@ DEFINE_bool(use_existing_db, false,
             "specify a benchmark that wants a fresh database, that benchmark will fail.");
 DEFINE_string(compression_type, "snappy", "Algorithm to use to compress the database");
 OPTION_FLAG(int32, int32_t, block_size);
+DEFINE_string(data_block_index_type, "kDataBlockBinarySearch", OptionHelp("data_block_index_type"));
+DEFINE_bool(use_data_block_hash_index, false,
+            "Data blocks get a hash index for Get (RocksDB's db_bench spelling of "
+            "--data_block_index_type=kDataBlockBinaryAndHash)");
+OPTION_FLAG(double, double, data_block_hash_table_util_ratio);
 DEFINE_int32(bloom_bits, -1,
              "Bloom filter bits per key. Negative means use default.Zero disables.");
 OPTION_FLAG(int64, int64_t, write_buffer_size);

@@ -43,6 +43,7 @@ DECLARE_string(db);
 DECLARE_bool(use_existing_db);
 DECLARE_string(compression_type);
 DECLARE_int32(block_size);
+DECLARE_bool(use_data_block_hash_index);
 DECLARE_int32(bloom_bits);
 DECLARE_int64(write_buffer_size);
 DECLARE_int32(max_write_buffer_number);

@@ -31,6 +31,26 @@ struct BlockBasedTableOptions {
   int block_restart_interval = 16;
   // The same for the index block. Default: 1.
   int index_block_restart_interval = 1;
+
+  // How a point lookup finds a key inside a data block.
+  enum DataBlockIndexType : char {
+    // Binary search over the block's restart points.
+    kDataBlockBinarySearch = 0,
+    // Also a hash table from user keys to restart intervals, appended to each data block
+    // (unless it has more than 253 restart points), which Get uses to decode only one
+    // interval, and to answer not-found at once when the first key after the one sought
+    // is another user key. Costs about 1 / data_block_hash_table_util_ratio bytes per key.
+    // Iterators still binary-search. Files written either way are read by either setting;
+    // a build of shale from before this option reads neither kind of block written with
+    // the hash (Corruption). Used by Get only with a comparator under which equal keys are
+    // equal bytes (BytewiseComparator and ReverseBytewiseComparator).
+    kDataBlockBinaryAndHash = 1,
+  };
+  // Default: kDataBlockBinarySearch.
+  DataBlockIndexType data_block_index_type = kDataBlockBinarySearch;
+  // With kDataBlockBinaryAndHash: keys per hash bucket (a lower ratio means more buckets,
+  // fewer collisions and a larger block); at or below 0 it is taken as 0.75. Default: 0.75.
+  double data_block_hash_table_util_ratio = 0.75;
   // Cache of uncompressed blocks shared by the tables that use these options. nullptr (the
   // default) gives each factory an 8 MiB LRU cache of its own, as RocksDB 7.8 does, unless
   // no_block_cache is set.
