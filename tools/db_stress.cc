@@ -75,6 +75,9 @@ DEFINE_string(compression_type, "", "none, snappy, lz4, zstd");
 DEFINE_int64(block_size, -1, "Table block size");
 DEFINE_string(filter, "", "none, bloom, ribbon");
 DEFINE_int64(cache_size, -1, "Block cache bytes (0: no block cache)");
+DEFINE_string(cache_type, "", "lru_cache, hyper_clock_cache");
+DEFINE_int32(data_block_hash_index, -1,
+             "1: data_block_index_type = kDataBlockBinaryAndHash; 0: kDataBlockBinarySearch");
 DEFINE_int64(write_buffer_size, -1, "Memtable bytes");
 DEFINE_int64(max_bytes_for_level_base, -1, "L1 target bytes");
 DEFINE_int64(target_file_size_base, -1, "SST target bytes");
@@ -144,7 +147,6 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
     t.block_cache = NewLRUCache(static_cast<size_t>(cache));
   }
   t.cache_index_and_filter_blocks = rnd.OneIn(2);
-  o.table_factory.reset(NewBlockBasedTableFactory(t));
   o.write_buffer_size =
       Pick<size_t>(&rnd, FLAGS_write_buffer_size, {64 << 10, 256 << 10, 1 << 20, 4 << 20});
   o.max_bytes_for_level_base =
@@ -171,6 +173,19 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   if (FLAGS_use_txn || FLAGS_use_optimistic_txn) d->write_options.disableWAL = false;
   if (d->write_options.disableWAL) d->write_options.sync = false;
 
+  // Drawn last, so that the draws above stay what they were for a given seed.
+  const std::string cache_type =
+      PickName(&rnd, FLAGS_cache_type, {"lru_cache", "hyper_clock_cache"});
+  const bool hash_index = Pick<bool>(&rnd, FLAGS_data_block_hash_index, {false, true});
+  if (cache != 0 && cache_type == "hyper_clock_cache") {
+    t.block_cache = NewHyperClockCache(static_cast<size_t>(cache), t.block_size);
+  } else if (cache_type != "lru_cache" && cache_type != "hyper_clock_cache") {
+    fprintf(stderr, "db_stress: unknown --cache_type %s\n", cache_type.c_str());
+    return false;
+  }
+  if (hash_index) t.data_block_index_type = BlockBasedTableOptions::kDataBlockBinaryAndHash;
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "--compression_type=%s --block_size=%zu --filter=%s --cache_size=%lld "
@@ -178,14 +193,15 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            "--target_file_size_base=%llu --level0_file_num_compaction_trigger=%d "
            "--wal_recovery_mode=%d --allow_concurrent_memtable_write=%d "
            "--enable_pipelined_write=%d --unordered_write=%d --two_write_queues=%d --sync=%d "
-           "--disable_wal=%d (cache_index_and_filter_blocks=%d)",
+           "--disable_wal=%d --cache_type=%s --data_block_hash_index=%d "
+           "(cache_index_and_filter_blocks=%d)",
            compression.c_str(), t.block_size, filter.c_str(), static_cast<long long>(cache),
            o.write_buffer_size, static_cast<unsigned long long>(o.max_bytes_for_level_base),
            static_cast<unsigned long long>(o.target_file_size_base),
            o.level0_file_num_compaction_trigger, static_cast<int>(o.wal_recovery_mode),
            o.allow_concurrent_memtable_write, o.enable_pipelined_write, o.unordered_write,
            o.two_write_queues, d->write_options.sync, d->write_options.disableWAL,
-           t.cache_index_and_filter_blocks);
+           cache_type.c_str(), hash_index, t.cache_index_and_filter_blocks);
   d->summary = buf;
   return true;
 }
