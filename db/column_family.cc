@@ -6,6 +6,53 @@
 
 namespace shale {
 
+namespace {
+
+// The value a thread's slot holds while that thread reads through the reference it took
+// from it. Any other non-null value is a cached reference to a SuperVersion.
+char in_use_marker;
+void* const kSVInUse = &in_use_marker;
+
+// Drops a reference found in a slot (by a sweep, or when the slot's thread exits).
+void DropCached(void* value) {
+  if (value != kSVInUse) UnrefSuperVersion(static_cast<SuperVersion*>(value));
+}
+
+void DropCachedFromSweep(void* /*arg*/, void* value) { DropCached(value); }
+
+}  // namespace
+
+bool UnrefSuperVersion(SuperVersion* sv) {
+  if (!sv->Unref()) return false;
+  delete sv;
+  return true;
+}
+
+SuperVersionPin& SuperVersionPin::operator=(SuperVersionPin&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    std::swap(sv_, o.sv_);
+    std::swap(slot_, o.slot_);
+  }
+  return *this;
+}
+
+void SuperVersionPin::Reset() {
+  if (slot_ != nullptr) {
+    // Still the in-use marker: no install happened since the pin, so sv_ is current and
+    // goes back to the cache. Otherwise a sweep emptied the slot and sv_ may be outdated.
+    void* expected = kSVInUse;
+    if (!slot_->compare_exchange_strong(expected, sv_, std::memory_order_acq_rel) &&
+        sv_ != nullptr) {
+      UnrefSuperVersion(sv_);
+    }
+  } else if (sv_ != nullptr) {
+    UnrefSuperVersion(sv_);
+  }
+  sv_ = nullptr;
+  slot_ = nullptr;
+}
+
 SuperVersion::~SuperVersion() {
   if (current != nullptr) current->Unref();
   if (mem != nullptr) mem->Unref();
@@ -23,10 +70,11 @@ ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options&
       name_(std::move(name)),
       options_(options),
       icmp_(options.comparator),
-      db_mutex_(db_mutex) {}
+      db_mutex_(db_mutex),
+      sv_slots_(&DropCached) {}
 
 ColumnFamilyData::~ColumnFamilyData() {
-  super_version_.reset();
+  SwapCurrent(nullptr);
   if (mem_ != nullptr) mem_->Unref();
   for (MemTable* m : imm_) m->Unref();
   for (MemTable* m : history_) m->Unref();
@@ -64,16 +112,55 @@ uint64_t ColumnFamilyData::MinLogNumberToKeep() const {
   return imm_.empty() ? mem_->GetLogNumber() : imm_.front()->GetLogNumber();
 }
 
+SuperVersionPin ColumnFamilyData::PinSuperVersion() const {
+  SuperVersionPin pin;
+  std::atomic<void*>* slot = sv_slots_.Mine();
+  void* cached = slot->exchange(kSVInUse, std::memory_order_acq_rel);
+  if (cached == kSVInUse) {
+    // A read nested in another on this thread (a merge operator or a callback reading the
+    // DB): the outer one owns the slot, so this one takes a reference of its own.
+    pin.sv_ = CurrentReferenced();
+    return pin;
+  }
+  pin.slot_ = slot;
+  pin.sv_ = cached != nullptr ? static_cast<SuperVersion*>(cached) : CurrentReferenced();
+  return pin;
+}
+
+SuperVersion* ColumnFamilyData::GetReferencedSuperVersion() const {
+  SuperVersionPin pin = PinSuperVersion();
+  SuperVersion* sv = pin.get();
+  if (sv != nullptr) sv->Ref();  // the pin's own reference goes back to the slot
+  return sv;
+}
+
 std::shared_ptr<SuperVersion> ColumnFamilyData::GetSuperVersion() const {
+  SuperVersion* sv = GetReferencedSuperVersion();
+  if (sv == nullptr) return nullptr;
+  return std::shared_ptr<SuperVersion>(sv, [](SuperVersion* v) { UnrefSuperVersion(v); });
+}
+
+SuperVersion* ColumnFamilyData::CurrentReferenced() const {
   MutexLock lock(&sv_mu_);
+  if (super_version_ != nullptr) super_version_->Ref();
   return super_version_;
 }
 
-std::shared_ptr<SuperVersion> ColumnFamilyData::InstallSuperVersion(
-    std::shared_ptr<SuperVersion> sv) {
-  MutexLock lock(&sv_mu_);
-  std::swap(super_version_, sv);
-  return sv;
+void ColumnFamilyData::InstallSuperVersion(SuperVersion* sv) { SwapCurrent(sv); }
+
+void ColumnFamilyData::SwapCurrent(SuperVersion* sv) {
+  if (sv != nullptr) sv->Ref();
+  SuperVersion* old;
+  {
+    MutexLock lock(&sv_mu_);
+    old = super_version_;
+    super_version_ = sv;
+  }
+  // After the swap, so that a reader refilling its slot concurrently either set its
+  // in-use marker first (the sweep removes it, and the reader drops what it took) or reads
+  // the new view.
+  sv_slots_.Sweep(nullptr, &DropCachedFromSweep, nullptr);
+  if (old != nullptr) UnrefSuperVersion(old);
 }
 
 }  // namespace shale

@@ -7,15 +7,28 @@
 // Version). Readers pin one without the DB mutex and read from it; the DB installs a new
 // one whenever any of its parts changes.
 //
+// How a read pins a view without a lock: each thread has a slot (ThreadLocalSlots) that
+// caches a reference to the current SuperVersion. A read exchanges the slot's content for
+// the in-use marker and uses the reference it found; at the end it puts the reference back
+// with a compare-and-swap from the marker. Installing a new SuperVersion sweeps every slot
+// to empty, dropping the references cached there, so a slot only ever caches the current
+// view; a read in progress during the sweep finds its marker gone when it returns and
+// drops its reference instead of caching it. An empty slot (first read on a thread, or
+// after a sweep) is filled from the current SuperVersion under sv_mu_, a short lock taken
+// once per thread per install. A SuperVersion is deleted by whoever drops its last
+// reference: a reader, the sweep, or a thread exiting with one cached.
+//
 // Thread safety: the memtables are guarded by the DB mutex, which it is built with; the
 // methods that need it say REQUIRES(db_mutex_), which the compiler checks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "db/thread_local_slots.h"
 #include "memtable/memtable.h"
 #include "shale/db.h"
 #include "shale/options.h"
@@ -34,11 +47,50 @@ struct SuperVersion {
   // referenced, newest first. Reads never look here: their data is in the files.
   std::vector<MemTable*> history;
   Version* current = nullptr;  // referenced
+  std::atomic<int> refs{0};
 
   SuperVersion() = default;
   ~SuperVersion();
   SuperVersion(const SuperVersion&) = delete;
   SuperVersion& operator=(const SuperVersion&) = delete;
+
+  // Thread-safe. Unref returns whether it dropped the last reference: the caller then
+  // deletes it (UnrefSuperVersion does both).
+  void Ref() { refs.fetch_add(1, std::memory_order_relaxed); }
+  bool Unref() { return refs.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+};
+
+// Drops one reference to sv and deletes it if that was the last. Returns whether it did.
+bool UnrefSuperVersion(SuperVersion* sv);
+
+// A SuperVersion pinned for one read (ColumnFamilyData::PinSuperVersion): the view stays
+// alive until the pin is reset or destroyed. Move-only, and it must be released on the
+// thread that took it, since it may hold that thread's cached reference.
+class SuperVersionPin {
+ public:
+  SuperVersionPin() = default;
+  ~SuperVersionPin() { Reset(); }
+  SuperVersionPin(SuperVersionPin&& o) noexcept : sv_(o.sv_), slot_(o.slot_) {
+    o.sv_ = nullptr;
+    o.slot_ = nullptr;
+  }
+  SuperVersionPin& operator=(SuperVersionPin&& o) noexcept;
+  SuperVersionPin(const SuperVersionPin&) = delete;
+  SuperVersionPin& operator=(const SuperVersionPin&) = delete;
+
+  // Null while the DB closes.
+  SuperVersion* get() const { return sv_; }
+  SuperVersion* operator->() const { return sv_; }
+  explicit operator bool() const { return sv_ != nullptr; }
+  // Gives the reference back to the thread's slot, or drops it if the slot was swept.
+  void Reset();
+
+ private:
+  friend class ColumnFamilyData;
+  SuperVersion* sv_ = nullptr;
+  // The thread slot holding the in-use marker for sv_; null when sv_ is a reference of
+  // its own (a nested pin on the same thread).
+  std::atomic<void*>* slot_ = nullptr;
 };
 
 class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {
@@ -90,11 +142,20 @@ class ColumnFamilyData {
   // The smallest WAL number whose data is not yet in an SST file.
   uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_);
 
-  // The pinned read view. GetSuperVersion may be called without the DB mutex.
+  // The current read view, pinned through the calling thread's cached reference: no lock
+  // and no shared counter touched unless a new view was installed since this thread's last
+  // pin. For reads that start and end on one thread (Get, MultiGet, GetMergeOperands).
+  SuperVersionPin PinSuperVersion() const;
+  // The current view with a reference the caller owns (UnrefSuperVersion), for views that
+  // outlive the call or move between threads (iterators). Null while the DB closes.
+  SuperVersion* GetReferencedSuperVersion() const;
+  // The same as a shared_ptr that drops the reference, for callers off the hot path.
   std::shared_ptr<SuperVersion> GetSuperVersion() const;
-  // Returns the previous view.
-  std::shared_ptr<SuperVersion> InstallSuperVersion(std::shared_ptr<SuperVersion> sv)
-      REQUIRES(db_mutex_);
+  // Makes sv (fresh, refs == 0; null while closing) the current view and drops the
+  // previous one and every thread's cached reference to it.
+  void InstallSuperVersion(SuperVersion* sv) REQUIRES(db_mutex_);
+  // Threads that hold a cache slot for this family, for tests.
+  size_t TEST_NumCachedSlots() const { return sv_slots_.TEST_NumSlots(); }
 
   // The DB mutex, for the compiler: a caller holding it under another name says so with
   // REQUIRES(cfd->db_mutex()).
@@ -111,8 +172,14 @@ class ColumnFamilyData {
   std::vector<MemTable*> imm_ GUARDED_BY(db_mutex_);      // referenced, oldest first
   std::vector<MemTable*> history_ GUARDED_BY(db_mutex_);  // referenced, newest first
 
+  // The current view's pointer and the references taken from it when a slot is empty.
+  SuperVersion* CurrentReferenced() const;
+  void SwapCurrent(SuperVersion* sv);  // drops every cached reference and the old view's
+
   mutable Mutex sv_mu_;  // guards super_version_ only (never held long)
-  std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mu_);
+  SuperVersion* super_version_ GUARDED_BY(sv_mu_) = nullptr;  // one reference held
+  // Each reader thread's cached reference to super_version_ (see the top of this file).
+  mutable ThreadLocalSlots sv_slots_;
 };
 
 }  // namespace shale

@@ -94,13 +94,10 @@ Status DBImpl::CloseImpl() {
     log_.reset();
   }
   {
-    // Drop the read view before the Versions it pins.
-    std::shared_ptr<SuperVersion> old;
-    {
-      DbLock l(this);
-      old = default_cf_->InstallSuperVersion(nullptr);
-    }
-    old.reset();
+    // Drop the read view, and every reader thread's cached reference, before the
+    // Versions it pins.
+    DbLock l(this);
+    default_cf_->InstallSuperVersion(nullptr);
   }
   if (db_lock_ != nullptr) {
     env_->UnlockFile(db_lock_).PermitUncheckedError();
@@ -146,7 +143,7 @@ void DBImpl::InstallNewSuperVersion() {
   raw->current = current;
   // The old view is dropped by its last reader; Version and MemTable references are
   // thread-safe, so that may happen on any thread without the DB mutex.
-  default_cf_->InstallSuperVersion(std::shared_ptr<SuperVersion>(raw));
+  default_cf_->InstallSuperVersion(raw);
 }
 
 std::vector<double> DBImpl::ScoresPerLevel() {

@@ -195,8 +195,7 @@ class DBImpl final : public DB {
   // The view a read works in: *seq is o.snapshot's sequence, else the newest published,
   // read before the SuperVersion is pinned so that the view holds every write up to it.
   // Null while the DB closes.
-  std::shared_ptr<SuperVersion> AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
-                                                SequenceNumber* seq);
+  SuperVersionPin AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd, SequenceNumber* seq);
   // Get's answer for key in the pinned view sv at seq: the value (pinned in its block when
   // the family has no merge operator and a file answered, else copied into
   // value->GetSelf()), operands folded with the merge operator, or NotFound or an error
@@ -406,7 +405,7 @@ class DBImpl final : public DB {
   void DumpStats();
   // Drops an iterator's read view; sweeps obsolete files if it held the last reference to
   // an outdated one.
-  void ReleaseIteratorView(std::shared_ptr<SuperVersion>* view);
+  void ReleaseIteratorView(SuperVersion* view);
   // Get's tickers: where the answer came from (RecordLookupLevel) and its size.
   void RecordGetStats(int level, const Status& s, const Slice& value);
   // Memtable hit or miss and the level that answered (LookupKeyIn's found_level): ticked

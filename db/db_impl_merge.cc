@@ -48,8 +48,8 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   *number_of_operands = 0;
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
-  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
-  if (sv == nullptr) return Status::ShutdownInProgress();
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  if (!sv) return Status::ShutdownInProgress();
   // Operands in blocks are pinned while gathered and memtable ones referenced (the view
   // keeps those memtables alive): no copy yet. The sizes then decide whether the caller
   // gets pins or copies.

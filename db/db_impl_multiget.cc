@@ -77,8 +77,8 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
                               const Slice* keys, PinnableSlice* values, Status* statuses,
                               bool sorted_input) {
   SequenceNumber seq;
-  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
-  if (sv == nullptr) {
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  if (!sv) {
     FailAll(num_keys, values, statuses, Status::ShutdownInProgress());
     return;
   }

@@ -11,19 +11,19 @@
 
 namespace shale {
 
-std::shared_ptr<SuperVersion> DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
-                                                      SequenceNumber* seq) {
+SuperVersionPin DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
+                                        SequenceNumber* seq) {
   *seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
                                : last_published_.load(std::memory_order_acquire);
-  return cfd->GetSuperVersion();
+  return cfd->PinSuperVersion();
 }
 
 Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                    PinnableSlice* value) {
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
-  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
-  if (sv == nullptr) return Status::ShutdownInProgress();
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  if (!sv) return Status::ShutdownInProgress();
   StopWatch timer(env_, stats_, DB_GET);
   int level = -2;
   Status s = GetFromView(o, cfd, sv.get(), seq, nullptr, key, value, &level);
@@ -85,8 +85,15 @@ void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
 Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
-  std::shared_ptr<SuperVersion> sv = AcquireReadView(o, cfd, &seq);
-  if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
+  SuperVersion* sv;
+  {
+    // An iterator may be used and deleted on another thread: it takes a reference of its
+    // own instead of keeping this thread's cached one.
+    SuperVersionPin pin = AcquireReadView(o, cfd, &seq);
+    sv = pin.get();
+    if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
+    sv->Ref();
+  }
   std::vector<InternalIterator*> children;
   children.push_back(sv->mem->NewIterator());
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
@@ -97,23 +104,20 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
       NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr, kDefaultMaxSequentialSkip,
                     cfd->options().merge_operator.get(), info_log_, stats_);
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
-  auto* pinned = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(
       [](void* arg1, void* arg2) {
-        auto* view = static_cast<std::shared_ptr<SuperVersion>*>(arg1);
-        static_cast<DBImpl*>(arg2)->ReleaseIteratorView(view);
+        static_cast<DBImpl*>(arg2)->ReleaseIteratorView(static_cast<SuperVersion*>(arg1));
       },
-      pinned, this);
+      sv, this);
   return iter;
 }
 
-void DBImpl::ReleaseIteratorView(std::shared_ptr<SuperVersion>* view) {
+void DBImpl::ReleaseIteratorView(SuperVersion* view) {
   // The last holder of an outdated view frees the files only it kept: delete them now, as
   // RocksDB does when an iterator goes, rather than at the next flush or compaction.
-  const bool last_holder = view->use_count() == 1;
-  Version* const held = (*view)->current;
-  delete view;
-  if (!last_holder) return;
+  // `held` is only compared, never followed: the Version may be gone.
+  Version* const held = view->current;
+  if (!UnrefSuperVersion(view)) return;
   DbLock l(this);
   if (versions_->current() != held && !shutting_down_) DeleteObsoleteFiles();
 }
