@@ -17,8 +17,9 @@ void ReleaseReader(void* arg, void* /*unused*/) {
 template <typename Handler>
 Status GetFromTable(TableCache* cache, const ReadOptions& read_options, const FileMetaData& f,
                     const Slice& ikey, void* arg, Handler handle) {
-  std::shared_ptr<TableReader> reader;
-  Status s = cache->FindTable(f, &reader);
+  std::shared_ptr<TableReader> hold;
+  TableReader* reader;
+  Status s = cache->ReaderFor(f, &hold, &reader);
   if (!s.ok()) return s;
   return reader->Get(read_options, ikey, arg, handle);
 }
@@ -60,6 +61,10 @@ Status TableCache::OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>
 }
 
 Status TableCache::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader) {
+  if (std::shared_ptr<TableReader> kept = f.table_reader.GetShared()) {
+    *reader = std::move(kept);
+    return Status::OK();
+  }
   {
     MutexLock l(&mu_);
     auto it = map_.find(f.number);
@@ -92,6 +97,20 @@ Status TableCache::FindTable(const FileMetaData& f, std::shared_ptr<TableReader>
     lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
   }
   *reader = it->second.reader;
+  return Status::OK();
+}
+
+Status TableCache::ReaderFor(const FileMetaData& f, std::shared_ptr<TableReader>* hold,
+                             TableReader** reader) {
+  if (TableReader* kept = f.table_reader.Get()) {
+    *reader = kept;
+    return Status::OK();
+  }
+  Status s = FindTable(f, hold);
+  if (!s.ok()) return s;
+  // Only without a bound: a kept reader stays open for as long as its file is live, which
+  // max_open_files would not allow.
+  *reader = capacity_ == 0 ? f.table_reader.Keep(*hold) : hold->get();
   return Status::OK();
 }
 

@@ -52,6 +52,12 @@ class TableCache {
   // The reader of file f, opening it if needed.
   Status FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader);
 
+  // The reader of file f for one call. With an unbounded cache the reader is kept in f
+  // itself (FileMetaData::table_reader) after its first use, and found there without a
+  // lock or a reference count: f, which the caller keeps alive, keeps it alive. Otherwise
+  // *hold keeps it for the caller.
+  Status ReaderFor(const FileMetaData& f, std::shared_ptr<TableReader>* hold, TableReader** reader);
+
   // Drops the cached reader of file_number, if any (the file is being deleted).
   void Evict(uint64_t file_number);
 
@@ -72,7 +78,7 @@ class TableCache {
   BlockBasedTableOptions table_options_;
   EnvOptions env_options_;
   Statistics* statistics_ = nullptr;  // options.statistics: block cache and filter tickers
-  const size_t capacity_;  // 0: unbounded
+  const size_t capacity_;             // 0: unbounded
 
   Mutex mu_;
   std::unordered_map<uint64_t, Entry> map_ GUARDED_BY(mu_);

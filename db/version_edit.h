@@ -4,15 +4,20 @@
 //
 // FileMetaData describes one SST file. Versions share it by std::shared_ptr, so it lives as
 // long as any Version (or level iterator) that lists the file; `refs` is not used for that.
+// With an unbounded table cache it also keeps the file's open table reader
+// (KeptTableReader), so that a lookup reaches it without the cache.
 //
 // Encoding: a sequence of (varint32 tag, fields) pairs. Tags whose kTagSafeToIgnore bit is
 // set carry a length-prefixed payload and may be skipped by a reader that does not know them,
 // so later versions can add optional fields; any other unknown tag is Corruption.
 //
-// Thread safety: plain values; one thread at a time.
+// Thread safety: plain values; one thread at a time, except FileMetaData::table_reader,
+// which any reader of the file may set and read.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +28,50 @@
 #include "util/dbformat.h"
 
 namespace shale {
+
+class TableReader;
+
+// The open reader of one file, kept with its metadata when the table cache is unbounded
+// (max_open_files = -1), as RocksDB keeps it in its file descriptor: a point lookup then
+// finds the reader with one atomic load instead of the cache's map and mutex. Set once, by
+// the first read of the file, and released with the metadata. A copy starts empty (the
+// reader belongs to the metadata in the tree), and so does the target of an assignment.
+class KeptTableReader {
+ public:
+  KeptTableReader() = default;
+  KeptTableReader(const KeptTableReader& /*other*/) {}
+  KeptTableReader& operator=(const KeptTableReader& /*other*/) {
+    delete holder_.exchange(nullptr, std::memory_order_acq_rel);
+    return *this;
+  }
+  ~KeptTableReader() { delete holder_.load(std::memory_order_acquire); }
+
+  // The kept reader, or null. Valid while the metadata lives.
+  TableReader* Get() const {
+    const std::shared_ptr<TableReader>* h = holder_.load(std::memory_order_acquire);
+    return h != nullptr ? h->get() : nullptr;
+  }
+  // The same as a reference of the caller's own, or null.
+  std::shared_ptr<TableReader> GetShared() const {
+    const std::shared_ptr<TableReader>* h = holder_.load(std::memory_order_acquire);
+    return h != nullptr ? *h : nullptr;
+  }
+  // Keeps reader unless another thread kept one first; either way returns the one kept.
+  TableReader* Keep(const std::shared_ptr<TableReader>& reader) const {
+    auto* mine = new std::shared_ptr<TableReader>(reader);
+    std::shared_ptr<TableReader>* expected = nullptr;
+    if (holder_.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+      return mine->get();
+    }
+    delete mine;
+    return expected->get();
+  }
+
+ private:
+  // Set once from null; owned. Mutable: keeping a reader changes no observable state of
+  // the file's description.
+  mutable std::atomic<std::shared_ptr<TableReader>*> holder_{nullptr};
+};
 
 struct FileMetaData {
   uint64_t number = 0;
@@ -39,6 +88,8 @@ struct FileMetaData {
   // index and filter pinned (pin_l0_filter_and_index_blocks_in_cache), as RocksDB decides
   // by the level at open.
   bool added_at_level0 = false;
+  // Not persisted. The open reader, with an unbounded table cache (see above).
+  KeptTableReader table_reader;
 };
 
 class VersionEdit {
