@@ -37,8 +37,11 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
       scheduler_(CompactionThreads(options_)),
       write_thread_(
           WaitOptionsOf(options_),
-          /*companion_wait=*/!options_.enable_pipelined_write && !options_.unordered_write),
-      nonmem_write_thread_(WaitOptionsOf(options_)) {
+          !options_.enable_pipelined_write && !options_.unordered_write
+              ? WriteThread::kCompanionWaitNanos
+              : 0),
+      nonmem_write_thread_(WaitOptionsOf(options_)),
+      memtable_blocks_(std::make_shared<ArenaBlockPool>(options_.write_buffer_size)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
   current_options_ = std::make_shared<const Options>(options_);

@@ -251,6 +251,8 @@ class DBImpl final : public DB {
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
   // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
   Status SwitchMemtable() REQUIRES(DB_MUTEX);
+  // An empty memtable with the options in effect, its arena drawing on memtable_blocks_.
+  MemTable* NewMemTable() REQUIRES(DB_MUTEX);
 
   // Flush (db_impl_flush.cc).
   void MaybeScheduleFlush() REQUIRES(DB_MUTEX);
@@ -390,6 +392,9 @@ class DBImpl final : public DB {
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
   WriteThread write_thread_;
   WriteThread nonmem_write_thread_;           // two_write_queues: WAL-only writes
+  // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
+  // worth; see util/arena.h for why).
+  const std::shared_ptr<ArenaBlockPool> memtable_blocks_;
   WriteBatch group_batch_;                    // the main queue's WAL leader's group record
   std::function<void()> test_before_insert_;  // TEST_SetBeforeMemtableInsert
 

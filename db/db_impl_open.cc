@@ -282,9 +282,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         after_damage = false;
       }
       if (mem == nullptr && data_log) {
-        mem = new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                           current_options_->arena_block_size,
-                           current_options_->memtable_huge_page_size);
+        mem = NewMemTable();
         mem->Ref();
       }
       SequenceNumber next_seq;
@@ -339,9 +337,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
 }
 
 Status DBImpl::FinishOpen() {
-  auto* mem =
-      new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                   current_options_->arena_block_size, current_options_->memtable_huge_page_size);
+  MemTable* mem = NewMemTable();
   mem->SetLogNumber(logfile_number_);
   mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);
   default_cf_->SwitchMemtable(mem);

@@ -465,6 +465,12 @@ void DBImpl::RecalculateWriteStallConditions() {
   }
 }
 
+MemTable* DBImpl::NewMemTable() {
+  return new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
+                      current_options_->arena_block_size, current_options_->memtable_huge_page_size,
+                      memtable_blocks_);
+}
+
 Status DBImpl::SwitchMemtable() {
   // Creating the new WAL file is I/O under the mutex; it happens once per memtable.
   const uint64_t new_log_number = versions_->NewFileNumber();
@@ -497,9 +503,7 @@ Status DBImpl::SwitchMemtable() {
   }
   logfile_number_ = new_log_number;
   // The sizes in effect now: a SetOptions since the last switch applies from here.
-  auto* mem =
-      new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                   current_options_->arena_block_size, current_options_->memtable_huge_page_size);
+  MemTable* mem = NewMemTable();
   mem->SetLogNumber(new_log_number);
   // The WAL leader switches with every earlier write allocated and inserted.
   mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);

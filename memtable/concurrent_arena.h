@@ -29,11 +29,12 @@ class ConcurrentArena {
   // Bytes a shard takes from the shared arena at a time.
   static constexpr size_t kChunkSize = 4096;
 
-  // block_size and huge_page_size: those of the underlying Arena.
-  explicit ConcurrentArena(size_t block_size = Arena::kDefaultBlockSize, size_t huge_page_size = 0)
+  // block_size, huge_page_size and pool: those of the underlying Arena.
+  explicit ConcurrentArena(size_t block_size = Arena::kDefaultBlockSize, size_t huge_page_size = 0,
+                           std::shared_ptr<ArenaBlockPool> pool = nullptr)
       : num_shards_(ShardCountForThisMachine()),
         shards_(new Shard[num_shards_]),
-        arena_(block_size, huge_page_size) {}
+        arena_(block_size, huge_page_size, std::move(pool)) {}
   ConcurrentArena(const ConcurrentArena&) = delete;
   ConcurrentArena& operator=(const ConcurrentArena&) = delete;
 

@@ -18,19 +18,70 @@ inline Slice DecodeLengthPrefixed(const char* p) {
   return Slice(p, len);
 }
 
+// memcmp without the library call, for the short keys a memtable mostly compares: eight
+// bytes at a time as big-endian integers (coding.h asserts a little-endian CPU), then
+// four, then one. The skip list compares a few dozen keys a write, so the call and its
+// length dispatch showed in profiles.
+inline int CompareBytes(const char* a, const char* b, size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    uint64_t x;
+    uint64_t y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  }
+  if (n >= 4) {
+    uint32_t x;
+    uint32_t y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    if (x != y) return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+    a += 4;
+    b += 4;
+    n -= 4;
+  }
+  for (; n > 0; a++, b++, n--) {
+    if (*a != *b) return static_cast<unsigned char>(*a) < static_cast<unsigned char>(*b) ? -1 : 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 MemTable::KeyComparator::KeyComparator(const InternalKeyComparator& c)
     : icmp(c), bytewise(c.user_comparator() == BytewiseComparator()) {}
 
+MemTable::IndexKey MemTable::KeyComparator::MakeIndexKey(const char* entry) const {
+  IndexKey k{0, entry};
+  if (bytewise) {
+    const Slice ikey = DecodeLengthPrefixed(entry);
+    const size_t n = ikey.size() - 8 < 8 ? ikey.size() - 8 : 8;
+    uint64_t raw = 0;
+    memcpy(&raw, ikey.data(), n);
+    k.prefix = __builtin_bswap64(raw);
+  }
+  return k;
+}
+
 int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
+  IndexKey x;
+  IndexKey y;
+  memcpy(&x, a, sizeof(x));
+  memcpy(&y, b, sizeof(y));
+  // Different prefixes decide the order: the first differing byte is within them, or one
+  // user key ends inside them (its zero padding sorts first, as a shorter key does).
+  if (x.prefix != y.prefix) return x.prefix < y.prefix ? -1 : 1;
+  return CompareEntries(x.entry, y.entry);
+}
+
+int MemTable::KeyComparator::CompareEntries(const char* a, const char* b) const {
   const Slice ka = DecodeLengthPrefixed(a);
   const Slice kb = DecodeLengthPrefixed(b);
   if (!bytewise) return icmp.Compare(ka, kb);
   // InternalKeyComparator::Compare with the user comparison inlined.
   const size_t ua = ka.size() - 8;
   const size_t ub = kb.size() - 8;
-  int r = memcmp(ka.data(), kb.data(), ua < ub ? ua : ub);
+  int r = CompareBytes(ka.data(), kb.data(), ua < ub ? ua : ub);
   if (r != 0) return r;
   if (ua != ub) return ua < ub ? -1 : 1;
   const uint64_t fa = DecodeFixed64(ka.data() + ua);
@@ -39,10 +90,13 @@ int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
 }
 
 MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
-                   size_t arena_block_size, size_t huge_page_size)
+                   size_t arena_block_size, size_t huge_page_size,
+                   std::shared_ptr<ArenaBlockPool> block_pool)
     : comparator_(cmp),
-      arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size),
-      table_(comparator_, &arena_),
+      arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size, block_pool),
+      index_arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size,
+                   std::move(block_pool)),
+      table_(comparator_, &index_arena_),
       write_buffer_size_(write_buffer_size) {}
 
 void MemTable::Unref() {
@@ -56,7 +110,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   const size_t ikey_size = user_key.size() + 8;
   const size_t encoded_len =
       VarintLength(ikey_size) + ikey_size + VarintLength(value.size()) + value.size();
-  char* buf = table_.AllocateKey(encoded_len);
+  char* buf = arena_.Allocate(encoded_len);
   char* p = EncodeVarint32(buf, static_cast<uint32_t>(ikey_size));
   memcpy(p, user_key.data(), user_key.size());
   p += user_key.size();
@@ -66,7 +120,11 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   memcpy(p, value.data(), value.size());
   assert(p + value.size() == buf + encoded_len);
 
-  const bool inserted = allow_concurrent ? table_.InsertConcurrently(buf) : table_.Insert(buf);
+  char* node_key = table_.AllocateKey(sizeof(IndexKey));
+  const IndexKey k = comparator_.MakeIndexKey(buf);
+  memcpy(node_key, &k, sizeof(k));
+  const bool inserted =
+      allow_concurrent ? table_.InsertConcurrently(node_key) : table_.Insert(node_key);
   if (!inserted) return;
 
   num_entries_.fetch_add(1, std::memory_order_relaxed);
@@ -90,9 +148,10 @@ bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, Sequence
   Table::Iterator iter(&table_);
   // The lookup key sorts before every entry of its user key with sequence <= its own, so
   // one seek lands on the newest version the snapshot may see.
-  iter.Seek(key.memtable_key().data());
+  const IndexKey target = comparator_.MakeIndexKey(key.memtable_key().data());
+  iter.Seek(reinterpret_cast<const char*>(&target));
   for (; iter.Valid(); iter.Next()) {
-    const char* entry = iter.key();
+    const char* entry = EntryOf(iter.key());
     const Slice ikey = DecodeLengthPrefixed(entry);
     if (!ucmp->Equal(ExtractUserKey(ikey), user_key)) return false;
     SequenceNumber seq;
@@ -141,10 +200,11 @@ size_t MemTable::CountSuccessiveMergeEntries(const Slice& user_key, size_t limit
   const Comparator* ucmp = comparator_.icmp.user_comparator();
   LookupKey lkey(user_key, kMaxSequenceNumber);
   Table::Iterator iter(&table_);
-  iter.Seek(lkey.memtable_key().data());
+  const IndexKey target = comparator_.MakeIndexKey(lkey.memtable_key().data());
+  iter.Seek(reinterpret_cast<const char*>(&target));
   size_t count = 0;
   for (; iter.Valid() && count < limit; iter.Next()) {
-    const Slice ikey = DecodeLengthPrefixed(iter.key());
+    const Slice ikey = DecodeLengthPrefixed(EntryOf(iter.key()));
     if (!ucmp->Equal(ExtractUserKey(ikey), user_key)) break;
     if (ExtractValueType(ikey) != kTypeMerge) break;
     count++;
@@ -156,7 +216,7 @@ size_t MemTable::CountSuccessiveMergeEntries(const Slice& user_key, size_t limit
 // a reusable buffer to match the stored form.
 class MemTable::Iter final : public InternalIterator {
  public:
-  explicit Iter(const Table* table) : iter_(table) {}
+  Iter(const Table* table, const KeyComparator* cmp) : iter_(table), cmp_(cmp) {}
 
   bool Valid() const override { return iter_.Valid(); }
   void SeekToFirst() override { iter_.SeekToFirst(); }
@@ -165,7 +225,7 @@ class MemTable::Iter final : public InternalIterator {
   void SeekForPrev(const Slice& target) override { iter_.SeekForPrev(EncodeTarget(target)); }
   void Next() override { iter_.Next(); }
   void Prev() override { iter_.Prev(); }
-  Slice key() const override { return DecodeLengthPrefixed(iter_.key()); }
+  Slice key() const override { return DecodeLengthPrefixed(EntryOf(iter_.key())); }
   Slice value() const override {
     const Slice k = key();
     return DecodeLengthPrefixed(k.data() + k.size());
@@ -179,13 +239,16 @@ class MemTable::Iter final : public InternalIterator {
     tmp_.clear();
     PutVarint32(&tmp_, static_cast<uint32_t>(target.size()));
     tmp_.append(target.data(), target.size());
-    return tmp_.data();
+    target_ = cmp_->MakeIndexKey(tmp_.data());
+    return reinterpret_cast<const char*>(&target_);
   }
 
   Table::Iterator iter_;
+  const KeyComparator* const cmp_;
   std::string tmp_;
+  IndexKey target_;
 };
 
-InternalIterator* MemTable::NewIterator() { return new Iter(&table_); }
+InternalIterator* MemTable::NewIterator() { return new Iter(&table_, &comparator_); }
 
 }  // namespace shale

@@ -248,7 +248,11 @@ class SkipList {
                           const Node* known_bigger = nullptr) const {
     while (true) {
       Node* n = before->Next(level);
-      if (n != nullptr && n != known_bigger) n->PrefetchSuccessor(level);
+      if (n != nullptr && n != known_bigger) {
+        n->PrefetchSuccessor(level);
+        // Also where the walk goes if it descends from n: one of the two loads is next.
+        if (level > 0) n->PrefetchSuccessor(level - 1);
+      }
       if (n == nullptr || n == known_bigger || compare_(n->Key(), key) >= 0) {
         *prev = before;
         *next = n;

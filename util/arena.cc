@@ -19,15 +19,42 @@ size_t Arena::BlockSizeFor(size_t requested, size_t write_buffer_size) {
   return RoundUp(std::clamp(size, kMinBlockSize, kMaxBlockSize), kMinBlockSize);
 }
 
-Arena::Arena(size_t block_size, size_t huge_page_size)
+ArenaBlockPool::~ArenaBlockPool() {
+  MutexLock l(&mu_);
+  for (const Spare& b : spares_) free(b.data);
+}
+
+char* ArenaBlockPool::Take(size_t size) {
+  MutexLock l(&mu_);
+  for (size_t i = 0; i < spares_.size(); i++) {
+    if (spares_[i].size != size) continue;
+    char* data = spares_[i].data;
+    spares_[i] = spares_.back();
+    spares_.pop_back();
+    kept_bytes_ -= size;
+    return data;
+  }
+  return nullptr;
+}
+
+bool ArenaBlockPool::Give(char* data, size_t size) {
+  MutexLock l(&mu_);
+  if (kept_bytes_ + size > max_bytes_) return false;
+  spares_.push_back(Spare{data, size});
+  kept_bytes_ += size;
+  return true;
+}
+
+Arena::Arena(size_t block_size, size_t huge_page_size, std::shared_ptr<ArenaBlockPool> pool)
     : block_size_(RoundUp(std::max(block_size, kMinBlockSize), kMinBlockSize)),
-      huge_page_size_(huge_page_size) {}
+      huge_page_size_(huge_page_size),
+      pool_(std::move(pool)) {}
 
 Arena::~Arena() {
   for (const Block& b : blocks_) {
     if (b.source == Source::kMmap) {
       munmap(b.data, b.size);
-    } else {
+    } else if (pool_ == nullptr || b.size != block_size_ || !pool_->Give(b.data, b.size)) {
       free(b.data);
     }
   }
@@ -81,6 +108,11 @@ char* Arena::NewBlock(size_t bytes) {
     } else {
       block.size = bytes;  // no reserved huge pages free: ordinary memory
     }
+  }
+  // A full-size block from the pool was made below by an arena of the same block size, so
+  // it already has the alignment and advice such a block gets.
+  if (block.data == nullptr && pool_ != nullptr && bytes == block_size_) {
+    block.data = pool_->Take(bytes);
   }
   if (block.data == nullptr && bytes % kHugePageSize == 0) {
     block.data = static_cast<char*>(aligned_alloc(kHugePageSize, bytes));

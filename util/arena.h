@@ -9,15 +9,55 @@
 // (mmap MAP_HUGETLB, as RocksDB's memtable_huge_page_size), falling back to ordinary
 // memory when none are free.
 //
+// Block reuse: an arena given an ArenaBlockPool takes its full-size blocks from the pool
+// first and hands them back when it dies, instead of to the allocator. A memtable's blocks
+// are then memory that is already mapped: a new memtable does not pay a page fault (and
+// the kernel's zeroing of the page) on its first touch of every page, which otherwise costs
+// a write-heavy workload about a tenth of its CPU time.
+//
 // Thread safety: Allocate* need external synchronization (the memtable's writer lock);
-// MemoryUsage() may be read from any thread.
+// MemoryUsage() may be read from any thread. ArenaBlockPool is thread-safe.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
+#include "util/mutexlock.h"
+#include "util/thread_annotations.h"
+
 namespace shale {
+
+// Spare arena blocks, kept for reuse up to a byte budget (a DB keeps one memtable's worth).
+// Blocks are plain malloc/aligned_alloc memory; the pool frees what it holds when it dies.
+class ArenaBlockPool {
+ public:
+  explicit ArenaBlockPool(size_t max_bytes) : max_bytes_(max_bytes) {}
+  ~ArenaBlockPool();
+  ArenaBlockPool(const ArenaBlockPool&) = delete;
+  ArenaBlockPool& operator=(const ArenaBlockPool&) = delete;
+
+  // A kept block of exactly `size` bytes, or nullptr.
+  char* Take(size_t size);
+  // Keeps the block if the budget allows and returns true; false: the caller frees it.
+  bool Give(char* data, size_t size);
+
+  size_t kept_bytes() {
+    MutexLock l(&mu_);
+    return kept_bytes_;
+  }
+
+ private:
+  struct Spare {
+    char* data;
+    size_t size;
+  };
+  const size_t max_bytes_;
+  Mutex mu_;
+  std::vector<Spare> spares_ GUARDED_BY(mu_);
+  size_t kept_bytes_ GUARDED_BY(mu_) = 0;
+};
 
 class Arena {
  public:
@@ -31,7 +71,9 @@ class Arena {
   // kHugePageSize). Rounded up to a multiple of kMinBlockSize.
   static size_t BlockSizeFor(size_t requested, size_t write_buffer_size);
 
-  explicit Arena(size_t block_size = kDefaultBlockSize, size_t huge_page_size = 0);
+  // pool (may be null): where full-size blocks come from first and go back to.
+  explicit Arena(size_t block_size = kDefaultBlockSize, size_t huge_page_size = 0,
+                 std::shared_ptr<ArenaBlockPool> pool = nullptr);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -70,6 +112,7 @@ class Arena {
 
   const size_t block_size_;
   const size_t huge_page_size_;
+  const std::shared_ptr<ArenaBlockPool> pool_;
   char* ptr_ = nullptr;
   size_t remaining_ = 0;
   std::vector<Block> blocks_;

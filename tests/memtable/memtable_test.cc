@@ -368,6 +368,49 @@ TEST_F(MemTableTest, ReverseComparatorOrder) {
   EXPECT_EQ(r.value, "3");
 }
 
+// The index orders entries by their first eight user-key bytes before reading the
+// entries: keys that end inside those bytes, zero bytes (which the padding also uses),
+// bytes above 0x7f and keys that tie on all eight must still come out in the comparator's
+// order, and every one must be found.
+TEST_F(MemTableTest, IndexPrefixesKeepTheComparatorsOrder) {
+  const uint64_t seed = TestSeed();
+  Random rnd(seed);
+  const char kBytes[] = {'\0', '\1', 'a', '\x7f', '\x80', '\xff'};
+  for (const Comparator* ucmp : {BytewiseComparator(), ReverseBytewiseComparator()}) {
+    SCOPED_TRACE(Cat("seed ", seed) + " comparator " + ucmp->Name());
+    InternalKeyComparator icmp(ucmp);
+    MemPtr mem = NewMem(icmp);
+    std::map<std::string, std::string, ModelLess> model(ModelLess{&icmp});
+    std::map<std::string, std::string> newest;  // user key -> its newest value
+    for (SequenceNumber seq = 1; seq <= 3000; seq++) {
+      std::string ukey;
+      const size_t len = rnd.Uniform(13);  // 0..12: inside, at and past the prefix
+      for (size_t i = 0; i < len; i++) ukey.push_back(kBytes[rnd.Uniform(sizeof(kBytes))]);
+      const std::string value = Cat("v", seq);
+      model[InternalKey(ukey, seq, kTypeValue).Encode().ToString()] = value;
+      newest[ukey] = value;
+      mem->Add(seq, kTypeValue, ukey, value);
+    }
+    std::unique_ptr<InternalIterator> it(mem->NewIterator());
+    auto m = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
+      ASSERT_NE(m, model.end());
+      ASSERT_EQ(it->key().ToString(), m->first);
+    }
+    ASSERT_EQ(m, model.end());
+    for (const auto& [ukey, value] : newest) {
+      GetResult r = DoGet(mem.get(), ukey, kMaxSequenceNumber);
+      ASSERT_TRUE(r.found);
+      ASSERT_EQ(r.value, value);
+      // Seek lands on the user key's newest entry.
+      it->Seek(InternalKey(ukey, kMaxSequenceNumber, kValueTypeForSeek).Encode());
+      ASSERT_TRUE(it->Valid());
+      ASSERT_EQ(ExtractUserKey(it->key()).ToString(), ukey);
+      ASSERT_EQ(it->value().ToString(), value);
+    }
+  }
+}
+
 TEST_F(MemTableTest, MemoryUsageAndShouldFlush) {
   const size_t kWriteBuffer = 256 << 10;
   MemPtr mem = NewMem(icmp_, kWriteBuffer);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -523,6 +524,43 @@ TEST(ArenaTest, BlocksHaveTheConfiguredSize) {
   EXPECT_LT(arena.MemoryUsage(), 2 * one_block + (21 << 10));
   arena.Allocate(100);
   EXPECT_LT(arena.MemoryUsage(), 2 * one_block + (21 << 10));
+}
+
+// A dead arena's full-size blocks go to its pool, up to the pool's budget, and the next
+// arena of that block size starts from them; other sizes and over-budget blocks are freed.
+TEST(ArenaTest, PoolReusesBlocksWithinItsBudget) {
+  constexpr size_t kBlock = 64 << 10;
+  constexpr size_t kQuarter = kBlock / 4;  // the largest object that shares a block
+  auto pool = std::make_shared<ArenaBlockPool>(2 * kBlock);
+  std::set<char*> old_blocks;
+  {
+    Arena arena(kBlock, 0, pool);
+    for (int i = 0; i < 12; i++) {
+      char* p = arena.Allocate(kQuarter);
+      memset(p, 'x', kQuarter);
+      if (i % 4 == 0) old_blocks.insert(p);  // each block's first object is its start
+    }
+    old_blocks.insert(arena.Allocate(kBlock));  // a block of its own, also kBlock bytes
+    EXPECT_EQ(0u, pool->kept_bytes());
+  }
+  // Four blocks of kBlock bytes died; the budget keeps two.
+  EXPECT_EQ(2 * kBlock, pool->kept_bytes());
+  {
+    Arena other_size(2 * kBlock, 0, pool);
+    other_size.Allocate(100);
+    EXPECT_EQ(2 * kBlock, pool->kept_bytes()) << "a block of another size was handed out";
+  }
+  EXPECT_EQ(2 * kBlock, pool->kept_bytes()) << "the budget was exceeded";
+  Arena next(kBlock, 0, pool);
+  char* a = next.Allocate(kQuarter);
+  EXPECT_EQ(kBlock, pool->kept_bytes());
+  for (int i = 0; i < 3; i++) next.Allocate(kQuarter);
+  char* b = next.Allocate(kQuarter);
+  EXPECT_EQ(0u, pool->kept_bytes());
+  for (int i = 0; i < 4; i++) next.Allocate(kQuarter);  // the pool is empty: a new block
+  EXPECT_EQ(0u, pool->kept_bytes());
+  EXPECT_EQ(1u, old_blocks.count(a));
+  EXPECT_EQ(1u, old_blocks.count(b));
 }
 
 TEST(ArenaTest, HugePageBlocksAreAlignedToHugePages) {
