@@ -117,12 +117,12 @@ uint8_t WriteThread::JoinBatchGroup(Writer* w) {
 }
 
 void WriteThread::AwaitCompanion(Writer* leader) {
-  // Handed the queue by a group that just finished, this leader knows other threads are
-  // writing; the one that led last is likely preparing its next batch right now. Without a
-  // short wait for it, two writers take turns leading groups of one and never insert in
-  // parallel; with it, they share the group. Bounded, and only when the queue is empty.
+  // Other threads are writing (see the caller), and one of them is likely preparing its
+  // next batch right now. Without a short wait for it, two writers take turns leading
+  // groups of one and never insert in parallel; with it, they share the group. Bounded,
+  // and only when the queue is empty.
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::nanoseconds(kCompanionWaitNanos);
+  const auto deadline = Clock::now() + std::chrono::nanoseconds(companion_wait_nanos_);
   while (queued_.load(std::memory_order_relaxed) <= 1) {
     for (int i = 0; i < 8; i++) CpuRelax();
     if (Clock::now() >= deadline) break;
@@ -140,10 +140,19 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
   group->batch_last = group;
   group->batch_size = 1;
   if (leader->batch == nullptr) return;
-  if (leader->handed_leadership && companion_wait_) AwaitCompanion(leader);
+  // Wait for a companion when other threads are writing: this leader waited in the queue,
+  // or the last group held several writers (which now all return at once, and the first
+  // back finds the queue empty).
+  if (companion_wait_nanos_ > 0 &&
+      (leader->handed_leadership || last_group_shared_.load(std::memory_order_relaxed))) {
+    AwaitCompanion(leader);
+  }
   // A lone writer (the common single-threaded case) skips the scan and its lock; one that
   // queues meanwhile leads the next group.
-  if (queued_.load(std::memory_order_relaxed) <= 1) return;
+  if (queued_.load(std::memory_order_relaxed) <= 1) {
+    last_group_shared_.store(false, std::memory_order_relaxed);
+    return;
+  }
   size_t max_bytes = kMaxGroupBytes;
   if (group->bytes <= (128 << 10)) max_bytes = group->bytes + (128 << 10);
 
@@ -162,6 +171,7 @@ void WriteThread::EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group) {
     group->size++;
   }
   group->batch_size = group->size;
+  last_group_shared_.store(group->size > 1, std::memory_order_relaxed);
 }
 
 WriteThread::Writer* WriteThread::PopGroup(WriteGroup* group) {

@@ -153,15 +153,16 @@ class WriteThread {
   // batch is small so a small write is not delayed behind big ones).
   static constexpr size_t kMaxGroupBytes = 1 << 20;
 
-  // How long a leader handed the queue by a finished group waits for a companion writer
-  // before forming its group (see AwaitCompanion).
+  // How long the DB's leaders wait for a companion writer before forming a group, when
+  // other threads are writing (see AwaitCompanion).
   static constexpr int64_t kCompanionWaitNanos = 3000;
 
   WriteThread() : WriteThread(WaitOptions{}) {}
-  // companion_wait: let handed-over leaders wait for a companion (ordered writes, where a
-  // group holds the queue through its inserts).
-  explicit WriteThread(const WaitOptions& wait, bool companion_wait = false)
-      : wait_(wait), companion_wait_(companion_wait) {}
+  // companion_wait_nanos > 0: a leader waits up to that long for a companion when other
+  // threads are writing (ordered writes, where a group holds the queue through its
+  // inserts, so that writers share groups and insert in parallel).
+  explicit WriteThread(const WaitOptions& wait, int64_t companion_wait_nanos = 0)
+      : wait_(wait), companion_wait_nanos_(companion_wait_nanos) {}
   WriteThread(const WriteThread&) = delete;
   WriteThread& operator=(const WriteThread&) = delete;
 
@@ -240,8 +241,10 @@ class WriteThread {
   void AwaitCompanion(Writer* leader);
 
   const WaitOptions wait_;
-  const bool companion_wait_;
+  const int64_t companion_wait_nanos_;
   std::atomic<size_t> queued_{0};  // writers in the WAL queue (a hint, read unlocked)
+  // Whether the last group formed held more than one writer (a hint for AwaitCompanion).
+  std::atomic<bool> last_group_shared_{false};
   // Writers busy waiting now, and how many of them may spin (one per core but one).
   std::atomic<size_t> spinners_{0};
   const size_t max_spinners_ = MaxSpinners();

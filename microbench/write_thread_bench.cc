@@ -17,7 +17,8 @@ namespace {
 // The DB's ordered mode waits briefly for a companion writer (see AwaitCompanion).
 WriteThread* Thread(bool companion_wait) {
   static WriteThread* plain = new WriteThread();
-  static WriteThread* companion = new WriteThread(WriteThread::WaitOptions{}, true);
+  static WriteThread* companion =
+      new WriteThread(WriteThread::WaitOptions{}, WriteThread::kCompanionWaitNanos);
   return companion_wait ? companion : plain;
 }
 

@@ -192,5 +192,82 @@ TEST(WriteThreadTest, BlockedFollowerIsWoken) {
   EXPECT_TRUE(follower.status.IsBusy());
 }
 
+// Ordered writes: after a group of several writers, the first of them back finds the queue
+// empty; it waits (here up to 2 s) for a companion instead of leading alone, so the two
+// share the next group. After a group of one (a lone writer), nobody waits.
+TEST(WriteThreadTest, LeaderAfterASharedGroupWaitsForACompanion) {
+  WriteThread wt(WriteThread::WaitOptions{}, /*companion_wait_nanos=*/2'000'000'000);
+  WriteBatch batch;
+  ASSERT_TRUE(batch.Put("k", "v").ok());
+  using Clock = std::chrono::steady_clock;
+
+  // A lone writer: a group of one, formed at once.
+  Writer lone;
+  lone.batch = &batch;
+  ASSERT_EQ(wt.JoinBatchGroup(&lone), WriteThread::kGroupLeader);
+  auto start = Clock::now();
+  WriteGroup g0;
+  wt.EnterAsBatchGroupLeader(&lone, &g0);
+  EXPECT_EQ(g0.size, 1u);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
+  wt.ExitGroup(&g0, &lone);
+
+  // A shared group: a leader and a follower queued behind it.
+  Writer leader;
+  leader.batch = &batch;
+  ASSERT_EQ(wt.JoinBatchGroup(&leader), WriteThread::kGroupLeader);
+  Writer follower;
+  follower.batch = &batch;
+  std::thread t([&] { EXPECT_EQ(wt.JoinBatchGroup(&follower), WriteThread::kCompleted); });
+  WaitForQueue(&wt, 2);
+  WriteGroup g1;
+  wt.EnterAsBatchGroupLeader(&leader, &g1);
+  ASSERT_EQ(g1.size, 2u);
+  g1.ForEach([](Writer* m) { m->status = Status::OK(); });
+  wt.ExitGroup(&g1, &leader);
+  t.join();
+
+  // The next leader finds the queue empty and waits; a writer arriving 50 ms later joins
+  // its group.
+  Writer first_back;
+  first_back.batch = &batch;
+  ASSERT_EQ(wt.JoinBatchGroup(&first_back), WriteThread::kGroupLeader);
+  Writer second_back;
+  second_back.batch = &batch;
+  std::thread t2([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (wt.JoinBatchGroup(&second_back) == WriteThread::kGroupLeader) {
+      ADD_FAILURE() << "the second writer back led a group of its own";
+      WriteGroup g;
+      wt.EnterAsBatchGroupLeader(&second_back, &g);
+      wt.ExitGroup(&g, &second_back);
+    }
+  });
+  WriteGroup g2;
+  wt.EnterAsBatchGroupLeader(&first_back, &g2);
+  EXPECT_EQ(g2.size, 2u);
+  g2.ForEach([](Writer* m) { m->status = Status::OK(); });
+  wt.ExitGroup(&g2, &first_back);
+  t2.join();
+
+  // That group was shared too; a writer now alone after a group of one does not wait.
+  Writer alone_again;
+  alone_again.batch = &batch;
+  ASSERT_EQ(wt.JoinBatchGroup(&alone_again), WriteThread::kGroupLeader);
+  WriteGroup g3;
+  wt.EnterAsBatchGroupLeader(&alone_again, &g3);  // waits: the last group was shared
+  ASSERT_EQ(g3.size, 1u);
+  wt.ExitGroup(&g3, &alone_again);
+  Writer after_lone;
+  after_lone.batch = &batch;
+  ASSERT_EQ(wt.JoinBatchGroup(&after_lone), WriteThread::kGroupLeader);
+  start = Clock::now();
+  WriteGroup g4;
+  wt.EnterAsBatchGroupLeader(&after_lone, &g4);
+  EXPECT_EQ(g4.size, 1u);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
+  wt.ExitGroup(&g4, &after_lone);
+}
+
 }  // namespace
 }  // namespace shale
