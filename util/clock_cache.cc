@@ -97,7 +97,6 @@ bool ClockShard::TryAcquire(Slot* s) {
   while (State(m) == kVisible) {
     if (s->meta.compare_exchange_weak(m, m + kRefOne, std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
-      if (Refs(m) == 0) pinned_usage_.fetch_add(s->charge, std::memory_order_relaxed);
       return true;
     }
   }
@@ -113,6 +112,7 @@ void ClockShard::Free(Slot* s) {
   if (s->deleter != nullptr) (*s->deleter)(Slice(s->key_data(), s->key_size), s->value);
   usage_.fetch_sub(s->charge, std::memory_order_relaxed);
   if (s->standalone) {
+    standalone_usage_.fetch_sub(s->charge, std::memory_order_relaxed);
     delete s;
     return;
   }
@@ -200,10 +200,7 @@ Status ClockShard::Insert(const Slice& key, uint64_t hash, void* value, size_t c
   if (placed != nullptr) {
     FillSlot(placed, key, hash, value, charge, deleter, /*standalone=*/false);
     const uint64_t refs = handle != nullptr ? kRefOne : 0;
-    if (handle != nullptr) {
-      pinned_usage_.fetch_add(charge, std::memory_order_relaxed);
-      *handle = placed;
-    }
+    if (handle != nullptr) *handle = placed;
     placed->meta.store(kVisible | (InitialCountdown(priority) << kClockShift) | refs,
                        std::memory_order_release);
     return Status::OK();
@@ -213,7 +210,7 @@ Status ClockShard::Insert(const Slice& key, uint64_t hash, void* value, size_t c
     auto* s = new Slot;
     FillSlot(s, key, hash, value, charge, deleter, /*standalone=*/true);
     s->meta.store(kInvisible | kRefOne, std::memory_order_release);
-    pinned_usage_.fetch_add(charge, std::memory_order_relaxed);
+    standalone_usage_.fetch_add(charge, std::memory_order_relaxed);
     *handle = s;
     return Status::OK();
   }
@@ -253,8 +250,6 @@ void ClockShard::Ref(Slot* s) {
 }
 
 bool ClockShard::Release(Slot* s, bool erase_if_last_ref) {
-  // Read while our reference keeps the fields stable.
-  const size_t charge = s->charge;
   uint64_t m = s->meta.load(std::memory_order_acquire);
   for (;;) {
     assert(Refs(m) > 0);
@@ -264,7 +259,6 @@ bool ClockShard::Release(Slot* s, bool erase_if_last_ref) {
       // reference in between.
       if (s->meta.compare_exchange_weak(m, kConstruction, std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
-        pinned_usage_.fetch_sub(charge, std::memory_order_relaxed);
         Free(s);
         return true;
       }
@@ -272,7 +266,6 @@ bool ClockShard::Release(Slot* s, bool erase_if_last_ref) {
     }
     if (s->meta.compare_exchange_weak(m, m - kRefOne, std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
-      if (last) pinned_usage_.fetch_sub(charge, std::memory_order_relaxed);
       return false;
     }
   }
@@ -302,6 +295,26 @@ void ClockShard::SetCapacity(size_t capacity) {
 
 void ClockShard::SetStrictCapacityLimit(bool strict) {
   strict_capacity_limit_.store(strict, std::memory_order_relaxed);
+}
+
+size_t ClockShard::GetPinnedUsage() {
+  // Standalone entries are referenced for their whole life.
+  size_t total = standalone_usage_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < TableSize(); ++i) {
+    Slot* s = &slots_[i];
+    uint64_t m = s->meta.load(std::memory_order_acquire);
+    // Only visible and invisible entries have references; one more makes the charge safe
+    // to read, and our release frees the entry if its holders let go meanwhile.
+    while (Refs(m) > 0) {
+      if (s->meta.compare_exchange_weak(m, m + kRefOne, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+        total += s->charge;
+        Release(s, /*erase_if_last_ref=*/false);
+        break;
+      }
+    }
+  }
+  return total;
 }
 
 void ClockShard::EraseUnRefEntries() {

@@ -88,7 +88,10 @@ class alignas(64) ClockShard {
   void EraseUnRefEntries();
 
   size_t GetUsage() const { return usage_.load(std::memory_order_relaxed); }
-  size_t GetPinnedUsage() const { return pinned_usage_.load(std::memory_order_relaxed); }
+  // Visits every slot (taking a reference to each referenced entry to read its charge):
+  // no counter of pinned charge is kept, since every lookup and release would update it
+  // from every thread.
+  size_t GetPinnedUsage();
   size_t TableSize() const { return size_t{1} << length_bits_; }
   size_t OccupancyLimit() const { return occupancy_limit_; }
 
@@ -115,7 +118,7 @@ class alignas(64) ClockShard {
   std::atomic<size_t> capacity_{0};
   std::atomic<bool> strict_capacity_limit_{false};
   std::atomic<size_t> usage_{0};
-  std::atomic<size_t> pinned_usage_{0};
+  std::atomic<size_t> standalone_usage_{0};  // charge of the entries outside the table
   std::atomic<size_t> occupancy_{0};
   std::atomic<uint64_t> clock_hand_{0};
 };
