@@ -35,11 +35,10 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
       scheduler_(CompactionThreads(options_)),
-      write_thread_(
-          WaitOptionsOf(options_),
-          !options_.enable_pipelined_write && !options_.unordered_write
-              ? WriteThread::kCompanionWaitNanos
-              : 0),
+      write_thread_(WaitOptionsOf(options_),
+                    !options_.enable_pipelined_write && !options_.unordered_write
+                        ? WriteThread::kCompanionWaitNanos
+                        : 0),
       nonmem_write_thread_(WaitOptionsOf(options_)),
       memtable_blocks_(std::make_shared<ArenaBlockPool>(options_.write_buffer_size)) {
   stats_ = options_.statistics.get();

@@ -391,7 +391,7 @@ class DBImpl final : public DB {
   PreparedLogs prepared_logs_;
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
   WriteThread write_thread_;
-  WriteThread nonmem_write_thread_;           // two_write_queues: WAL-only writes
+  WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
   // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
   // worth; see util/arena.h for why).
   const std::shared_ptr<ArenaBlockPool> memtable_blocks_;

@@ -311,7 +311,8 @@ void WriteThread::WaitForMemtableWriters() {
   drain_waiters_.fetch_add(1);
   {
     MutexLock l(&memtable_mu_);
-    while (memtable_head_ != nullptr || pending_inserts_.load() != 0) memtable_cv_.Wait(&memtable_mu_);
+    while (memtable_head_ != nullptr || pending_inserts_.load() != 0)
+      memtable_cv_.Wait(&memtable_mu_);
   }
   drain_waiters_.fetch_sub(1);
 }

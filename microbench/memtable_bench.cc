@@ -31,7 +31,8 @@ std::vector<std::string> MakeKeys(size_t n, bool random_order) {
   }
   if (random_order) {
     Random rnd(301);
-    for (size_t i = n; i > 1; i--) std::swap(keys[i - 1], keys[rnd.Uniform(static_cast<uint32_t>(i))]);
+    for (size_t i = n; i > 1; i--)
+      std::swap(keys[i - 1], keys[rnd.Uniform(static_cast<uint32_t>(i))]);
   }
   return keys;
 }

@@ -25,9 +25,9 @@ bool ParseCompression(const std::string& s, CompressionType* type) {
   static const struct {
     const char* name;
     CompressionType type;
-  } kNames[] = {{"none", kNoCompression},   {"snappy", kSnappyCompression},
-                {"zlib", kZlibCompression}, {"bzip2", kBZip2Compression},
-                {"lz4", kLZ4Compression},   {"lz4hc", kLZ4HCCompression},
+  } kNames[] = {{"none", kNoCompression},       {"snappy", kSnappyCompression},
+                {"zlib", kZlibCompression},     {"bzip2", kBZip2Compression},
+                {"lz4", kLZ4Compression},       {"lz4hc", kLZ4HCCompression},
                 {"xpress", kXpressCompression}, {"zstd", kZSTD}};
   for (const auto& n : kNames) {
     if (strcasecmp(s.c_str(), n.name) == 0) {
@@ -43,8 +43,8 @@ bool BuildTableOptions(BlockBasedTableOptions* table, std::string* error) {
   if (FLAGS_cache_size > 0) {
     const auto capacity = static_cast<size_t>(FLAGS_cache_size);
     if (FLAGS_cache_type == "lru_cache") {
-      table->block_cache = NewLRUCache(capacity, FLAGS_cache_numshardbits, false,
-                                       FLAGS_cache_high_pri_pool_ratio);
+      table->block_cache =
+          NewLRUCache(capacity, FLAGS_cache_numshardbits, false, FLAGS_cache_high_pri_pool_ratio);
     } else if (FLAGS_cache_type == "hyper_clock_cache") {
       // As RocksDB's db_bench: the table is sized for entries of one block each.
       table->block_cache =
@@ -56,8 +56,9 @@ bool BuildTableOptions(BlockBasedTableOptions* table, std::string* error) {
       return false;
     }
     if (table->block_cache == nullptr) {
-      *error = "--cache_numshardbits must be below 20 and --cache_high_pri_pool_ratio in "
-               "[0, 1]";
+      *error =
+          "--cache_numshardbits must be below 20 and --cache_high_pri_pool_ratio in "
+          "[0, 1]";
       return false;
     }
   } else {
@@ -139,8 +140,7 @@ bool Benchmark::BuildOptions(std::string* error) {
   // As RocksDB's db_bench: 2 MiB pages from the reserved huge-page pool when asked.
   options_.memtable_huge_page_size = FLAGS_memtable_use_huge_page ? (size_t{2} << 20) : 0;
   if (!ApplyOptionFlags(OptionStruct::kDB, static_cast<DBOptions*>(&options_), error) ||
-      !ApplyOptionFlags(OptionStruct::kCF, static_cast<ColumnFamilyOptions*>(&options_),
-                        error)) {
+      !ApplyOptionFlags(OptionStruct::kCF, static_cast<ColumnFamilyOptions*>(&options_), error)) {
     return false;
   }
   if (FLAGS_statistics) {

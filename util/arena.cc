@@ -89,8 +89,8 @@ char* Arena::AllocateFallback(size_t bytes) {
 
 char* Arena::MapHugeTlb(size_t bytes) {
 #ifdef MAP_HUGETLB
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+                 -1, 0);
   if (p != MAP_FAILED) return static_cast<char*>(p);
 #else
   (void)bytes;

@@ -102,4 +102,16 @@ class SCOPED_CAPABILITY WriterMutexLock {
   SharedMutex* const mu_;
 };
 
+// Holds a SharedMutex in shared mode for the scope.
+class SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex* mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_->LockShared(); }
+  ~ReaderMutexLock() RELEASE() { mu_->UnlockShared(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
 }  // namespace shale

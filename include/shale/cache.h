@@ -148,8 +148,8 @@ struct HyperClockCacheOptions {
   // capacity or the table. Default: false.
   bool strict_capacity_limit = false;
 
-  HyperClockCacheOptions(size_t _capacity, size_t _estimated_entry_charge,
-                         int _num_shard_bits = -1, bool _strict_capacity_limit = false)
+  HyperClockCacheOptions(size_t _capacity, size_t _estimated_entry_charge, int _num_shard_bits = -1,
+                         bool _strict_capacity_limit = false)
       : capacity(_capacity),
         estimated_entry_charge(_estimated_entry_charge),
         num_shard_bits(_num_shard_bits),

@@ -90,7 +90,8 @@ TEST_F(DBStatisticsTest, FlushAndCompactionTickers) {
   // Two files holding the same keys: compacting them drops the older versions.
   for (int round = 0; round < 2; round++) {
     for (int i = 0; i < 500; i++) {
-      ASSERT_OK(db_->Put(WriteOptions(), "key" + std::to_string(i), Incompressible(round * 1000 + i, 100)));
+      ASSERT_OK(db_->Put(WriteOptions(), "key" + std::to_string(i),
+                         Incompressible(round * 1000 + i, 100)));
     }
     ASSERT_OK(db_->Flush(FlushOptions()));
   }
@@ -121,14 +122,15 @@ TEST_F(DBStatisticsTest, BlockCacheAndFilterTickers) {
   }
   ASSERT_OK(db_->Flush(FlushOptions()));
   std::string v;
-  for (int i = 0; i < 2000; i += 10) ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
+  for (int i = 0; i < 2000; i += 10)
+    ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
   EXPECT_GT(Ticker(BLOCK_CACHE_DATA_MISS), 0u);
   EXPECT_GT(Ticker(BLOCK_CACHE_DATA_ADD), 0u);
   const uint64_t hits = Ticker(BLOCK_CACHE_DATA_HIT);
-  for (int i = 0; i < 2000; i += 10) ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
+  for (int i = 0; i < 2000; i += 10)
+    ASSERT_OK(db_->Get(ReadOptions(), "key" + std::to_string(i), &v));
   EXPECT_GT(Ticker(BLOCK_CACHE_DATA_HIT), hits);
-  EXPECT_EQ(Ticker(BLOCK_CACHE_HIT), Ticker(BLOCK_CACHE_DATA_HIT) +
-                                         Ticker(BLOCK_CACHE_INDEX_HIT) +
+  EXPECT_EQ(Ticker(BLOCK_CACHE_HIT), Ticker(BLOCK_CACHE_DATA_HIT) + Ticker(BLOCK_CACHE_INDEX_HIT) +
                                          Ticker(BLOCK_CACHE_FILTER_HIT));
   // Keys that are not there but inside the file's key range: the filter answers for
   // almost all of them.

@@ -9,18 +9,6 @@ namespace shale {
 
 namespace {
 
-// Holds a SharedMutex in shared mode for the scope.
-class SCOPED_CAPABILITY ReaderLock {
- public:
-  explicit ReaderLock(SharedMutex* mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_->LockShared(); }
-  ~ReaderLock() RELEASE() { mu_->UnlockShared(); }
-  ReaderLock(const ReaderLock&) = delete;
-  ReaderLock& operator=(const ReaderLock&) = delete;
-
- private:
-  SharedMutex* const mu_;
-};
-
 // Sequences fill 56 bits (kMaxSequenceNumber): a slot's word keeps 8 + index bits for
 // the distance from prepare to commit.
 constexpr int kSequenceBits = 56;
@@ -163,7 +151,7 @@ SequenceNumber WritePreparedVisibility::SmallestUncommitted() const {
   // at most published + 1, that prepare is still asked about.
   SequenceNumber smallest = kMaxSequenceNumber;
   if (hooks_.last_published) smallest = hooks_.last_published() + 1;
-  ReaderLock l(&prepared_mu_);
+  ReaderMutexLock l(&prepared_mu_);
   if (!delayed_prepared_.empty()) smallest = *delayed_prepared_.begin();
   if (!prepared_.empty()) smallest = std::min(smallest, prepared_.top());
   return smallest;
@@ -243,7 +231,7 @@ void WritePreparedVisibility::CheckAgainstSnapshots(const CommitEntry& e) {
     if (!RecordIfStraddling(e, snap, /*next_is_larger=*/false)) break;
   }
   if (total <= snapshot_cache_size_ || !search_beyond) return;
-  ReaderLock l(&snapshots_mu_);
+  ReaderMutexLock l(&snapshots_mu_);
   for (size_t i = snapshot_cache_size_; i < snapshots_.size(); i++) {
     if (!RecordIfStraddling(e, snapshots_[i], /*next_is_larger=*/true)) break;
   }
@@ -293,7 +281,7 @@ bool WritePreparedVisibility::IsInSnapshot(SequenceNumber prep_seq, SequenceNumb
     // Neither in the cache nor ever evicted from it: still in flight.
     if (max_ub < prep_seq) return false;
     if (!delayed_was_empty) {
-      ReaderLock l(&prepared_mu_);
+      ReaderMutexLock l(&prepared_mu_);
       if (delayed_prepared_.count(prep_seq) != 0) {
         auto it = delayed_prepared_commits_.find(prep_seq);
         return it != delayed_prepared_commits_.end() && it->second <= snapshot_seq;
@@ -314,7 +302,7 @@ bool WritePreparedVisibility::InOldSnapshot(SequenceNumber prep_seq, SequenceNum
   // The snapshot is at or below the maximum: an evicted commit may straddle it, and the
   // old-commit map says which did.
   if (!old_commit_map_empty_.load(std::memory_order_acquire)) {
-    ReaderLock l(&old_commit_mu_);
+    ReaderMutexLock l(&old_commit_mu_);
     auto it = old_commit_map_.find(snapshot_seq);
     if (it != old_commit_map_.end()) {
       return !std::binary_search(it->second.begin(), it->second.end(), prep_seq);
@@ -328,13 +316,13 @@ bool WritePreparedVisibility::InOldSnapshot(SequenceNumber prep_seq, SequenceNum
 // ---- For tests.
 
 size_t WritePreparedVisibility::TEST_DelayedPreparedCount() const {
-  ReaderLock l(&prepared_mu_);
+  ReaderMutexLock l(&prepared_mu_);
   return delayed_prepared_.size();
 }
 
 bool WritePreparedVisibility::TEST_InOldCommitMap(SequenceNumber snapshot_seq,
                                                   SequenceNumber prep_seq) const {
-  ReaderLock l(&old_commit_mu_);
+  ReaderMutexLock l(&old_commit_mu_);
   auto it = old_commit_map_.find(snapshot_seq);
   return it != old_commit_map_.end() &&
          std::binary_search(it->second.begin(), it->second.end(), prep_seq);
