@@ -30,11 +30,13 @@ WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
 
 }  // namespace
 
-DBImpl::DBImpl(const Options& options, const std::string& dbname)
+DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch)
     : dbname_(dbname),
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
       scheduler_(CompactionThreads(options_)),
+      seq_per_batch_(seq_per_batch),
+      main_queue_publishes_(!(seq_per_batch && options_.two_write_queues)),
       write_thread_(WaitOptionsOf(options_),
                     !options_.enable_pipelined_write && !options_.unordered_write
                         ? WriteThread::kCompanionWaitNanos

@@ -28,6 +28,7 @@
 #include "db/compaction_picker.h"
 #include "db/internal_stats.h"
 #include "db/log_writer.h"
+#include "db/pre_release_callback.h"
 #include "db/prepared_logs.h"
 #include "db/snapshot_impl.h"
 #include "db/table_cache.h"
@@ -59,7 +60,12 @@ int CompactionThreads(const Options& options);
 
 class DBImpl final : public DB {
  public:
-  DBImpl(const Options& options, const std::string& dbname);
+  // seq_per_batch: the WritePrepared write policy's numbering (db/sub_batch.h), which
+  // recovery must know before it replays the WAL.
+  DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch = false);
+  // DB::Open, with seq_per_batch as above (utilities/transactions/ opens a WritePrepared DB).
+  static Status Open(const Options& options, const std::string& dbname, bool seq_per_batch,
+                     DB** dbptr);
   ~DBImpl() override;
 
   Status Close() override;
@@ -151,10 +157,15 @@ class DBImpl final : public DB {
   //              txn_batch's (the prepared ones, not logged again), numbered on from
   //              `batch`'s. prep_log: the WAL holding the prepare, kept until the memtable
   //              these records go to is flushed.
+  // With seq_per_batch (WritePrepared) instead: a prepare goes to the memtable too, under
+  // its own numbers; every write takes one number per sub-batch, a wal_only one exactly one
+  // (with the WAL off: a commit that only takes its number); there is no txn_batch.
+  // pre_release: called with the numbers before they can be published.
   // *log_used (may be null): the WAL the batch went to. *seq_used (may be null): the first
-  // sequence of the write's records (wal_only: the last sequence published before it).
+  // sequence of the write's records (a write that takes none: the last one published).
   struct TxnWrite {
     bool wal_only = false;
+    PreReleaseCallback* pre_release = nullptr;  // db/pre_release_callback.h
     const WriteBatch* txn_batch = nullptr;
     uint64_t prep_log = 0;
     uint64_t* log_used = nullptr;
@@ -227,15 +238,15 @@ class DBImpl final : public DB {
   // record, one sync), and assigns each member its sequence and memtable. On error the
   // group is formed but nothing of it is logged or allocated.
   Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
-  // Appends record (group's batches) to the WAL (syncing if asked), numbering it from
-  // last_allocated_ + 1 (*first) and allocating count sequences once it is logged; under
-  // log_mutex_ with two write queues. *log_number: the WAL's; each member learns it, and
-  // the WAL of a prepare is counted in prepared_logs_.
-  Status AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
-                     uint64_t* log_number, const WriteThread::WriteGroup* group);
+  // Numbers group's writers from last_allocated_ + 1 (Writer::sequence, last_sequence),
+  // logs them unless the group's WAL is off (record: the group's one record; null with
+  // seq_per_batch, where each writer logs its own), syncs if asked, then allocates the
+  // count numbers, tells each member its WAL (a prepare's is counted in prepared_logs_)
+  // and runs its PreReleaseCallback. Under log_mutex_ with two write queues.
+  Status LogAndAllocate(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count);
   // The same, by the only appender: log_mutex_ held, or a single queue's WAL leader.
-  Status AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
-                              uint64_t* log_number, const WriteThread::WriteGroup* group);
+  Status LogAndAllocateExclusive(WriteThread::WriteGroup* group, WriteBatch* record,
+                                 uint64_t count);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
   // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
@@ -387,6 +398,10 @@ class DBImpl final : public DB {
   // logged). Published: what new reads and snapshots see (see db_impl_write.cc).
   std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};
+  // WritePrepared (set at open): numbers per sub-batch (db/sub_batch.h); with two write
+  // queues only the second queue's commits publish.
+  const bool seq_per_batch_;
+  const bool main_queue_publishes_;
   // Two-phase commit: WALs holding unresolved prepares, and those recovery found.
   PreparedLogs prepared_logs_;
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);

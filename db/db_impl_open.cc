@@ -219,7 +219,7 @@ Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
 Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                                SequenceNumber* max_sequence) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
-  WalReplayer replayer(options_.allow_2pc, versions_->LogNumber());
+  WalReplayer replayer(options_.allow_2pc, seq_per_batch_, versions_->LogNumber());
   MemTable* mem = nullptr;
   Status s;
   // kPointInTimeRecovery: after damage (a corrupted record, or an incomplete one at the
@@ -356,6 +356,11 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
 }
 
 Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
+  return DBImpl::Open(options, name, /*seq_per_batch=*/false, dbptr);
+}
+
+Status DBImpl::Open(const Options& options, const std::string& name, bool seq_per_batch,
+                    DB** dbptr) {
   *dbptr = nullptr;
   if (options.table_factory != nullptr &&
       std::string(options.table_factory->Name()) != BlockBasedTableFactory::kClassName) {
@@ -367,7 +372,7 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
   std::vector<std::string> clamped;
   if (Status s = SanitizeAndValidateAtOpen(&checked, &clamped); !s.ok()) return s;
   if (Status s = ValidateWriteModes(checked); !s.ok()) return s;
-  auto impl = std::make_unique<DBImpl>(checked, name);
+  auto impl = std::make_unique<DBImpl>(checked, name, seq_per_batch);
   impl->LogOptionsAtOpen();
   for (const std::string& line : clamped) SHALE_LOG_WARN(impl->info_log_, "%s", line.c_str());
   Status s;

@@ -73,7 +73,9 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_
   w.batch = batch;
   w.wal_only = disable_memtable;
   // A malformed batch fails here, for its own writer only, before it reaches the WAL.
-  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/false, &w.has_merge);
+  uint64_t sub_batches = 0;
+  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/false, &w.has_merge,
+                                                  seq_per_batch_ ? &sub_batches : nullptr);
   if (!s.ok()) return s;
   if (disable_memtable) {
     if (WriteBatchInternal::Count(batch) != 0) {
@@ -82,7 +84,8 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_
   } else if (WriteBatchInternal::Count(batch) == 0) {
     return Status::OK();  // nothing to apply
   }
-  w.seq_count = disable_memtable ? 0 : WriteBatchInternal::Count(batch);
+  w.keys = disable_memtable ? 0 : WriteBatchInternal::Count(batch);
+  w.seq_count = seq_per_batch_ ? sub_batches : w.keys;
   return RunWriter(o, &w);
 }
 
@@ -91,20 +94,34 @@ Status DBImpl::WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite
   Writer w;
   w.batch = batch;
   w.wal_only = t.wal_only;
-  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/true, &w.has_merge);
+  w.pre_release = t.pre_release;
+  uint64_t sub_batches = 0;
+  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/true, &w.has_merge,
+                                                  seq_per_batch_ ? &sub_batches : nullptr);
   if (!s.ok()) return s;
   w.prepares = batch->HasBeginPrepare();
   if (w.prepares && !options_.allow_2pc) {
     return Status::NotSupported("a prepared transaction needs allow_2pc (TransactionDB)");
   }
-  if (t.wal_only) {
+  if (seq_per_batch_) {
+    // WritePrepared: a prepare's records go to the memtable at once; a commit inserts
+    // nothing more; every write takes a number per sub-batch, a marker one.
+    if (t.txn_batch != nullptr) {
+      return Status::NotSupported("a WritePrepared commit inserts no prepared records");
+    }
+    if (t.wal_only && WriteBatchInternal::Count(batch) != 0) {
+      return Status::InvalidArgument("a write that inserts nothing may hold no keys");
+    }
+    w.keys = t.wal_only ? 0 : WriteBatchInternal::Count(batch);
+    w.seq_count = sub_batches;
+  } else if (t.wal_only) {
     if (t.txn_batch != nullptr) return Status::InvalidArgument("a WAL-only write inserts nothing");
     if (WriteBatchInternal::Count(batch) != 0 && !w.prepares) {
       return Status::InvalidArgument("a WAL-only write holds keys only in a prepared section");
     }
   } else {
     if (w.prepares) return Status::InvalidArgument("a prepared section is written WAL-only");
-    w.seq_count = WriteBatchInternal::Count(batch);
+    w.keys = WriteBatchInternal::Count(batch);
     if (t.txn_batch != nullptr) {
       bool txn_merge = false;
       s = WriteBatchInternal::ValidateForWrite(t.txn_batch, /*txn_markers=*/false, &txn_merge);
@@ -112,13 +129,14 @@ Status DBImpl::WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite
       w.has_merge = w.has_merge || txn_merge;
       w.txn_batch = t.txn_batch;
       w.prep_log = t.prep_log;
-      w.seq_count += WriteBatchInternal::Count(t.txn_batch);
+      w.keys += WriteBatchInternal::Count(t.txn_batch);
     }
+    w.seq_count = w.keys;
   }
   s = RunWriter(o, &w);
   if (t.log_used != nullptr) *t.log_used = w.log_used;
   if (t.seq_used != nullptr) {
-    *t.seq_used = w.wal_only ? last_published_.load(std::memory_order_acquire) : w.sequence;
+    *t.seq_used = w.seq_count == 0 ? last_published_.load(std::memory_order_acquire) : w.sequence;
   }
   return s;
 }
@@ -133,7 +151,10 @@ Status DBImpl::RunWriter(const WriteOptions& o, Writer* writer) {
   w.no_slowdown = o.no_slowdown;
   Status s;
   if (w.wal_only) {
-    if (o.disableWAL) return Status::InvalidArgument("a WAL-only write needs the WAL");
+    // Only a write that takes a number has a use without the WAL.
+    if (o.disableWAL && w.seq_count == 0) {
+      return Status::InvalidArgument("a WAL-only write needs the WAL");
+    }
     if (options_.two_write_queues) return WriteWalOnly(&w);
   } else if (w.txn_batch != nullptr && o.disableWAL) {
     // The commit marker is what makes the prepared records part of the DB at recovery.
@@ -202,8 +223,9 @@ Status DBImpl::UnorderedWriteImpl(Writer* w) {
     return s;
   }
   // Visible before the inserts are done: unordered_write's trade (options.h). Counted as
-  // pending first, so a memtable switch after this group waits for the inserts.
-  last_published_.store(group.last_sequence, std::memory_order_release);
+  // pending first, so a memtable switch after this group waits for the inserts. (With
+  // WritePrepared, the second queue's commits publish, once the inserts are done.)
+  if (main_queue_publishes_) last_published_.store(group.last_sequence, std::memory_order_release);
   write_thread_.BeginUnorderedInserts(group.size);
   write_thread_.ExitWalStage(&group);
   write_thread_.LaunchParallelWriters(&group);
@@ -227,27 +249,30 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   }
 
   uint64_t count = 0;
-  group->ForEach([&](Writer* m) { count += m->seq_count; });
+  uint64_t keys = 0;
+  group->ForEach([&](Writer* m) {
+    count += m->seq_count;
+    keys += m->keys;
+  });
 
   InternalStats& stats = *internal_stats_;
   stats.writes.fetch_add(group->size, std::memory_order_relaxed);
-  stats.keys_written.fetch_add(count, std::memory_order_relaxed);
+  stats.keys_written.fetch_add(keys, std::memory_order_relaxed);
   stats.bytes_written.fetch_add(group->bytes, std::memory_order_relaxed);
   stats.write_done_by_self.fetch_add(1, std::memory_order_relaxed);
   stats.write_done_by_other.fetch_add(group->size - 1, std::memory_order_relaxed);
-  RecordTick(stats_, NUMBER_KEYS_WRITTEN, count);
+  RecordTick(stats_, NUMBER_KEYS_WRITTEN, keys);
   RecordTick(stats_, BYTES_WRITTEN, group->bytes);
   RecordTick(stats_, WRITE_DONE_BY_SELF);
   if (group->size > 1) RecordTick(stats_, WRITE_DONE_BY_OTHER, group->size - 1);
   RecordInHistogram(stats_, BYTES_PER_WRITE, group->bytes);
 
-  SequenceNumber first;
-  if (leader->disable_wal) {
-    first = last_allocated_.fetch_add(count, std::memory_order_relaxed) + 1;
-  } else {
-    // One WAL record for the group: the leader's batch when alone, else a concatenation
-    // (group_batch_ belongs to the WAL leader of the main queue; it keeps its capacity).
-    WriteBatch* record = leader->batch;
+  // One WAL record for the group: the leader's batch when alone, else a concatenation
+  // (group_batch_ belongs to the WAL leader of the main queue; it keeps its capacity).
+  // Numbered per sub-batch, each writer logs its own record (see LogAndAllocate).
+  WriteBatch* record = nullptr;
+  if (!leader->disable_wal && !seq_per_batch_) {
+    record = leader->batch;
     if (group->size > 1) {
       record = &group_batch_;
       record->Clear();
@@ -255,64 +280,82 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
       group->ForEach(
           [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
     }
-    uint64_t log_number = 0;
-    s = AppendToWal(record, leader->sync, count, &first, &log_number, group);
+  }
+  s = LogAndAllocate(group, record, count);
+  if (!leader->disable_wal) {
     stats.write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
     RecordTick(stats_, WRITE_WITH_WAL, group->size);
-    if (!s.ok()) {
-      // The WAL may hold a partial record: nothing after it may be acknowledged.
-      DbLock l(this);
-      RecordBackgroundError(s);
-      return s;
-    }
+  }
+  if (!s.ok()) {
+    // The WAL may hold a partial record: nothing after it may be acknowledged.
+    DbLock l(this);
+    RecordBackgroundError(s);
+    return s;
   }
 
   // Only a WAL leader switches memtables, and it first waits for every group's inserts:
   // the active memtable stays the one these sequences go to until they are in.
   MemTable* mem = default_cf_->mem_for_wal_leader();
-  SequenceNumber next = first;
-  group->ForEach([&](Writer* m) {
-    m->sequence = next;
-    m->mem = mem;
-    next += m->seq_count;
-  });
-  group->last_sequence = next - 1;
+  group->ForEach([&](Writer* m) { m->mem = mem; });
   return Status::OK();
 }
 
-Status DBImpl::AppendToWal(WriteBatch* record, bool sync, uint64_t count, SequenceNumber* first,
-                           uint64_t* log_number, const WriteGroup* group) {
+Status DBImpl::LogAndAllocate(WriteGroup* group, WriteBatch* record, uint64_t count) {
   // With one queue, its WAL leader is the only appender (and the one that switches WALs).
-  if (!options_.two_write_queues) {
-    return AppendToWalExclusive(record, sync, count, first, log_number, group);
-  }
+  if (!options_.two_write_queues) return LogAndAllocateExclusive(group, record, count);
   MutexLock log_lock(&log_mutex_);
-  return AppendToWalExclusive(record, sync, count, first, log_number, group);
+  return LogAndAllocateExclusive(group, record, count);
 }
 
-Status DBImpl::AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t count,
-                                    SequenceNumber* first, uint64_t* log_number,
-                                    const WriteGroup* group) {
-  *log_number = log_->log_number();
-  *first = last_allocated_.load(std::memory_order_relaxed) + 1;
-  WriteBatchInternal::SetSequence(record, *first);
-  const Slice contents = WriteBatchInternal::Contents(record);
-  Status s = log_->AddRecord(contents);
-  internal_stats_->wal_bytes.fetch_add(contents.size(), std::memory_order_relaxed);
-  RecordTick(stats_, WAL_FILE_BYTES, contents.size());
-  if (s.ok() && sync) {
+Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, uint64_t count) {
+  const bool wal = !group->leader->disable_wal;
+  const SequenceNumber first = last_allocated_.load(std::memory_order_relaxed) + 1;
+  SequenceNumber next = first;
+  group->ForEach([&](Writer* m) {
+    m->sequence = next;
+    next += m->seq_count;
+  });
+  group->last_sequence = next - 1;
+
+  Status s;
+  const uint64_t log_number = wal ? log_->log_number() : 0;
+  size_t logged = 0;
+  auto append = [&](WriteBatch* batch, SequenceNumber seq) {
+    WriteBatchInternal::SetSequence(batch, seq);
+    const Slice contents = WriteBatchInternal::Contents(batch);
+    logged += contents.size();
+    return log_->AddRecord(contents);
+  };
+  if (wal && record != nullptr) {
+    s = append(record, first);
+  } else if (wal) {
+    // Numbered per sub-batch, a concatenation would hide where each writer's numbering
+    // starts (recovery recounts sub-batches from it): each writer logs its own record.
+    group->ForEach([&](Writer* m) {
+      if (s.ok()) s = append(m->batch, m->sequence);
+    });
+  }
+  if (logged > 0) {
+    internal_stats_->wal_bytes.fetch_add(logged, std::memory_order_relaxed);
+    RecordTick(stats_, WAL_FILE_BYTES, logged);
+  }
+  if (s.ok() && wal && group->leader->sync) {
     StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
     s = log_->Sync(options_.use_fsync);
     internal_stats_->wal_syncs.fetch_add(1, std::memory_order_relaxed);
     RecordTick(stats_, WAL_FILE_SYNCED);
   }
-  // Allocated only once logged, under the same lock: WAL order is sequence order.
-  if (s.ok()) last_allocated_.store(*first + count - 1, std::memory_order_relaxed);
+  if (!s.ok()) return s;
+  // Allocated only once logged, under the same lock: WAL order is sequence order. (A
+  // group that takes no numbers stores nothing, so it cannot undo another's allocation.)
+  if (count > 0) last_allocated_.store(first + count - 1, std::memory_order_relaxed);
   // A prepare's WAL is kept from here on: no memtable switch (which needs this thread's
-  // queue, or log_mutex_) can retire it before it is counted.
+  // queue, or log_mutex_) can retire it before it is counted. The callbacks run before any
+  // of these numbers can be published (db/pre_release_callback.h).
   group->ForEach([&](Writer* m) {
-    m->log_used = s.ok() ? *log_number : 0;
-    if (s.ok() && m->prepares) prepared_logs_.Add(*log_number);
+    m->log_used = log_number;
+    if (wal && m->prepares) prepared_logs_.Add(log_number);
+    if (m->pre_release != nullptr) m->pre_release->Callback(m->sequence, m->seq_count, log_number);
   });
   return s;
 }
@@ -320,13 +363,15 @@ Status DBImpl::AppendToWalExclusive(WriteBatch* record, bool sync, uint64_t coun
 void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
   if (w->wal_only) return;  // logged only (a prepare or a marker)
   if (test_before_insert_) test_before_insert_();
-  w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent, this);
+  w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent,
+                                             seq_per_batch_, this);
   if (w->status.ok() && w->txn_batch != nullptr) {
     // Before the commit returns and the prepare is resolved: its WAL then stays until this
     // memtable is flushed.
     w->mem->RefLogContainingPrepSection(w->prep_log);
-    w->status = WriteBatchInternal::InsertInto(
-        w->txn_batch, w->sequence + WriteBatchInternal::Count(w->batch), w->mem, concurrent, this);
+    w->status = WriteBatchInternal::InsertInto(w->txn_batch,
+                                               w->sequence + WriteBatchInternal::Count(w->batch),
+                                               w->mem, concurrent, /*seq_per_batch=*/false, this);
   }
 }
 
@@ -337,11 +382,11 @@ void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
   group->ForEachInBatch([&](Writer* m) {
     if (failed.ok() && !m->status.ok()) failed = m->status;
   });
-  if (failed.ok()) {
-    last_published_.store(group->batch_last->last_sequence, std::memory_order_release);
-  } else {
+  if (!failed.ok()) {
     DbLock l(this);
     RecordBackgroundError(failed);
+  } else if (main_queue_publishes_) {
+    last_published_.store(group->batch_last->last_sequence, std::memory_order_release);
   }
   write_thread_.ExitGroup(group, self);
 }
@@ -357,19 +402,27 @@ Status DBImpl::WriteWalOnly(Writer* w) {
     s = bg_error_;
   }
   if (s.ok()) {
+    uint64_t count = 0;  // numbered per sub-batch, a commit takes one; else none
+    group.ForEach([&](Writer* m) { count += m->seq_count; });
     WriteBatch merged;
-    WriteBatch* record = w->batch;
-    if (group.size > 1) {
-      record = &merged;
-      group.ForEach(
-          [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
+    WriteBatch* record = nullptr;
+    if (!w->disable_wal && !seq_per_batch_) {
+      record = w->batch;
+      if (group.size > 1) {
+        record = &merged;
+        group.ForEach([&](Writer* m) {
+          WriteBatchInternal::Append(record, m->batch).PermitUncheckedError();
+        });
+      }
     }
-    SequenceNumber first;  // the next sequence; a WAL-only batch consumes none
-    uint64_t log_number = 0;
-    s = AppendToWal(record, w->sync, /*count=*/0, &first, &log_number, &group);
+    s = LogAndAllocate(&group, record, count);
     if (!s.ok()) {
       DbLock l(this);
       RecordBackgroundError(s);
+    } else if (!main_queue_publishes_) {
+      // WritePrepared with two queues: the commits publish, in the order they were
+      // numbered (one group at a time), their callbacks having run.
+      last_published_.store(group.last_sequence, std::memory_order_release);
     }
   }
   group.ForEach([&](Writer* m) { m->status = s; });

@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "db/sub_batch.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
 #include "util/dbformat.h"
@@ -14,9 +15,10 @@ namespace shale {
 class WalReplayer::Pass : public WriteBatch::Handler {
  public:
   Pass(WalReplayer* r, bool apply, uint64_t log, MemTable* mem, SequenceNumber seq)
-      : r_(r), apply_(apply), log_(log), mem_(mem), seq_(seq) {}
+      : r_(r), apply_(apply), log_(log), mem_(mem), first_(seq), seq_(seq) {}
 
-  SequenceNumber next_seq() const { return seq_; }
+  // Numbered per sub-batch, a batch takes at least one number (db/sub_batch.h).
+  SequenceNumber next_seq() const { return r_->seq_per_batch_ ? seq_ + 1 : seq_; }
   bool in_prepare() const { return in_prepare_; }
 
   Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
@@ -39,7 +41,11 @@ class WalReplayer::Pass : public WriteBatch::Handler {
     }
     if (in_prepare_)
       return Status::Corruption("WAL batch", "BeginPrepare inside a prepared section");
+    if (r_->seq_per_batch_ && (records_ > 0 || sections_ > 0)) {
+      return Status::Corruption("WAL batch", "a WritePrepared prepare shares its record");
+    }
     in_prepare_ = true;
+    sections_++;
     section_.Clear();
     return Status::OK();
   }
@@ -57,6 +63,10 @@ class WalReplayer::Pass : public WriteBatch::Handler {
       t.log_number = log_;
       t.batch = std::move(section_);
       section_.Clear();
+      if (r_->seq_per_batch_) {
+        t.prepare_seq = first_;
+        t.sub_batches = seq_ - first_ + 1;
+      }
     }
     return Status::OK();
   }
@@ -64,6 +74,11 @@ class WalReplayer::Pass : public WriteBatch::Handler {
   Status MarkCommit(const Slice& xid) override {
     if (in_prepare_) return Status::Corruption("WAL batch", "Commit inside a prepared section");
     auto it = r_->prepared_.find(xid.ToString());
+    if (r_->seq_per_batch_) {
+      // The prepared records went to the memtable at Prepare: the commit only resolves.
+      if (apply_ && it != r_->prepared_.end()) r_->prepared_.erase(it);
+      return Status::OK();
+    }
     if (it == r_->prepared_.end()) {
       if (r_->allow_2pc_ && r_->AppliesRecordsOf(log_)) {
         // The commit's memtable was never flushed, so the prepare's WAL had to be kept.
@@ -95,15 +110,26 @@ class WalReplayer::Pass : public WriteBatch::Handler {
       return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
                                      ", which does not exist");
     }
+    if (r_->seq_per_batch_) {
+      if (sections_ > 0 && !in_prepare_) {
+        return Status::Corruption("WAL batch", "records after a WritePrepared prepare");
+      }
+      records_++;
+      if (splitter_.StartsNew(key)) seq_++;
+      if (in_prepare_ && apply_) {
+        // Kept to rebuild the transaction, and applied now as the live prepare was.
+        Status s = Keep(type, key, value);
+        if (!s.ok()) return s;
+      }
+      if (apply_ && mem_ != nullptr && r_->AppliesRecordsOf(log_)) {
+        mem_->Add(seq_, type, key, value);
+      }
+      return Status::OK();
+    }
     if (in_prepare_) {
       // Kept for the commit; a prepared record takes no sequence number.
       if (!apply_) return Status::OK();
-      switch (type) {
-        case kTypeValue: return section_.Put(key, value);
-        case kTypeDeletion: return section_.Delete(key);
-        case kTypeSingleDeletion: return section_.SingleDelete(key);
-        default: return section_.Merge(key, value);
-      }
+      return Keep(type, key, value);
     }
     if (apply_ && mem_ != nullptr && r_->AppliesRecordsOf(log_)) {
       mem_->Add(seq_, type, key, value);
@@ -112,12 +138,27 @@ class WalReplayer::Pass : public WriteBatch::Handler {
     return Status::OK();
   }
 
+  // A prepared record, kept for the recovered transaction.
+  Status Keep(ValueType type, const Slice& key, const Slice& value) {
+    switch (type) {
+      case kTypeValue: return section_.Put(key, value);
+      case kTypeDeletion: return section_.Delete(key);
+      case kTypeSingleDeletion: return section_.SingleDelete(key);
+      default: return section_.Merge(key, value);
+    }
+  }
+
   WalReplayer* const r_;
   const bool apply_;
   const uint64_t log_;
   MemTable* const mem_;
+  const SequenceNumber first_;
   SequenceNumber seq_;
   bool in_prepare_ = false;
+  // seq_per_batch: records and prepared sections seen, and the sub-batch numbering.
+  uint64_t records_ = 0;
+  int sections_ = 0;
+  SubBatchSplitter splitter_;
   WriteBatch section_;
   std::set<std::string> names_;  // prepared in this batch
 };

@@ -12,6 +12,13 @@
 // markers (allow_2pc keeps them while they matter): their records, and the records of a
 // commit logged in them, are already in SST files.
 //
+// WritePrepared (seq_per_batch) logs otherwise: one record per write, numbered per
+// sub-batch (db/sub_batch.h); a prepare is a record of its own, BeginPrepare, the records,
+// EndPrepare(name), whose records went to the memtable at once and so are applied at once
+// too; Commit(name) and Rollback(name) take a number each and only resolve it (a
+// rollback's restoring records come before its marker, applied as any others). A commit
+// of a name no kept WAL prepared is passed over: its prepare's records are in SST files.
+//
 // Thread safety: one thread.
 #pragma once
 
@@ -31,6 +38,9 @@ class MemTable;
 struct RecoveredTransaction {
   uint64_t log_number = 0;  // the WAL holding the prepare
   WriteBatch batch;         // the prepared records (no markers)
+  // seq_per_batch: the prepare's numbers, prepare_seq .. prepare_seq + sub_batches - 1.
+  SequenceNumber prepare_seq = 0;
+  uint64_t sub_batches = 0;
 };
 
 class WalReplayer {
@@ -39,7 +49,10 @@ class WalReplayer {
   // NotSupported (RocksDB's message: the WAL needs TransactionDB::Open). min_data_log: the
   // MANIFEST's log number.
   WalReplayer(bool allow_2pc, uint64_t min_data_log)
-      : allow_2pc_(allow_2pc), min_data_log_(min_data_log) {}
+      : WalReplayer(allow_2pc, /*seq_per_batch=*/false, min_data_log) {}
+  // seq_per_batch: the WAL of a WritePrepared DB (above).
+  WalReplayer(bool allow_2pc, bool seq_per_batch, uint64_t min_data_log)
+      : allow_2pc_(allow_2pc), seq_per_batch_(seq_per_batch), min_data_log_(min_data_log) {}
 
   // True if records read from WAL `log` go to the memtable (else only markers matter).
   bool AppliesRecordsOf(uint64_t log) const { return log >= min_data_log_; }
@@ -47,15 +60,15 @@ class WalReplayer {
   // Applies batch, read from WAL `log`, to mem (which may be null when
   // !AppliesRecordsOf(log)), numbering its records from the batch's sequence upward:
   // PutLogData blobs and prepared records take no number, a commit's prepared records take
-  // theirs at its marker. *next_seq gets the number after the last one taken (the batch's
-  // sequence if none was). The whole batch is checked first and nothing is applied when it
-  // is malformed (Corruption), numbers records past kMaxSequenceNumber (Corruption),
-  // names a column family other than 0 (InvalidArgument), holds
-  // a prepared section without allow_2pc (NotSupported), nests or leaves open a prepared
-  // section, prepares a name still open, or (allow_2pc) commits in a WAL whose records are
-  // replayed a transaction no kept WAL prepared: its records would be lost (Corruption).
-  // A Commit or Rollback of an unknown name in an older WAL, or without allow_2pc, is
-  // passed over, as RocksDB's recovery does.
+  // theirs at its marker (seq_per_batch: as above). *next_seq gets the number after the
+  // last one taken (the batch's sequence if none was). The whole batch is checked first and nothing
+  // is applied when it is malformed (Corruption), numbers records past kMaxSequenceNumber
+  // (Corruption), names a column family other than 0 (InvalidArgument), holds a prepared section
+  // without allow_2pc (NotSupported), nests or leaves open a prepared section, prepares a name
+  // still open, or (allow_2pc) commits in a WAL whose records are replayed a transaction no kept
+  // WAL prepared: its records would be lost (Corruption). A Commit or Rollback of an unknown name
+  // in an older WAL, or without allow_2pc, is passed over, as RocksDB's recovery does.
+  // seq_per_batch: a prepared section that does not hold the whole batch is Corruption.
   Status Apply(const WriteBatch& batch, uint64_t log, MemTable* mem, SequenceNumber* next_seq);
 
   // The transactions still prepared, by name; the replayer forgets them.
@@ -64,6 +77,7 @@ class WalReplayer {
  private:
   class Pass;
   const bool allow_2pc_;
+  const bool seq_per_batch_;
   const uint64_t min_data_log_;
   std::map<std::string, RecoveredTransaction> prepared_;
 };

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "db/db_impl.h"
+#include "db/sub_batch.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
 #include "shale/db.h"
@@ -163,25 +164,31 @@ KindRecorder Kinds(const std::string& rep) {
 // so far; notes Merges. Two-phase commit markers come only from a TransactionDB's own
 // writes (DBImpl::WriteTxn, txn_markers): anyone else's write holding one is refused.
 // (Recovery checks logged batches itself: db/wal_replay.h.)
+// With count_sub_batches, also counts the batch's sub-batches (db/sub_batch.h).
 class ColumnFamilyChecker : public WriteBatch::Handler {
  public:
-  explicit ColumnFamilyChecker(bool txn_markers) : txn_markers_(txn_markers) {}
+  ColumnFamilyChecker(bool txn_markers, bool count_sub_batches)
+      : txn_markers_(txn_markers), count_sub_batches_(count_sub_batches) {}
   bool has_merge = false;
+  SubBatchSplitter splitter;
   Status MarkBeginPrepare(bool) override { return Marker(); }
   Status MarkEndPrepare(const Slice&) override { return Marker(); }
   Status MarkCommit(const Slice&) override { return Marker(); }
   Status MarkRollback(const Slice&) override { return Marker(); }
-  Status PutCF(uint32_t cf, const Slice&, const Slice&) override { return Check(cf); }
-  Status DeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
-  Status SingleDeleteCF(uint32_t cf, const Slice&) override { return Check(cf); }
-  Status MergeCF(uint32_t cf, const Slice&, const Slice&) override {
+  Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Check(cf, key); }
+  Status DeleteCF(uint32_t cf, const Slice& key) override { return Check(cf, key); }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Check(cf, key); }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override {
     has_merge = true;
-    return Check(cf);
+    return Check(cf, key);
   }
 
  private:
-  static Status Check(uint32_t cf) {
-    if (cf == 0) return Status::OK();
+  Status Check(uint32_t cf, const Slice& key) {
+    if (cf == 0) {
+      if (count_sub_batches_) splitter.StartsNew(key);
+      return Status::OK();
+    }
     return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
                                    ", which does not exist");
   }
@@ -192,12 +199,15 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
         "TransactionDB writes");
   }
   const bool txn_markers_;
+  const bool count_sub_batches_;
 };
 
+// seq_per_batch: records share their sub-batch's sequence number (db/sub_batch.h).
 class MemTableInserter : public WriteBatch::Handler {
  public:
-  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, DBImpl* db)
-      : seq_(seq), mem_(mem), concurrent_(concurrent), db_(db) {}
+  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, bool seq_per_batch,
+                   DBImpl* db)
+      : seq_(seq), mem_(mem), concurrent_(concurrent), seq_per_batch_(seq_per_batch), db_(db) {}
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -205,26 +215,41 @@ class MemTableInserter : public WriteBatch::Handler {
   Status SingleDeleteCF(uint32_t, const Slice& key) override {
     return Add(kTypeSingleDeletion, key, Slice());
   }
-  // Only markers the checker let through arrive here, and they change nothing.
+  // Only markers the checker let through arrive here, and they change nothing (a
+  // WritePrepared prepare reaches the memtable with its section's markers around it).
+  Status MarkBeginPrepare(bool) override { return Status::OK(); }
+  Status MarkEndPrepare(const Slice&) override { return Status::OK(); }
   Status MarkCommit(const Slice&) override { return Status::OK(); }
   Status MarkRollback(const Slice&) override { return Status::OK(); }
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
+    const SequenceNumber seq = Next(key);
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
-    if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq_, value, &merged_)) {
-      return Add(kTypeValue, key, merged_);
+    if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
+      return Put(seq, kTypeValue, key, merged_);
     }
-    return Add(kTypeMerge, key, value);
+    return Put(seq, kTypeMerge, key, value);
   }
 
  private:
+  // The sequence number of the next record, whose key is key.
+  SequenceNumber Next(const Slice& key) {
+    if (!seq_per_batch_) return seq_++;
+    if (splitter_.StartsNew(key)) seq_++;
+    return seq_;
+  }
   Status Add(ValueType type, const Slice& key, const Slice& value) {
-    mem_->Add(seq_++, type, key, value, concurrent_);
+    return Put(Next(key), type, key, value);
+  }
+  Status Put(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
+    mem_->Add(seq, type, key, value, concurrent_);
     return Status::OK();
   }
   SequenceNumber seq_;
   MemTable* const mem_;
   const bool concurrent_;
+  const bool seq_per_batch_;
+  SubBatchSplitter splitter_;
   DBImpl* const db_;
   std::string merged_;
 };
@@ -424,16 +449,18 @@ void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
 }
 
 Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_markers,
-                                            bool* has_merge) {
-  ColumnFamilyChecker checker(txn_markers);
+                                            bool* has_merge, uint64_t* sub_batches) {
+  ColumnFamilyChecker checker(txn_markers, sub_batches != nullptr);
   Status s = IterateRep(batch->rep_, &checker);
   *has_merge = checker.has_merge;
+  if (sub_batches != nullptr) *sub_batches = checker.splitter.sub_batches();
   return s;
 }
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
-                                      MemTable* mem, bool concurrent, DBImpl* db) {
-  MemTableInserter inserter(first_seq, mem, concurrent, db);
+                                      MemTable* mem, bool concurrent, bool seq_per_batch,
+                                      DBImpl* db) {
+  MemTableInserter inserter(first_seq, mem, concurrent, seq_per_batch, db);
   return IterateRep(batch->rep_, &inserter);
 }
 

@@ -56,16 +56,20 @@ class WriteBatchInternal {
   // Checks a batch before it joins a write group: well formed (Corruption otherwise),
   // naming only column family 0 (InvalidArgument otherwise) and, unless txn_markers (a
   // transaction's own write), holding no two-phase commit marker but Noop (NotSupported:
-  // only a TransactionDB writes them). *has_merge: it holds a Merge.
-  static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge);
+  // only a TransactionDB writes them). *has_merge: it holds a Merge. *sub_batches (may be
+  // null): how many sequence numbers the batch takes when numbered per sub-batch
+  // (db/sub_batch.h), at least 1.
+  static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge,
+                                 uint64_t* sub_batches = nullptr);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
-  // first_seq upward (the batch's own header is not read; markers are passed over).
-  // concurrent: other threads may be adding to mem at the same time. db (may be null)
-  // folds a Merge into a Put when options.max_successive_merges asks for it. (Recovery
-  // applies logged batches through WalReplayer, db/wal_replay.h.)
+  // first_seq upward, one number per record or (seq_per_batch) per sub-batch (the batch's
+  // own header is not read; markers are passed over). concurrent: other threads may be
+  // adding to mem at the same time. db (may be null) folds a Merge into a Put when
+  // options.max_successive_merges asks for it. (Recovery applies logged batches through
+  // WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
-                           bool concurrent, DBImpl* db);
+                           bool concurrent, bool seq_per_batch, DBImpl* db);
 };
 
 }  // namespace shale

@@ -47,6 +47,7 @@
 namespace shale {
 
 class MemTable;
+class PreReleaseCallback;
 
 class WriteThread {
  public:
@@ -70,14 +71,19 @@ class WriteThread {
     bool no_slowdown = false;
     bool has_merge = false;  // the batch holds a Merge: its group inserts serially
     // Transactions (DBImpl::WriteTxn). wal_only: the batch is logged, never inserted, and
-    // takes no sequence; prepares: it holds a prepared section, whose WAL must be kept.
+    // takes no sequence (seq_per_batch: one, and the WAL may be off: a commit that only
+    // takes a number); prepares: it holds a prepared section, whose WAL must be kept.
     // txn_batch: inserted after batch, numbered on from it, never logged (a commit's
     // prepared records, logged at Prepare in WAL prep_log).
     bool wal_only = false;
     bool prepares = false;
     const WriteBatch* txn_batch = nullptr;
     uint64_t prep_log = 0;
-    uint64_t seq_count = 0;  // sequences the write takes: the records it inserts
+    PreReleaseCallback* pre_release = nullptr;  // db/pre_release_callback.h; may be null
+    // Sequences the write takes: the records it inserts, or (seq_per_batch) its
+    // sub-batches, at least 1 (db/sub_batch.h). keys: the records it inserts.
+    uint64_t seq_count = 0;
+    uint64_t keys = 0;
     // Set by the leader before it hands the writer a new state.
     SequenceNumber sequence = 0;  // the batch's first sequence number
     MemTable* mem = nullptr;      // where the batch goes (parallel and unordered inserts)

@@ -1,7 +1,8 @@
 // WalReplayer, recovery's replay of WAL batches: sequence numbering across prepares and
 // commits, WALs older than the MANIFEST's log number read for markers only, and the batches
 // it refuses whole (nothing applied): bad prepared sections, a commit no WAL prepared,
-// sequence numbers past the largest, a prepare without allow_2pc.
+// sequence numbers past the largest, a prepare without allow_2pc. Also the WritePrepared
+// form (seq_per_batch): numbers per sub-batch, prepares applied at once, commits resolving.
 #include "db/wal_replay.h"
 
 #include <gtest/gtest.h>
@@ -113,6 +114,53 @@ TEST_F(WalReplayTest, PrepareWithoutTwoPhaseCommitIsNotSupported) {
   WriteBatch lone;  // a Commit alone is passed over
   WriteBatchInternal::MarkCommit(&lone, "t");
   ASSERT_OK(r.Apply(At(lone, 1), 1, mem_, &next));
+}
+
+TEST_F(WalReplayTest, WritePreparedPrepareIsAppliedAtOnceAndCommitOnlyResolves) {
+  WalReplayer r(/*allow_2pc=*/true, /*seq_per_batch=*/true, /*min_data_log=*/5);
+  SequenceNumber next = 0;
+  WriteBatch prepare;
+  WriteBatchInternal::InsertNoop(&prepare);
+  ASSERT_OK(prepare.Put("a", "1"));
+  ASSERT_OK(prepare.Put("a", "2"));  // a second sub-batch
+  ASSERT_OK(prepare.Put("b", "3"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "t1"));
+  ASSERT_OK(r.Apply(At(prepare, 10), 5, mem_, &next));
+  EXPECT_EQ(next, 12u) << "two sub-batches: 10 and 11";
+  EXPECT_EQ(mem_->num_entries(), 3u);
+  auto prepared = r.TakePrepared();
+  ASSERT_EQ(1u, prepared.size());
+  EXPECT_EQ(10u, prepared["t1"].prepare_seq);
+  EXPECT_EQ(2u, prepared["t1"].sub_batches);
+  EXPECT_EQ(3u, prepared["t1"].batch.Count());
+
+  WalReplayer r2(/*allow_2pc=*/true, /*seq_per_batch=*/true, /*min_data_log=*/5);
+  ASSERT_OK(r2.Apply(At(prepare, 10), /*log=*/4, nullptr, &next));  // an older WAL
+  WriteBatch commit;
+  WriteBatchInternal::MarkCommit(&commit, "t1");
+  ASSERT_OK(r2.Apply(At(commit, 12), 6, mem_, &next));
+  EXPECT_EQ(next, 13u) << "a commit takes one number";
+  EXPECT_EQ(mem_->num_entries(), 3u) << "and inserts nothing";
+  EXPECT_TRUE(r2.TakePrepared().empty());
+  // A commit whose prepare no kept WAL holds (its records are in SST files) is passed over.
+  WriteBatch other;
+  WriteBatchInternal::MarkCommit(&other, "gone");
+  ASSERT_OK(r2.Apply(At(other, 13), 6, mem_, &next));
+  EXPECT_EQ(next, 14u);
+}
+
+TEST_F(WalReplayTest, WritePreparedPrepareMustHoldItsWholeRecord) {
+  WalReplayer r(/*allow_2pc=*/true, /*seq_per_batch=*/true, /*min_data_log=*/1);
+  SequenceNumber next = 0;
+  WriteBatch after = Prepared("t1", "k");
+  ASSERT_OK(after.Put("x", "1"));
+  EXPECT_TRUE(r.Apply(At(after, 10), 1, mem_, &next).IsCorruption());
+  WriteBatch before;
+  ASSERT_OK(before.Put("x", "1"));
+  ASSERT_OK(WriteBatchInternal::Append(&before, &after));  // a record, then a prepare
+  EXPECT_TRUE(r.Apply(At(before, 10), 1, mem_, &next).IsCorruption());
+  EXPECT_EQ(mem_->num_entries(), 0u) << "a refused batch applies nothing";
+  EXPECT_TRUE(r.TakePrepared().empty());
 }
 
 }  // namespace

@@ -1,0 +1,328 @@
+// The write path numbered per sub-batch (seq_per_batch, the WritePrepared write policy's):
+// how a batch splits into sub-batches, that the memtable and recovery number its records
+// alike, prepares going to the memtable and coming back from the WAL, commits that only
+// take a number, PreReleaseCallback running before its numbers are published, and, with
+// two write queues, only the second queue's commits publishing (checked with many threads).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/db_impl.h"
+#include "db/sub_batch.h"
+#include "db/write_batch_internal.h"
+#include "shale/db.h"
+#include "shale/statistics.h"
+#include "tests/testutil/db_test_base.h"
+#include "tests/testutil/test_util.h"
+
+namespace shale {
+namespace {
+
+uint64_t SubBatches(const std::vector<std::string>& keys) {
+  SubBatchSplitter splitter;
+  for (const std::string& k : keys) splitter.StartsNew(k);
+  return splitter.sub_batches();
+}
+
+TEST(SubBatchSplitterTest, AKeySeenInTheCurrentSubBatchStartsTheNext) {
+  EXPECT_EQ(1u, SubBatches({}));
+  EXPECT_EQ(1u, SubBatches({"a"}));
+  EXPECT_EQ(1u, SubBatches({"a", "b", "c"}));
+  EXPECT_EQ(2u, SubBatches({"a", "a"}));
+  EXPECT_EQ(2u, SubBatches({"a", "b", "a"}));
+  EXPECT_EQ(3u, SubBatches({"a", "a", "a"}));
+  // The second "a" starts {a, b}; the second "b" repeats within it.
+  EXPECT_EQ(3u, SubBatches({"a", "b", "a", "b", "c", "b"}));
+  // Only the current sub-batch counts: "a" after a split is new again.
+  EXPECT_EQ(2u, SubBatches({"a", "b", "b", "a"}));
+  EXPECT_EQ(2u, SubBatches({"", "x", ""}));
+}
+
+// Records what each write's callback saw, and whether its numbers were already published
+// when it ran (they must not be).
+class RecordingCallback : public PreReleaseCallback {
+ public:
+  explicit RecordingCallback(DBImpl* db) : db_(db) {}
+  void Callback(SequenceNumber first_seq, uint64_t count, uint64_t log_number) override {
+    first = first_seq;
+    this->count = count;
+    log = log_number;
+    published_before = db_->GetLatestSequenceNumber();
+    calls++;
+  }
+  DBImpl* const db_;
+  SequenceNumber first = 0;
+  uint64_t count = 0;
+  uint64_t log = 0;
+  SequenceNumber published_before = 0;
+  int calls = 0;
+};
+
+class DBSeqPerBatchTest : public ::testing::Test {
+ protected:
+  DBSeqPerBatchTest() : dir_("db_seq_per_batch") {
+    options_.create_if_missing = true;
+    options_.allow_2pc = true;
+  }
+  ~DBSeqPerBatchTest() override { db_.reset(); }
+
+  void Open() {
+    db_.reset();
+    DB* db = nullptr;
+    ASSERT_OK(DBImpl::Open(options_, dir_.File("db"), /*seq_per_batch=*/true, &db));
+    db_.reset(db);
+  }
+  DBImpl* impl() { return static_cast<DBImpl*>(db_.get()); }
+  std::string Versions(const std::string& key) { return impl()->TEST_KeyVersions(key); }
+  std::string Get(const std::string& key) { return ReadValue(db_.get(), key); }
+
+  // A transaction-layer write of batch (wal_only: it inserts nothing).
+  Status WriteTxn(WriteBatch* batch, bool wal_only, PreReleaseCallback* cb,
+                  const WriteOptions& wo = WriteOptions(), SequenceNumber* seq = nullptr,
+                  uint64_t* log = nullptr) {
+    DBImpl::TxnWrite t;
+    t.wal_only = wal_only;
+    t.pre_release = cb;
+    t.seq_used = seq;
+    t.log_used = log;
+    return impl()->WriteTxn(wo, batch, t);
+  }
+
+  TempDirectory dir_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+TEST_F(DBSeqPerBatchTest, RecordsShareTheirSubBatchsNumberAndRecoveryNumbersThemAlike) {
+  Open();
+  const SequenceNumber base = db_->GetLatestSequenceNumber();
+  WriteBatch batch;
+  ASSERT_OK(batch.Put("a", "a1"));
+  ASSERT_OK(batch.Put("b", "b1"));
+  ASSERT_OK(batch.Put("a", "a2"));  // a second sub-batch
+  ASSERT_OK(batch.Delete("c"));
+  ASSERT_OK(db_->Write(WriteOptions(), &batch));
+  ASSERT_EQ(base + 2, db_->GetLatestSequenceNumber());
+  const std::string a = " " + std::to_string(base + 2) + "P " + std::to_string(base + 1) + "P";
+  EXPECT_EQ("mem:" + a, Versions("a"));
+  EXPECT_EQ("mem: " + std::to_string(base + 1) + "P", Versions("b"));
+  EXPECT_EQ("mem: " + std::to_string(base + 2) + "D", Versions("c"));
+  EXPECT_EQ("a2", Get("a"));
+
+  WriteBatch next;
+  ASSERT_OK(next.Put("b", "b2"));
+  ASSERT_OK(db_->Write(WriteOptions(), &next));
+  ASSERT_EQ(base + 3, db_->GetLatestSequenceNumber());
+
+  // Recovery replays both records and numbers them as the writes did. (Its flush keeps
+  // only each key's newest entry, which is enough to tell the numbering.)
+  Open();
+  EXPECT_EQ(base + 3, db_->GetLatestSequenceNumber());
+  EXPECT_EQ("mem:; L0 #5: " + std::to_string(base + 2) + "P", Versions("a"));
+  EXPECT_EQ("mem:; L0 #5: " + std::to_string(base + 3) + "P", Versions("b"));
+  EXPECT_EQ("mem:; L0 #5: " + std::to_string(base + 2) + "D", Versions("c"));
+  EXPECT_EQ("a2", Get("a"));
+  EXPECT_EQ("b2", Get("b"));
+  EXPECT_EQ("NOT_FOUND", Get("c"));
+}
+
+TEST_F(DBSeqPerBatchTest, GroupedWritersEachLogTheirOwnRecord) {
+  // Several threads write batches with repeated keys at once, so that groups form; after
+  // reopen every record must be numbered as it was live.
+  options_.allow_concurrent_memtable_write = true;
+  options_.statistics = CreateDBStatistics();
+  Open();
+  // Inserts that take a while keep the queue busy, so writers gather behind a leader.
+  impl()->TEST_SetBeforeMemtableInsert(
+      [] { std::this_thread::sleep_for(std::chrono::microseconds(20)); });
+  constexpr int kThreads = 4;
+  constexpr int kWrites = 300;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; i++) {
+        WriteBatch b;
+        const std::string k = "t" + std::to_string(t) + "_" + std::to_string(i);
+        ASSERT_OK(b.Put(k, "x"));
+        ASSERT_OK(b.Put(k, "y"));  // two sub-batches
+        ASSERT_OK(db_->Write(WriteOptions(), &b));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_LT(0u, options_.statistics->getTickerCount(WRITE_DONE_BY_OTHER));
+  const SequenceNumber last = db_->GetLatestSequenceNumber();
+  // Each key's newest entry: the one recovery's flush keeps.
+  auto newest = [&](const std::string& key) {
+    const std::string v = Versions(key);
+    const size_t colon = v.rfind(':');
+    return v.substr(colon + 1, v.find(' ', colon + 2) - colon - 1);
+  };
+  std::vector<std::string> live;
+  for (int t = 0; t < kThreads; t++) {
+    for (int i = 0; i < kWrites; i++)
+      live.push_back(newest("t" + std::to_string(t) + "_" + std::to_string(i)));
+  }
+  Open();
+  EXPECT_EQ(last, db_->GetLatestSequenceNumber());
+  size_t n = 0;
+  for (int t = 0; t < kThreads; t++) {
+    for (int i = 0; i < kWrites; i++, n++) {
+      const std::string k = "t" + std::to_string(t) + "_" + std::to_string(i);
+      ASSERT_EQ(live[n], newest(k)) << k;
+      ASSERT_EQ("y", Get(k));
+    }
+  }
+}
+
+TEST_F(DBSeqPerBatchTest, APrepareGoesToTheMemtableAndComesBackPrepared) {
+  Open();
+  const SequenceNumber base = db_->GetLatestSequenceNumber();
+  WriteBatch prepare;
+  WriteBatchInternal::InsertNoop(&prepare);
+  ASSERT_OK(prepare.Put("k", "v1"));
+  ASSERT_OK(prepare.Put("k", "v2"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "xid1"));
+  RecordingCallback cb(impl());
+  SequenceNumber seq = 0;
+  uint64_t log = 0;
+  ASSERT_OK(WriteTxn(&prepare, /*wal_only=*/false, &cb, WriteOptions(), &seq, &log));
+  EXPECT_EQ(base + 1, seq);
+  EXPECT_EQ(1, cb.calls);
+  EXPECT_EQ(base + 1, cb.first);
+  EXPECT_EQ(2u, cb.count);
+  EXPECT_EQ(log, cb.log);
+  EXPECT_NE(0u, log);
+  EXPECT_EQ(base, cb.published_before);
+  EXPECT_EQ("mem: " + std::to_string(base + 2) + "P " + std::to_string(base + 1) + "P",
+            Versions("k"));
+
+  // A flush does not resolve it: the WAL holding the prepare comes back at reopen.
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  Open();
+  auto recovered = impl()->TakeRecoveredTransactions();
+  ASSERT_EQ(1u, recovered.size());
+  const RecoveredTransaction& t = recovered["xid1"];
+  EXPECT_EQ(base + 1, t.prepare_seq);
+  EXPECT_EQ(2u, t.sub_batches);
+  EXPECT_EQ(2u, t.batch.Count());
+  EXPECT_EQ(base + 2, db_->GetLatestSequenceNumber());
+
+  // The commit is a marker that takes one number and inserts nothing.
+  WriteBatch commit;
+  WriteBatchInternal::MarkCommit(&commit, "xid1");
+  RecordingCallback commit_cb(impl());
+  ASSERT_OK(WriteTxn(&commit, /*wal_only=*/true, &commit_cb, WriteOptions(), &seq));
+  EXPECT_EQ(base + 3, seq);
+  EXPECT_EQ(1u, commit_cb.count);
+  EXPECT_EQ(base + 2, commit_cb.published_before);
+  EXPECT_EQ(base + 3, db_->GetLatestSequenceNumber());
+  impl()->MarkPrepareResolved(t.log_number);
+  Open();
+  EXPECT_TRUE(impl()->TakeRecoveredTransactions().empty());
+  EXPECT_EQ(base + 3, db_->GetLatestSequenceNumber());
+  EXPECT_EQ("v2", Get("k"));
+}
+
+TEST_F(DBSeqPerBatchTest, RefusesWhatAWritePreparedWriteCannotBe) {
+  Open();
+  WriteBatch prepare;
+  WriteBatchInternal::InsertNoop(&prepare);
+  ASSERT_OK(prepare.Put("k", "v"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "x"));
+  // A prepare is inserted, not WAL-only.
+  EXPECT_TRUE(WriteTxn(&prepare, /*wal_only=*/true, nullptr).IsInvalidArgument());
+  // A commit inserts no prepared records.
+  WriteBatch commit;
+  WriteBatchInternal::MarkCommit(&commit, "x");
+  DBImpl::TxnWrite t;
+  t.txn_batch = &prepare;
+  EXPECT_TRUE(impl()->WriteTxn(WriteOptions(), &commit, t).IsNotSupported());
+  EXPECT_EQ("NOT_FOUND", Get("k"));
+}
+
+// Two write queues: main-queue writes (data) take numbers without publishing them; the
+// second queue's commits (here with the WAL off: numbers only) publish. Every number must
+// have had its callback by the time a reader sees it published.
+TEST_F(DBSeqPerBatchTest, WithTwoQueuesCallbacksRunBeforeAnyLargerNumberIsPublished) {
+  for (bool unordered : {false, true}) {
+    SCOPED_TRACE(unordered ? "unordered" : "ordered");
+    ASSERT_OK(DestroyDir(dir_.File("db")));
+    options_.two_write_queues = true;
+    options_.unordered_write = unordered;
+    Open();
+    const SequenceNumber base = db_->GetLatestSequenceNumber();
+    constexpr int kThreads = 4;
+    constexpr int kWrites = 400;
+    constexpr size_t kNumbers = 2 * kThreads * kWrites + 16;
+    std::vector<std::atomic<bool>> called(kNumbers);
+    struct MarkingCallback : PreReleaseCallback {
+      std::vector<std::atomic<bool>>* called;
+      SequenceNumber base;
+      void Callback(SequenceNumber first, uint64_t count, uint64_t) override {
+        for (uint64_t i = 0; i < count; i++) (*called)[first + i - base].store(true);
+      }
+    } marker;
+    marker.called = &called;
+    marker.base = base;
+
+    std::atomic<bool> done{false};
+    std::atomic<int> bad{0};
+    std::thread reader([&] {
+      SequenceNumber checked = base;
+      while (!done.load()) {
+        const SequenceNumber p = db_->GetLatestSequenceNumber();
+        if (p < checked) bad++;
+        for (; checked < p; checked++) {
+          if (!called[checked + 1 - base].load()) bad++;
+        }
+      }
+    });
+    std::vector<std::thread> writers;
+    for (int t = 0; t < kThreads; t++) {
+      writers.emplace_back([&, t] {
+        for (int i = 0; i < kWrites; i++) {
+          WriteBatch data;
+          ASSERT_OK(data.Put("k" + std::to_string(t), std::to_string(i)));
+          SequenceNumber seq = 0;
+          ASSERT_OK(WriteTxn(&data, /*wal_only=*/false, &marker, WriteOptions(), &seq));
+          ASSERT_LT(base, seq);
+          WriteBatch commit;  // empty: a number only
+          WriteOptions no_wal;
+          no_wal.disableWAL = true;
+          SequenceNumber commit_seq = 0;
+          ASSERT_OK(WriteTxn(&commit, /*wal_only=*/true, &marker, no_wal, &commit_seq));
+          ASSERT_LT(seq, commit_seq);
+          // Published up to our commit at least: the data is in and numbered below it.
+          ASSERT_LE(commit_seq, db_->GetLatestSequenceNumber());
+          ASSERT_EQ(std::to_string(i), Get("k" + std::to_string(t)));
+        }
+      });
+    }
+    for (auto& th : writers) th.join();
+    done = true;
+    reader.join();
+    EXPECT_EQ(0, bad.load());
+    // Each write took exactly one number, and the last commit published the last.
+    EXPECT_EQ(base + 2 * kThreads * kWrites, db_->GetLatestSequenceNumber());
+
+    // A main-queue write alone publishes nothing.
+    const SequenceNumber before = db_->GetLatestSequenceNumber();
+    WriteBatch data;
+    ASSERT_OK(data.Put("alone", "v"));
+    SequenceNumber seq = 0;
+    ASSERT_OK(WriteTxn(&data, /*wal_only=*/false, nullptr, WriteOptions(), &seq));
+    EXPECT_EQ(before + 1, seq);
+    EXPECT_EQ(before, db_->GetLatestSequenceNumber());
+    EXPECT_EQ("NOT_FOUND", Get("alone"));
+    db_.reset();
+  }
+}
+
+}  // namespace
+}  // namespace shale
