@@ -181,6 +181,24 @@ class DBImpl final : public DB {
   using RecoveredTransaction = ::shale::RecoveredTransaction;  // db/wal_replay.h
   std::map<std::string, RecoveredTransaction> TakeRecoveredTransactions();
 
+  // Reads through a visibility callback: the public read of the same name with entries
+  // `callback` hides treated as absent in every source (memtables, files, both iterator
+  // directions, merge operands and bases, tombstones). Null: none, as the public reads call
+  // them. Without o.snapshot, callback->Refresh(the view's sequence) runs before the read
+  // looks at anything. Get, MultiGet and GetMergeOperands only use callback during the call;
+  // the iterator owns its callback (db_impl_read.cc, db_impl_multiget.cc, db_impl_merge.cc).
+  Status GetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                         PinnableSlice* value, ReadCallback* callback);
+  void MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys,
+                            const Slice* keys, PinnableSlice* values, Status* statuses,
+                            bool sorted_input, ReadCallback* callback);
+  Iterator* NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
+                                    std::unique_ptr<ReadCallback> callback);
+  Status GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
+                                      const Slice& key, PinnableSlice* merge_operands,
+                                      GetMergeOperandsOptions* gmo, int* number_of_operands,
+                                      ReadCallback* callback);
+
   // Conflict checks (db_impl_txn.cc). The newest sequence at which key was written (Put,
   // Merge, Delete or SingleDelete) in the current memtables and, unless cache_only, the
   // files: *found tells whether any was. With cache_only and nothing found, *seq is the
@@ -205,8 +223,9 @@ class DBImpl final : public DB {
 
   // The view a read works in: *seq is o.snapshot's sequence, else the newest published,
   // read before the SuperVersion is pinned so that the view holds every write up to it.
-  // Null while the DB closes.
-  SuperVersionPin AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd, SequenceNumber* seq);
+  // Null while the DB closes. Without a snapshot, callback (may be null) learns *seq.
+  SuperVersionPin AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd, SequenceNumber* seq,
+                                  ReadCallback* callback = nullptr);
   // Get's answer for key in the pinned view sv at seq: the value (pinned in its block when
   // the family has no merge operator and a file answered, else copied into
   // value->GetSelf()), operands folded with the merge operator, or NotFound or an error
@@ -217,7 +236,7 @@ class DBImpl final : public DB {
   // MultiGet's lookups of keys in the view of cfd (db_impl_multiget.cc).
   void MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_t num_keys,
                         const Slice* keys, PinnableSlice* values, Status* statuses,
-                        bool sorted_input);
+                        bool sorted_input, ReadCallback* callback);
   // The family cf names. REQUIRES: cf is null (the default family) or one of ours.
   ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf) const {
     return cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();

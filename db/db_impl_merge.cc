@@ -38,6 +38,13 @@ Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& 
 Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                                 PinnableSlice* merge_operands, GetMergeOperandsOptions* gmo,
                                 int* number_of_operands) {
+  return GetMergeOperandsWithCallback(o, cf, key, merge_operands, gmo, number_of_operands, nullptr);
+}
+
+Status DBImpl::GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
+                                            const Slice& key, PinnableSlice* merge_operands,
+                                            GetMergeOperandsOptions* gmo, int* number_of_operands,
+                                            ReadCallback* callback) {
   if (gmo == nullptr || number_of_operands == nullptr || gmo->expected_max_number_of_operands < 0) {
     return Status::InvalidArgument("GetMergeOperands: bad options");
   }
@@ -48,7 +55,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   *number_of_operands = 0;
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
-  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq, callback);
   if (!sv) return Status::ShutdownInProgress();
   // Operands in blocks are pinned while gathered and memtable ones referenced (the view
   // keeps those memtables alive): no copy yet. The sizes then decide whether the caller
@@ -57,7 +64,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& o, ColumnFamilyHandle* cf, co
   mc.want_pins = true;
   mc.base_as_operand = true;
   std::string unused;
-  Status s = LookupKeyIn(o, sv.get(), key, seq, &unused, &mc);
+  Status s = LookupKeyIn(o, sv.get(), key, seq, &unused, &mc, nullptr, nullptr, callback);
   if (!s.ok() && !s.IsNotFound()) return s;
   const size_t n = mc.GetNumOperands();
   *number_of_operands = static_cast<int>(n);

@@ -27,13 +27,19 @@ void FailAll(size_t num_keys, PinnableSlice* values, Status* statuses, const Sta
 void DBImpl::MultiGet(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys,
                       const Slice* keys, PinnableSlice* values, Status* statuses,
                       bool sorted_input) {
+  MultiGetWithCallback(o, cf, num_keys, keys, values, statuses, sorted_input, nullptr);
+}
+
+void DBImpl::MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys,
+                                  const Slice* keys, PinnableSlice* values, Status* statuses,
+                                  bool sorted_input, ReadCallback* callback) {
   if (num_keys == 0) return;
   if (!IsOwnFamily(cf)) {
     FailAll(num_keys, values, statuses,
             Status::InvalidArgument("MultiGet: column family handle of another DB"));
     return;
   }
-  MultiGetFromView(o, default_cf_.get(), num_keys, keys, values, statuses, sorted_input);
+  MultiGetFromView(o, default_cf_.get(), num_keys, keys, values, statuses, sorted_input, callback);
 }
 
 std::vector<Status> DBImpl::MultiGet(const ReadOptions& o,
@@ -66,7 +72,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& o,
   results.reserve(n);
   for (std::string& v : *values) results.emplace_back(&v);
   MultiGetFromView(o, default_cf_.get(), n, keys.data(), results.data(), statuses.data(),
-                   /*sorted_input=*/false);
+                   /*sorted_input=*/false, /*callback=*/nullptr);
   for (size_t i = 0; i < n; i++) {
     if (results[i].IsPinned()) (*values)[i].assign(results[i].data(), results[i].size());
   }
@@ -75,9 +81,10 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& o,
 
 void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_t num_keys,
                               const Slice* keys, PinnableSlice* values, Status* statuses,
-                              bool sorted_input) {
+                              bool sorted_input, ReadCallback* callback) {
   SequenceNumber seq;
-  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  // One Refresh for the whole batch: every key is judged against the same view.
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq, callback);
   if (!sv) {
     FailAll(num_keys, values, statuses, Status::ShutdownInProgress());
     return;
@@ -94,7 +101,7 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
   uint64_t found = 0;
   for (size_t i : order) {
     int level = -2;
-    statuses[i] = GetFromView(o, cfd, sv.get(), seq, nullptr, keys[i], &values[i], &level);
+    statuses[i] = GetFromView(o, cfd, sv.get(), seq, callback, keys[i], &values[i], &level);
     RecordLookupLevel(level);
     if (statuses[i].ok()) {
       found++;

@@ -12,21 +12,33 @@
 namespace shale {
 
 SuperVersionPin DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* cfd,
-                                        SequenceNumber* seq) {
-  *seq = o.snapshot != nullptr ? o.snapshot->GetSequenceNumber()
-                               : last_published_.load(std::memory_order_acquire);
+                                        SequenceNumber* seq, ReadCallback* callback) {
+  if (o.snapshot != nullptr) {
+    *seq = o.snapshot->GetSequenceNumber();
+  } else {
+    *seq = last_published_.load(std::memory_order_acquire);
+    // The callback's bound must be the sequence this view holds, not "anything": judged
+    // against kMaxSequenceNumber, data committed after the view was taken would pass the
+    // full check and show through a read that does not hold its commit.
+    if (callback != nullptr) callback->Refresh(*seq);
+  }
   return cfd->PinSuperVersion();
 }
 
 Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                    PinnableSlice* value) {
+  return GetWithCallback(o, cf, key, value, nullptr);
+}
+
+Status DBImpl::GetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
+                               PinnableSlice* value, ReadCallback* callback) {
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
-  SuperVersionPin sv = AcquireReadView(o, cfd, &seq);
+  SuperVersionPin sv = AcquireReadView(o, cfd, &seq, callback);
   if (!sv) return Status::ShutdownInProgress();
   StopWatch timer(env_, stats_, DB_GET);
   int level = -2;
-  Status s = GetFromView(o, cfd, sv.get(), seq, nullptr, key, value, &level);
+  Status s = GetFromView(o, cfd, sv.get(), seq, callback, key, value, &level);
   RecordGetStats(level, s, *value);
   return s;
 }
@@ -83,13 +95,18 @@ void DBImpl::RecordGetStats(int level, const Status& s, const Slice& value) {
 }
 
 Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
+  return NewIteratorWithCallback(o, cf, nullptr);
+}
+
+Iterator* DBImpl::NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
+                                          std::unique_ptr<ReadCallback> callback) {
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
   SuperVersion* sv;
   {
     // An iterator may be used and deleted on another thread: it takes a reference of its
     // own instead of keeping this thread's cached one.
-    SuperVersionPin pin = AcquireReadView(o, cfd, &seq);
+    SuperVersionPin pin = AcquireReadView(o, cfd, &seq, callback.get());
     sv = pin.get();
     if (sv == nullptr) return NewErrorIterator(Status::ShutdownInProgress());
     sv->Ref();
@@ -100,9 +117,17 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
   sv->current->AddIterators(o, &children);
   InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
                                                 static_cast<int>(children.size()));
-  Iterator* iter =
-      NewDBIterator(o, cfd->user_comparator(), merged, seq, nullptr, kDefaultMaxSequentialSkip,
-                    cfd->options().merge_operator.get(), info_log_, stats_);
+  Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, callback.get(),
+                                 kDefaultMaxSequentialSkip, cfd->options().merge_operator.get(),
+                                 info_log_, stats_);
+  if (callback != nullptr) {
+    // Cleanups run after the DBIter is gone, so the callback outlives every use.
+    iter->RegisterCleanup(
+        [](void* arg1, void* /*arg2*/) {
+          std::unique_ptr<ReadCallback> owned(static_cast<ReadCallback*>(arg1));
+        },
+        callback.release(), nullptr);
+  }
   // The iterator keeps the view (and so its memtables and files) alive until deleted.
   iter->RegisterCleanup(
       [](void* arg1, void* arg2) {

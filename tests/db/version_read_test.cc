@@ -67,7 +67,7 @@ TEST_F(VersionSetTest, GetAcrossLevels) {
 
   // A callback hiding sequences 30..33 (say, uncommitted) exposes the older versions.
   struct Hide30s : public ReadCallback {
-    bool IsVisible(SequenceNumber s) override { return s < 30 || s > 33; }
+    bool IsVisibleFullCheck(SequenceNumber s) override { return s < 30 || s > 33; }
   } hide;
   EXPECT_EQ("l0old10", Get(Key(10), kMaxSequenceNumber, &hide));
   EXPECT_EQ("v5@" + Key(40), Get(Key(40), kMaxSequenceNumber, &hide));

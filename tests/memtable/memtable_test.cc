@@ -63,7 +63,7 @@ GetResult DoGet(MemTable* mem, const std::string& key, SequenceNumber snapshot,
 class HideSeqs : public ReadCallback {
  public:
   explicit HideSeqs(std::set<SequenceNumber> hidden) : hidden_(std::move(hidden)) {}
-  bool IsVisible(SequenceNumber seq) override { return hidden_.count(seq) == 0; }
+  bool IsVisibleFullCheck(SequenceNumber seq) override { return hidden_.count(seq) == 0; }
 
  private:
   std::set<SequenceNumber> hidden_;
