@@ -427,10 +427,17 @@ TEST_P(DBReadCallbackPlaceTest, ManyHiddenVersionsAreSteppedOver) {
   Write(Op::kMerge, "m", "last");
   for (int i = 0; i < 20; i++) hidden_.insert(Write(Op::kDelete, "p"));
   Write(Op::kPut, "q", "q1");
+  // At a snapshot under twenty newer versions, the forward skip seeks to the snapshot and
+  // must still pass the hidden ones below it.
+  const Snapshot* snap = snapshots_.back();
+  for (int i = 0; i < 20; i++) Write(Op::kPut, "k", "newer" + std::to_string(i));
+  for (int i = 0; i < 20; i++) Write(Op::kMerge, "m", "newer" + std::to_string(i));
   MoveTo(GetParam());
-  EXPECT_EQ(GetCb("k"), "old");
-  EXPECT_EQ(GetCb("m"), "base,last");
+  EXPECT_EQ(GetCb("k", snap), "old");
+  EXPECT_EQ(GetCb("m", snap), "base,last");
   Check({"a", "k", "m", "p", "q"});
+  Random rnd(7);
+  CheckAll({"a", "k", "m", "p", "q"}, snap, kMinUnCommittedSeq, &rnd);
 }
 
 TEST_P(DBReadCallbackPlaceTest, SnapshotAndCallbackBothApply) {
@@ -590,19 +597,32 @@ TEST_F(DBReadCallbackTest, MinUncommittedSkipsTheFullCheck) {
 // ---- Random writes in every place, a random subset hidden, every read path against the
 // model; under the binary-search and the hash data block index.
 
-class DBReadCallbackModelTest : public DBReadCallbackTest,
-                                public testing::WithParamInterface<bool> {};
+// Without a merge operator no operands are written, and a Get's value found in a file is
+// pinned in its block rather than copied: another handler of the file lookup.
+struct ModelParam {
+  bool hash_index;
+  bool merge_operator;
+};
 
-INSTANTIATE_TEST_SUITE_P(BlockIndex, DBReadCallbackModelTest, testing::Bool(),
-                         [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? std::string("Hash") : std::string("Binary");
+class DBReadCallbackModelTest : public DBReadCallbackTest,
+                                public testing::WithParamInterface<ModelParam> {};
+
+INSTANTIATE_TEST_SUITE_P(Options, DBReadCallbackModelTest,
+                         testing::Values(ModelParam{false, true}, ModelParam{true, true},
+                                         ModelParam{false, false}, ModelParam{true, false}),
+                         [](const testing::TestParamInfo<ModelParam>& info) {
+                           return std::string(info.param.hash_index ? "Hash" : "Binary") +
+                                  (info.param.merge_operator ? "Merge" : "NoMerge");
                          });
 
 TEST_P(DBReadCallbackModelTest, EveryReadMatchesTheModel) {
   BlockBasedTableOptions t;
   t.block_size = 256;
-  if (GetParam()) t.data_block_index_type = BlockBasedTableOptions::kDataBlockBinaryAndHash;
+  if (GetParam().hash_index) {
+    t.data_block_index_type = BlockBasedTableOptions::kDataBlockBinaryAndHash;
+  }
   options_.table_factory.reset(NewBlockBasedTableFactory(t));
+  if (!GetParam().merge_operator) options_.merge_operator = nullptr;
   const uint64_t seed = TestSeed();
   Random rnd(seed);
   OpenWithFirstSnapshot();
@@ -620,7 +640,7 @@ TEST_P(DBReadCallbackModelTest, EveryReadMatchesTheModel) {
         if (r < 9) {
           Write(Op::kPut, k, v);
         } else if (r < 15) {
-          Write(Op::kMerge, k, v);
+          Write(GetParam().merge_operator ? Op::kMerge : Op::kPut, k, v);
         } else if (r < 18) {
           Write(Op::kDelete, k);
         } else {
