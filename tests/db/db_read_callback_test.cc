@@ -137,7 +137,9 @@ class DBReadCallbackTest : public DBTestBase {
   }
   ~DBReadCallbackTest() override {
     gate_.SetOpen(true);
-    for (const Snapshot* s : snapshots_) db_->ReleaseSnapshot(s);
+    for (const Snapshot* s : snapshots_) {
+      if (db_ != nullptr) db_->ReleaseSnapshot(s);
+    }
     TryClose().PermitUncheckedError();  // before the env goes
   }
 
