@@ -38,7 +38,8 @@ CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator
                                        const Compaction* compaction, const Slice* end_user_key,
                                        const MergeOperator* merge_operator, Logger* info_log,
                                        Statistics* statistics,
-                                       const SnapshotChecker* snapshot_checker)
+                                       const SnapshotChecker* snapshot_checker,
+                                       SequenceNumber job_snapshot)
     : input_(input),
       ucmp_(ucmp),
       snapshots_(Sorted(std::move(snapshots))),
@@ -48,30 +49,69 @@ CompactionIterator::CompactionIterator(InternalIterator* input, const Comparator
       merge_operator_(merge_operator),
       info_log_(info_log),
       statistics_(statistics),
-      snapshot_checker_(snapshot_checker) {}
+      snapshot_checker_(snapshot_checker),
+      job_snapshot_(job_snapshot) {}
 
-bool CompactionIterator::StripeOf(SequenceNumber seq, SequenceNumber* stripe) const {
+bool CompactionIterator::IsReleased(SequenceNumber snapshot) const {
+  return std::find(released_.begin(), released_.end(), snapshot) != released_.end();
+}
+
+SequenceNumber CompactionIterator::EarliestLiveSnapshot() const {
+  if (released_.empty()) return earliest_snapshot_;
+  for (SequenceNumber s : snapshots_) {
+    if (!IsReleased(s)) return s;
+  }
+  return kMaxSequenceNumber;
+}
+
+bool CompactionIterator::StripeOf(SequenceNumber seq, SequenceNumber* stripe) {
   auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), seq);
   if (snapshot_checker_ == nullptr) {
     *stripe = it == snapshots_.end() ? kMaxSequenceNumber : *it;
     return true;
   }
-  // Committed at some point at or after seq: the first snapshot at or past the commit
-  // sees it, and so does every later one.
   using Result = SnapshotChecker::Result;
+  // Committed as of the job's snapshot, or treated as not committed at all: a commit
+  // after it may be invisible to a snapshot taken since, which this job cannot know of.
+  // A released answer here (the job's snapshot should be live) is not trusted either.
+  if (snapshot_checker_->CheckInSnapshot(seq, job_snapshot_) != Result::kInSnapshot) {
+    return false;
+  }
+  // The first snapshot at or past the commit sees it, and so does every later one. A
+  // released snapshot answers nothing about the entry (the checker may have forgotten
+  // which commits it saw), so it is skipped, and remembered, so that every later entry of
+  // the job skips it too and two entries are never judged against different lists.
   for (; it != snapshots_.end(); ++it) {
-    if (snapshot_checker_->CheckInSnapshot(seq, *it) != Result::kNotInSnapshot) {
+    if (IsReleased(*it)) continue;
+    const Result r = snapshot_checker_->CheckInSnapshot(seq, *it);
+    if (r == Result::kInSnapshot) {
       *stripe = *it;
       return true;
     }
+    if (r == Result::kSnapshotReleased) released_.push_back(*it);
   }
   *stripe = kMaxSequenceNumber;
-  return snapshot_checker_->CheckInSnapshot(seq, kMaxSequenceNumber) != Result::kNotInSnapshot;
+  return true;
 }
 
-bool CompactionIterator::InCurrentStripe(SequenceNumber seq) const {
+bool CompactionIterator::InCurrentStripe(SequenceNumber seq) {
   SequenceNumber stripe;
   return StripeOf(seq, &stripe) && stripe == stripe_;
+}
+
+void CompactionIterator::RememberDroppedTombstone(const Slice& key, const Slice& value,
+                                                  bool optimized) {
+  if (snapshot_checker_ == nullptr || has_dropped_tombstone_) return;
+  has_dropped_tombstone_ = true;
+  dropped_tombstone_optimized_ = optimized;
+  dropped_tombstone_.first.assign(key.data(), key.size());
+  dropped_tombstone_.second.assign(value.data(), value.size());
+}
+
+void CompactionIterator::CoverStripe() {
+  stripe_covered_ = true;
+  if (!has_cover_ || stripe_ < cover_stripe_) cover_stripe_ = stripe_;
+  has_cover_ = true;
 }
 
 void CompactionIterator::SeekToFirst() {
@@ -79,6 +119,8 @@ void CompactionIterator::SeekToFirst() {
   has_current_user_key_ = false;
   has_stripe_ = false;
   stripe_covered_ = false;
+  has_cover_ = false;
+  has_dropped_tombstone_ = false;
   queue_.clear();
   queue_pos_ = 0;
   status_ = Status::OK();
@@ -191,7 +233,7 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
       stats_.num_record_drop_merged++;
     }
     // Covered: only SingleDeletes are still judged below (such as the one beneath).
-    stripe_covered_ = true;
+    CoverStripe();
     AppendInternalKey(&result_key, user_key, first.sequence, kTypeValue);
     EmitCopy(result_key, result);
     return;
@@ -235,13 +277,33 @@ void CompactionIterator::NextFromInput() {
       current_user_key_.assign(ik.user_key.data(), ik.user_key.size());
       has_current_user_key_ = true;
       has_stripe_ = false;
+      has_cover_ = false;
+      has_dropped_tombstone_ = false;
       after_cancel = false;
     }
     SequenceNumber stripe;
     if (!StripeOf(ik.sequence, &stripe)) {
       // Uncommitted: kept as it is, and the stripe's state is left as if it were not there.
+      if (has_dropped_tombstone_) {
+        // It may commit after the tombstone dropped above it (no lock kept the key while
+        // it was prepared): the tombstone must go on hiding it, so it comes back first.
+        has_dropped_tombstone_ = false;
+        stats_.num_record_drop_obsolete--;
+        if (dropped_tombstone_optimized_) stats_.num_optimized_del_drop_obsolete--;
+        queue_.clear();
+        queue_.emplace_back(input_->key().ToString(), input_->value().ToString());
+        queue_pos_ = 0;
+        EmitCopy(dropped_tombstone_.first, dropped_tombstone_.second);
+        return;
+      }
       EmitFromInput(ik);
       return;
+    }
+    if (has_cover_ && stripe > cover_stripe_ && ik.type != kTypeSingleDeletion) {
+      // Committed after a newer Put or Delete that every one of its readers also sees
+      // (only with a checker: without one, stripes never grow towards older entries).
+      stats_.num_record_drop_hidden++;
+      continue;
     }
     if (!has_stripe_ || stripe != stripe_) {
       has_stripe_ = true;
@@ -260,9 +322,10 @@ void CompactionIterator::NextFromInput() {
       ResolveMerge(ik);
       return;
     }
-    stripe_covered_ = true;
 
     if (ik.type == kTypeSingleDeletion) {
+      // Hides older entries of this stripe only (see the header).
+      stripe_covered_ = true;
       // Peek at the next entry: the Put this SingleDelete cancels, if it is in this stripe.
       const std::string sd_key = input_->key().ToString();
       const std::string sd_value = input_->value().ToString();
@@ -282,6 +345,7 @@ void CompactionIterator::NextFromInput() {
           // than this compaction's inputs (the API allows SingleDelete after Delete).
           stats_.num_record_drop_obsolete++;
           stats_.num_single_del_mismatch++;
+          RememberDroppedTombstone(sd_key, sd_value, /*optimized=*/false);
           stripe_covered_ = false;
           continue;
         }
@@ -290,13 +354,14 @@ void CompactionIterator::NextFromInput() {
         input_unprocessed_ = false;  // consumed: the loop moves past it
         stats_.num_record_drop_hidden++;
         stats_.num_record_drop_obsolete++;
+        RememberDroppedTombstone(sd_key, sd_value, /*optimized=*/false);
         stripe_covered_ = false;
         after_cancel = true;
         continue;
       }
       // Another key, the end, or an error (seen by the next round).
       // Seen by every snapshot (its stripe is the earliest), as the Delete below.
-      if (compaction_ != nullptr && stripe_ == earliest_snapshot_ &&
+      if (compaction_ != nullptr && stripe_ == EarliestLiveSnapshot() &&
           compaction_->KeyNotExistsBeyondOutputLevel(current_user_key_)) {
         stats_.num_record_drop_obsolete++;
         stats_.num_single_del_fallthru++;
@@ -307,11 +372,14 @@ void CompactionIterator::NextFromInput() {
       return;
     }
 
-    if (ik.type == kTypeDeletion && compaction_ != nullptr && stripe_ == earliest_snapshot_ &&
+    CoverStripe();
+    if (ik.type == kTypeDeletion && compaction_ != nullptr && stripe_ == EarliestLiveSnapshot() &&
         compaction_->KeyNotExistsBeyondOutputLevel(ik.user_key)) {
       // No reader can see anything older, and nothing below needs hiding.
       stats_.num_record_drop_obsolete++;
-      if (!compaction_->bottommost_level()) stats_.num_optimized_del_drop_obsolete++;
+      const bool optimized = !compaction_->bottommost_level();
+      if (optimized) stats_.num_optimized_del_drop_obsolete++;
+      RememberDroppedTombstone(input_->key(), input_->value(), optimized);
       continue;
     }
     EmitFromInput(ik);

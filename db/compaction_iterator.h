@@ -45,9 +45,25 @@
 // entry's stripe is the earliest live snapshot that sees it, or the latest state if none
 // does, rather than the one its sequence falls under; the rules above then apply to those
 // stripes (two entries of one stripe are seen by the same readers, who meet the newer
-// first). An entry that not even the latest state sees (uncommitted) is written unchanged
-// and is invisible to the rules: it hides nothing, no operand folds onto it, no
-// SingleDelete cancels it, and it is never dropped.
+// first). Further:
+//  - Committed means seen by the job's snapshot (job_snapshot, taken when the job
+//    started and live until it ends), not by whatever state holds when the entry is
+//    reached: a snapshot taken after the job started was not in its list, and an entry
+//    that committed after the job's snapshot may be invisible to it (RocksDB 4883). An
+//    entry the job's snapshot does not see (uncommitted) is written unchanged and is
+//    invisible to the rules: it hides nothing, no operand folds onto it, no SingleDelete
+//    cancels it, and it is never dropped.
+//  - Commits need not come in sequence order, so an older entry may have a later stripe
+//    than a newer one. Every reader of such an entry also sees the newer one, so a Put or
+//    a Delete (kept, or dropped as obsolete) or a merge folded into a Put hides every older
+//    entry of its own or a later stripe; a Merge or a SingleDelete hides nothing that way,
+//    and a SingleDelete is never dropped that way (as within one stripe).
+//  - A tombstone dropped (as obsolete, or with the Put it cancels) is written after all
+//    when an uncommitted entry of its key follows: that entry may commit after it (its
+//    writer held no lock on the key), and must stay hidden then.
+//  - A snapshot the checker reports released (kSnapshotReleased) is skipped from then on,
+//    for every entry of the job: it is nobody's stripe, and the earliest snapshot of the
+//    Delete rules is the earliest one not known to be released.
 //
 // Corrupt internal keys stop the iteration with Corruption; input errors stop it with the
 // input's status.
@@ -111,14 +127,17 @@ class CompactionIterator {
   // compaction may be null (flush). end_user_key, when not null, is an exclusive upper bound:
   // the iteration ends at the first entry whose user key is >= it (the Slice must outlive
   // the iterator). merge_operator null: operands pass through unchanged. info_log (the
-  // operator's logger), statistics and snapshot_checker may be null. Every pointer must
-  // outlive the iterator.
+  // operator's logger), statistics and snapshot_checker may be null. job_snapshot (used
+  // with a checker only): the snapshot whose view decides what is committed, normally one
+  // of snapshots held by the job for its life; kMaxSequenceNumber asks about the state at
+  // the time of each check. Every pointer must outlive the iterator.
   CompactionIterator(InternalIterator* input, const Comparator* ucmp,
                      std::vector<SequenceNumber> snapshots, const Compaction* compaction,
                      const Slice* end_user_key = nullptr,
                      const MergeOperator* merge_operator = nullptr, Logger* info_log = nullptr,
                      Statistics* statistics = nullptr,
-                     const SnapshotChecker* snapshot_checker = nullptr);
+                     const SnapshotChecker* snapshot_checker = nullptr,
+                     SequenceNumber job_snapshot = kMaxSequenceNumber);
   CompactionIterator(const CompactionIterator&) = delete;
   CompactionIterator& operator=(const CompactionIterator&) = delete;
 
@@ -145,9 +164,19 @@ class CompactionIterator {
   // The stripe of an entry at seq: the smallest snapshot that sees it (without a checker,
   // the smallest >= seq), kMaxSequenceNumber if only the latest state does. False (with a
   // checker) when not even that sees it.
-  bool StripeOf(SequenceNumber seq, SequenceNumber* stripe) const;
+  bool StripeOf(SequenceNumber seq, SequenceNumber* stripe);
   // Whether an entry at seq (of the current key) is committed and in the current stripe.
-  bool InCurrentStripe(SequenceNumber seq) const;
+  bool InCurrentStripe(SequenceNumber seq);
+  // The earliest snapshot not known to be released (kMaxSequenceNumber if none).
+  SequenceNumber EarliestLiveSnapshot() const;
+  bool IsReleased(SequenceNumber snapshot) const;
+  // A Put or Delete of the current stripe hides everything older in it, and (with a
+  // checker) every older entry of a later stripe.
+  void CoverStripe();
+  // With a checker: keeps a copy of the first tombstone of the current key dropped (as
+  // obsolete, or with the Put it cancels), to be written after all if an uncommitted
+  // entry of the key follows. optimized: counted in num_optimized_del_drop_obsolete.
+  void RememberDroppedTombstone(const Slice& key, const Slice& value, bool optimized);
   // Counts the entry at the input as read.
   void CountInput(const ParsedInternalKey& ik, const Slice& value);
   // Outputs the input's current entry in place.
@@ -171,6 +200,9 @@ class CompactionIterator {
   Logger* const info_log_;
   Statistics* const statistics_;
   const SnapshotChecker* const snapshot_checker_;
+  const SequenceNumber job_snapshot_;
+  // Snapshots the checker reported released (few: a linear search is enough).
+  std::vector<SequenceNumber> released_;
 
   bool valid_ = false;
   Status status_;
@@ -196,6 +228,14 @@ class CompactionIterator {
   SequenceNumber stripe_ = 0;
   // A non-Merge entry of the current stripe was seen: everything older in it is hidden.
   bool stripe_covered_ = false;
+  // The earliest stripe of the current key covered by a Put or Delete (see CoverStripe);
+  // kMaxSequenceNumber with has_cover_ false when none is.
+  bool has_cover_ = false;
+  SequenceNumber cover_stripe_ = kMaxSequenceNumber;
+  // See RememberDroppedTombstone: (internal key, value).
+  bool has_dropped_tombstone_ = false;
+  bool dropped_tombstone_optimized_ = false;
+  std::pair<std::string, std::string> dropped_tombstone_;
 
   CompactionIterationStats stats_;
 };

@@ -241,7 +241,8 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
   const Slice end(sub->end);
   CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_,
                           sub->has_end ? &end : nullptr, options_.merge_operator.get(),
-                          options_.info_log.get(), options_.statistics.get());
+                          options_.info_log.get(), options_.statistics.get(), snapshot_checker_,
+                          job_snapshot_);
   std::string last_user_key;
   bool has_last = false;
   bool cut_pending = false;

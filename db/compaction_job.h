@@ -71,6 +71,14 @@ class CompactionJob {
   void SetShuttingDown(const std::atomic<bool>* flag) { shutting_down_ = flag; }
   // The id its LOG lines carry ("[JOB n]"). Optional.
   void SetJobId(uint64_t id) { job_id_ = id; }
+  // Entries may be written before they commit (WritePrepared transactions): checker says
+  // which snapshots see them, and job_snapshot (one of the snapshots passed in, held by
+  // the caller until the job ends) which count as committed (db/compaction_iterator.h).
+  // checker must outlive the job; every subcompaction asks it. Optional; before Run().
+  void SetSnapshotChecker(const SnapshotChecker* checker, SequenceNumber job_snapshot) {
+    snapshot_checker_ = checker;
+    job_snapshot_ = job_snapshot;
+  }
 
   // Does the work; see the contract above.
   Status Run();
@@ -106,6 +114,8 @@ class CompactionJob {
   Directory* const db_dir_;
   uint64_t job_id_ = 0;
   const std::atomic<bool>* shutting_down_ = nullptr;
+  const SnapshotChecker* snapshot_checker_ = nullptr;
+  SequenceNumber job_snapshot_ = kMaxSequenceNumber;
 
   Mutex file_number_mu_;  // serializes new_file_number_ + register_output_
   std::vector<FileMetaData> outputs_;

@@ -30,6 +30,7 @@
 #include "db/log_writer.h"
 #include "db/pre_release_callback.h"
 #include "db/prepared_logs.h"
+#include "db/snapshot_checker.h"
 #include "db/snapshot_impl.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
@@ -207,6 +208,16 @@ class DBImpl final : public DB {
   Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
                                  bool* found);
 
+  // WritePrepared transactions: data reaches the memtable before it commits. Every flush
+  // and compaction that starts after this call asks checker which snapshots see an entry
+  // (db/snapshot_checker.h, db/compaction_iterator.h) and holds a snapshot of its own
+  // while it runs (in the DB's snapshot list, where the checker's owner sees it); a job
+  // already running keeps the checker it started with, which shared ownership keeps
+  // alive. Null removes the checker. Call it right after Open and before the first write
+  // that may stay uncommitted: jobs that start earlier (the flushes of WAL recovery, and a
+  // compaction Open schedules) judge every entry committed.
+  void SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker);
+
  private:
   friend class DB;
 
@@ -290,6 +301,9 @@ class DBImpl final : public DB {
   // Runs a FlushJob on the oldest immutable memtable (mutex released during the I/O) and
   // installs its result.
   Status FlushOldestImmutable() REQUIRES(DB_MUTEX);
+  // The snapshots (and checker) of a job starting now, and their release when it ends.
+  JobSnapshotContext BeginJobSnapshots() REQUIRES(DB_MUTEX);
+  void EndJobSnapshots(JobSnapshotContext* ctx) REQUIRES(DB_MUTEX);
 
   // Compaction (db_impl_compaction.cc).
   void MaybeScheduleCompaction() REQUIRES(DB_MUTEX);
@@ -387,6 +401,7 @@ class DBImpl final : public DB {
   std::unique_ptr<ColumnFamilyData> default_cf_;
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
   SnapshotList snapshots_ GUARDED_BY(mutex_);
+  std::shared_ptr<const SnapshotChecker> snapshot_checker_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
   // Every method of the picker and the scheduler (but Stop, see StopBackgroundThreads)
   // needs mutex_: the annotations on these members make the compiler check each call.

@@ -62,9 +62,10 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
     std::vector<uint64_t> outputs;
     // The options as they are now, held for the job's life (SetOptions may replace them).
     const std::shared_ptr<const Options> job_options = current_options_;
+    JobSnapshotContext snaps = BeginJobSnapshots();
     CompactionJob job(
         *job_options, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
-        snapshots_.GetAll(), [this] { return versions_->NewFileNumber(); },
+        snaps.snapshots, [this] { return versions_->NewFileNumber(); },
         [this, &outputs](uint64_t number) {
           DbLock lock(this);
           pending_outputs_.insert(number);
@@ -73,9 +74,11 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
         db_dir_.get());
     job.SetShuttingDown(&shutting_down_);
     job.SetJobId(next_job_id_.fetch_add(1));
+    job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
     UnlockDb();  // the job reads and writes SST files without the DB mutex
     s = job.Run();
     LockDb();
+    EndJobSnapshots(&snaps);
     if (s.ok()) {
       job.AddToEdit(&edit);
       s = versions_->LogAndApply(&edit);

@@ -2,6 +2,7 @@
 // memtables into L0 files (FlushJob), records them in the MANIFEST and drops the memtables,
 // after which the WAL files that fed them may be deleted.
 #include <cinttypes>
+#include <utility>
 
 #include "db/db_impl.h"
 #include "db/flush_job.h"
@@ -21,6 +22,33 @@ Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
   }
   if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) has_unpersisted_data_ = false;
   return bg_error_;
+}
+
+void DBImpl::SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker) {
+  DbLock l(this);
+  snapshot_checker_ = std::move(checker);
+}
+
+JobSnapshotContext DBImpl::BeginJobSnapshots() {
+  JobSnapshotContext ctx;
+  ctx.checker = snapshot_checker_;
+  if (ctx.checker != nullptr) {
+    // Entries may commit while the job runs, and a snapshot taken meanwhile is not in its
+    // list: judged by the latest state, a Delete committed after that snapshot would hide
+    // the Put the snapshot still reads (RocksDB 4883). The job reads as of a snapshot of
+    // its own instead, taken before the list so that the list holds it, and kept live
+    // (the checker's owner must go on answering for it) until the job ends.
+    const SnapshotImpl* own = snapshots_.New(last_published_.load(std::memory_order_acquire));
+    ctx.held = own;
+    ctx.job_snapshot = own->GetSequenceNumber();
+  }
+  ctx.snapshots = snapshots_.GetAll();
+  return ctx;
+}
+
+void DBImpl::EndJobSnapshots(JobSnapshotContext* ctx) {
+  if (ctx->held != nullptr) snapshots_.Delete(static_cast<const SnapshotImpl*>(ctx->held));
+  ctx->held = nullptr;
 }
 
 void DBImpl::MaybeScheduleFlush() {
@@ -56,16 +84,20 @@ Status DBImpl::FlushOldestImmutable() {
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
   // What the flush may drop depends on the snapshots live now; one taken later sees
-  // nothing older than this memtable's newest entry.
+  // nothing older than this memtable's newest entry (of those committed: see
+  // BeginJobSnapshots).
+  JobSnapshotContext snaps = BeginJobSnapshots();
   // The options as they are now (compression, ...), held for the job's life.
   const std::shared_ptr<const Options> job_options = current_options_;
   FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
-               db_dir_.get(), mem, snapshots_.GetAll(), number);
+               db_dir_.get(), mem, snaps.snapshots, number);
+  job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
   mem->Ref();
   scheduler_.BeginFlush();
   UnlockDb();  // the SST is written and synced without the DB mutex
   Status s = job.Run();
   LockDb();
+  EndJobSnapshots(&snaps);
   scheduler_.EndFlush();
   mem->Unref();
   if (!s.ok()) {

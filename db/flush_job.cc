@@ -28,7 +28,7 @@ Status FlushJob::Run() {
   CompactionIterator iter(input.get(), icmp_->user_comparator(), snapshots_,
                           /*compaction=*/nullptr, /*end_user_key=*/nullptr,
                           options_.merge_operator.get(), options_.info_log.get(),
-                          options_.statistics.get());
+                          options_.statistics.get(), snapshot_checker_, job_snapshot_);
   Status s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true,
                         table_cache_, &meta_);
   if (s.ok() && meta_.file_size > 0) {

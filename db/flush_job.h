@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "db/snapshot_checker.h"
 #include "db/version_edit.h"
 #include "memtable/memtable.h"
 #include "shale/env.h"
@@ -35,6 +36,15 @@ class FlushJob {
   FlushJob(const FlushJob&) = delete;
   FlushJob& operator=(const FlushJob&) = delete;
 
+  // Entries may be written before they commit (WritePrepared transactions): checker says
+  // which snapshots see them, and job_snapshot (one of the snapshots passed in, held by
+  // the caller until the job ends) which count as committed (db/compaction_iterator.h).
+  // checker must outlive the job. Optional; before Run().
+  void SetSnapshotChecker(const SnapshotChecker* checker, SequenceNumber job_snapshot) {
+    snapshot_checker_ = checker;
+    job_snapshot_ = job_snapshot;
+  }
+
   // Writes, syncs and verifies the file, then syncs the directory so that the MANIFEST may
   // name it. On failure no file is left behind and the memtable is untouched.
   Status Run();
@@ -52,6 +62,8 @@ class FlushJob {
   Directory* const db_dir_;
   MemTable* const mem_;
   const std::vector<SequenceNumber> snapshots_;
+  const SnapshotChecker* snapshot_checker_ = nullptr;
+  SequenceNumber job_snapshot_ = kMaxSequenceNumber;
   FileMetaData meta_;
   uint64_t elapsed_micros_ = 0;
 };

@@ -9,7 +9,12 @@
 // live.
 #pragma once
 
+#include <memory>
+#include <vector>
+
+#include "shale/snapshot.h"
 #include "shale/types.h"
+#include "util/dbformat.h"
 
 namespace shale {
 
@@ -27,6 +32,17 @@ class SnapshotChecker {
   // Whether data written at seq is visible at snapshot_seq; kMaxSequenceNumber asks about
   // the latest state (committed at all).
   virtual Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const = 0;
+};
+
+// What one flush or compaction judges visibility by, fixed when it starts (DBImpl fills it
+// under its mutex and releases `held` when the job ends). With a checker the job holds a
+// snapshot of its own, job_snapshot, one of `snapshots`: what it does not see counts as
+// uncommitted, and while it is held it is a live snapshot for the checker's owner too.
+struct JobSnapshotContext {
+  std::vector<SequenceNumber> snapshots;           // ascending, the job's own included
+  std::shared_ptr<const SnapshotChecker> checker;  // null: every entry is committed
+  SequenceNumber job_snapshot = kMaxSequenceNumber;
+  const Snapshot* held = nullptr;  // the job's own snapshot, or null
 };
 
 }  // namespace shale
