@@ -213,9 +213,10 @@ class DBImpl final : public DB {
   // (db/snapshot_checker.h, db/compaction_iterator.h) and holds a snapshot of its own
   // while it runs (in the DB's snapshot list, where the checker's owner sees it); a job
   // already running keeps the checker it started with, which shared ownership keeps
-  // alive. Null removes the checker. Call it right after Open and before the first write
-  // that may stay uncommitted: jobs that start earlier (the flushes of WAL recovery, and a
-  // compaction Open schedules) judge every entry committed.
+  // alive. Until it is called (or after it is called with null), jobs of a DB opened with
+  // seq_per_batch keep every entry unchanged (KeepAllSnapshotChecker: the flushes of WAL
+  // recovery, a compaction Open schedules), and those of any other DB judge every entry
+  // committed. Call it right after Open.
   void SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker);
 
  private:

@@ -32,6 +32,10 @@ void DBImpl::SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker) 
 JobSnapshotContext DBImpl::BeginJobSnapshots() {
   JobSnapshotContext ctx;
   ctx.checker = snapshot_checker_;
+  // A WritePrepared DB without its checker yet (recovery, or just opened): what is
+  // committed is unknown, so nothing may hide or drop anything.
+  if (ctx.checker == nullptr && seq_per_batch_)
+    ctx.checker = std::make_shared<KeepAllSnapshotChecker>();
   if (ctx.checker != nullptr) {
     // Entries may commit while the job runs, and a snapshot taken meanwhile is not in its
     // list: judged by the latest state, a Delete committed after that snapshot would hide

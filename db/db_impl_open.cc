@@ -204,11 +204,14 @@ Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
   const std::shared_ptr<const Options> job_options = current_options_;
+  JobSnapshotContext snaps = BeginJobSnapshots();  // prepared data may be unresolved
   FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
-               db_dir_.get(), mem, snapshots_.GetAll(), number);
+               db_dir_.get(), mem, snaps.snapshots, number);
+  job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
   UnlockDb();  // the SST is written without the DB mutex, as a background flush's
   Status s = job.Run();
   LockDb();
+  EndJobSnapshots(&snaps);
   // Nothing sweeps files before Open ends, and the edit is applied before it does.
   pending_outputs_.erase(number);
   if (s.ok()) job.AddToEdit(edit);

@@ -34,6 +34,17 @@ class SnapshotChecker {
   virtual Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const = 0;
 };
 
+// Sees no entry committed, so a job keeps every entry unchanged. For a WritePrepared DB
+// (seq_per_batch) whose transaction layer has not installed its checker yet: the flushes
+// of WAL recovery hold prepared data no commit has resolved (RocksDB's
+// DisableGCSnapshotChecker plays this part).
+class KeepAllSnapshotChecker final : public SnapshotChecker {
+ public:
+  Result CheckInSnapshot(SequenceNumber, SequenceNumber) const override {
+    return Result::kNotInSnapshot;
+  }
+};
+
 // What one flush or compaction judges visibility by, fixed when it starts (DBImpl fills it
 // under its mutex and releases `held` when the job ends). With a checker the job holds a
 // snapshot of its own, job_snapshot, one of `snapshots`: what it does not see counts as

@@ -5,7 +5,8 @@
 // compaction kept is read back from the table files and judged by the model: every
 // snapshot still alive, and the latest state, read what they read before; uncommitted
 // entries are there unchanged; and with every entry committed in sequence order, exactly
-// what a run without a checker keeps is kept. One test per case of the checker's rules,
+// what a run without a checker keeps is kept; a WritePrepared DB (seq_per_batch) keeps
+// everything until its checker is installed. One test per case of the checker's rules,
 // RocksDB's issues 4883 (a commit during a compaction, with a snapshot taken after it
 // started) and 6113 (a flush that did not wait for a pending unordered_write insert), and a
 // randomized test against the model (it prints its seed; SHALE_TEST_SEED replays).
@@ -199,6 +200,15 @@ class DBSnapshotCheckerTest : public DBTestBase {
   }
 
   DBImpl* impl() { return static_cast<DBImpl*>(db_.get()); }
+  // Opens (or reopens) the DB as the WritePrepared TransactionDB does (seq_per_batch),
+  // without installing a checker.
+  void OpenWritePrepared() {
+    if (db_ != nullptr) ASSERT_OK(db_->Close());
+    db_.reset();
+    DB* db = nullptr;
+    ASSERT_OK(DBImpl::Open(options_, dbname_, /*seq_per_batch=*/true, &db));
+    db_.reset(db);
+  }
   // Opens the DB and installs the model as its checker (unless without).
   void OpenWithChecker(bool with = true) {
     Open();
@@ -470,6 +480,31 @@ TEST_F(DBSnapshotCheckerTest, TombstoneStaysOverUncommittedEntry) {
   CommitNow(put2);
   Verify("k", "after the commit");
   Verify("s", "after the commit");
+}
+
+// A WritePrepared DB whose checker is not installed yet keeps everything, in its flushes
+// and compactions and in the flush of WAL recovery, where the replayed memtable may hold
+// prepared data that no commit has resolved: a Delete replayed there must not take the Put
+// under it. Once the checker says all is committed, both go.
+TEST_F(DBSnapshotCheckerTest, WritePreparedDbKeepsAllUntilItsCheckerComes) {
+  options_.allow_2pc = true;
+  OpenWritePrepared();
+  ASSERT_OK(Put("k", "v1"));
+  ASSERT_OK(Delete("k"));
+  ASSERT_OK(Flush());
+  ASSERT_EQ(Stored("k").size(), 2u);
+  ASSERT_OK(Put("r", "v1"));
+  ASSERT_OK(Delete("r"));
+  const std::string before = impl()->TEST_KeyVersions("r");
+  OpenWritePrepared();  // the WAL holds both: recovery flushes them
+  ASSERT_EQ(Stored("r").size(), 2u) << "before the reopen: " << before;
+  CompactToBottom();
+  ASSERT_EQ(Stored("k").size(), 2u);
+  ASSERT_EQ(Stored("r").size(), 2u);
+  impl()->SetSnapshotChecker(model_);
+  CompactToBottom();
+  ASSERT_EQ(Show(Stored("k")), "");
+  ASSERT_EQ(Show(Stored("r")), "");
 }
 
 // RocksDB 4883: the compaction starts with no snapshot while a Delete is prepared; while
