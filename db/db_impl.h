@@ -207,6 +207,9 @@ class DBImpl final : public DB {
   // tell whether their history reaches back far enough (else TryAgain).
   Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
                                  bool* found);
+  // The sequences of the live snapshots at or below max, ascending (WritePrepared's
+  // commit cache asks when it evicts). Takes the DB mutex.
+  std::vector<SequenceNumber> SnapshotsUpTo(SequenceNumber max);
 
   // WritePrepared transactions: data reaches the memtable before it commits. Every flush
   // and compaction that starts after this call asks checker which snapshots see an entry
@@ -424,8 +427,8 @@ class DBImpl final : public DB {
   bool has_unpersisted_data_ GUARDED_BY(mutex_) = false;
 
   // The WAL: appended by the main queue's WAL leader, under log_mutex_ when two queues
-  // append (a memtable switch replaces it holding log_mutex_ and the DB mutex), and by
-  // Open before any writer.
+  // append (a memtable switch replaces it holding log_mutex_, not the DB mutex, which is
+  // taken after log_mutex_ when both are), and by Open before any writer.
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
   uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)

@@ -56,4 +56,14 @@ Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, Sequen
   return Status::OK();
 }
 
+std::vector<SequenceNumber> DBImpl::SnapshotsUpTo(SequenceNumber max) {
+  std::vector<SequenceNumber> all;
+  {
+    DbLock l(this);
+    all = snapshots_.GetAll();
+  }
+  all.erase(std::upper_bound(all.begin(), all.end(), max), all.end());
+  return all;
+}
+
 }  // namespace shale

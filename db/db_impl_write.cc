@@ -539,20 +539,27 @@ Status DBImpl::SwitchMemtable() {
     RecordBackgroundError(s);
     return s;
   }
+  // The WAL-only queue (two_write_queues) may be appending to the old WAL: the swap takes
+  // log_mutex_, and not under the DB mutex, because a writer holding log_mutex_ may take
+  // the DB mutex (a WritePrepared commit's callback fetching the snapshots). The order is
+  // log_mutex_, then the DB mutex. As the main queue's WAL leader, this thread keeps the
+  // main queue's writers out meanwhile.
+  Status close;
+  UnlockDb();
   {
-    // The WAL-only queue (two_write_queues) may be appending to the old WAL.
     MutexLock log_lock(&log_mutex_);
     if (log_ != nullptr) {
       // A later sync=true write syncs only the new WAL, yet promises every earlier write
       // too: make the old WAL's records durable before leaving it.
-      Status close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
+      close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
       if (close.ok()) close = log_->Close();
-      if (!close.ok()) {
-        RecordBackgroundError(close);
-        return close;
-      }
     }
-    log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
+    if (close.ok()) log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
+  }
+  LockDb();
+  if (!close.ok()) {
+    RecordBackgroundError(close);
+    return close;
   }
   logfile_number_ = new_log_number;
   // The sizes in effect now: a SetOptions since the last switch applies from here.

@@ -273,8 +273,8 @@ void Benchmark::OpenDB() {
   } else if (FLAGS_transaction_db) {
     // RocksDB's choices: the DB-wide lock defaults stay TransactionDBOptions' own
     // (--transaction_lock_timeout is for randomtransaction's transactions), and
-    // --unordered_write asks for WritePrepared without concurrency control, which Open
-    // refuses until shale has that policy.
+    // --unordered_write asks for WritePrepared with two write queues and without
+    // concurrency control.
     TransactionDBOptions txn_db_options;
     Options options = options_;
     if (options.unordered_write) {

@@ -163,9 +163,13 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   o.allow_concurrent_memtable_write =
       Pick<bool>(&rnd, FLAGS_allow_concurrent_memtable_write, {mode != 1});
   o.enable_pipelined_write = Pick<bool>(&rnd, FLAGS_enable_pipelined_write, {mode == 2});
-  // TransactionDB refuses unordered_write under WRITE_COMMITTED, as RocksDB's does.
-  o.unordered_write = Pick<bool>(&rnd, FLAGS_unordered_write, {mode == 3 && !FLAGS_use_txn});
-  o.two_write_queues = Pick<bool>(&rnd, FLAGS_two_write_queues, {mode == 4});
+  // TransactionDB takes unordered_write only under WRITE_PREPARED with two write queues,
+  // as RocksDB's does.
+  const bool write_prepared = FLAGS_use_txn && FLAGS_txn_write_policy == 1;  // WRITE_PREPARED
+  o.unordered_write =
+      Pick<bool>(&rnd, FLAGS_unordered_write, {mode == 3 && (!FLAGS_use_txn || write_prepared)});
+  o.two_write_queues =
+      Pick<bool>(&rnd, FLAGS_two_write_queues, {mode == 4 || (write_prepared && mode == 3)});
   d->write_options.sync = Pick<bool>(&rnd, FLAGS_sync, {false, false, false, true});
   d->write_options.disableWAL = Pick<bool>(&rnd, FLAGS_disable_wal, {false, false, false, true});
   // Transactions keep the WAL: two-phase commit lives in it, and the prefix rule of runs

@@ -15,7 +15,10 @@ DEFINE_bool(use_txn, false,
             "two-phase");
 DEFINE_bool(use_optimistic_txn, false,
             "Open an OptimisticTransactionDB and write through transactions");
-DEFINE_int32(txn_write_policy, 0, "TransactionDBOptions::write_policy (0: WRITE_COMMITTED)");
+DEFINE_int32(txn_write_policy, 0,
+             "TransactionDBOptions::write_policy (0: WRITE_COMMITTED, 1: WRITE_PREPARED)");
+DEFINE_int32(wp_commit_cache_bits, 8,
+             "WRITE_PREPARED: commit cache bits (small, so that commits are evicted often)");
 DEFINE_uint32(txn_prepare_one_in, 2,
               "--use_txn: one transaction in N is named and prepared before its commit (0: "
               "none)");
@@ -107,6 +110,7 @@ Status OpenStressDB(const Options& options, const std::string& name, Context* ct
   if (FLAGS_use_txn) {
     TransactionDBOptions o;
     o.write_policy = static_cast<TxnDBWritePolicy>(FLAGS_txn_write_policy);
+    o.wp_commit_cache_bits = FLAGS_wp_commit_cache_bits;
     TransactionDB* txn_db = nullptr;
     Status s = TransactionDB::Open(options, o, name, &txn_db);
     db->reset(txn_db);
@@ -127,6 +131,7 @@ std::string TxnSummary() {
   return "--use_txn=" + std::to_string(FLAGS_use_txn) +
          " --use_optimistic_txn=" + std::to_string(FLAGS_use_optimistic_txn) +
          " --txn_write_policy=" + std::to_string(FLAGS_txn_write_policy) +
+         " --wp_commit_cache_bits=" + std::to_string(FLAGS_wp_commit_cache_bits) +
          " --txn_prepare_one_in=" + std::to_string(FLAGS_txn_prepare_one_in) +
          " --txn_rollback_one_in=" + std::to_string(FLAGS_txn_rollback_one_in) +
          " --txn_rmw_weight=" + std::to_string(FLAGS_txn_rmw_weight) +

@@ -406,11 +406,21 @@ TEST_F(TransactionTest, OtherFamiliesAndPoliciesAreRefused) {
   txn.reset();
 
   Close();
-  for (TxnDBWritePolicy p : {WRITE_PREPARED, WRITE_UNPREPARED}) {
-    txn_db_options_.write_policy = p;
-    EXPECT_TRUE(TryOpen().IsNotSupported());
+  txn_db_options_.write_policy = WRITE_UNPREPARED;
+  EXPECT_TRUE(TryOpen().IsNotSupported());
+  EXPECT_EQ(db_, nullptr);
+  txn_db_options_.write_policy = WRITE_PREPARED;
+  for (auto [commit_bits, snapshot_bits] : {std::pair{0, 7}, {33, 7}, {23, -1}, {23, 21}}) {
+    txn_db_options_.wp_commit_cache_bits = commit_bits;
+    txn_db_options_.wp_snapshot_cache_bits = snapshot_bits;
+    EXPECT_TRUE(TryOpen().IsInvalidArgument());
     EXPECT_EQ(db_, nullptr);
   }
+  txn_db_options_.wp_commit_cache_bits = 10;
+  txn_db_options_.wp_snapshot_cache_bits = 2;
+  options_.max_successive_merges = 2;
+  EXPECT_TRUE(TryOpen().IsNotSupported());
+  EXPECT_EQ(db_, nullptr);
 }
 
 // unordered_write with each policy, with RocksDB's statuses and messages; the DB is left

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "db/db_impl.h"
+#include "db/write_batch_internal.h"
 #include "utilities/transactions/pessimistic_transaction_db.h"
 
 namespace shale {
@@ -23,7 +24,7 @@ int64_t LockTimeoutMicros(int64_t ms) { return ms < 0 ? -1 : ms * 1000; }
 PessimisticTransaction::PessimisticTransaction(PessimisticTransactionDB* txn_db,
                                                const WriteOptions& write_options,
                                                const TransactionOptions& txn_options)
-    : TransactionBaseImpl(txn_db->GetBaseDB(), write_options),
+    : TransactionBaseImpl(txn_db->ReadDB(), write_options),
       txn_db_(txn_db),
       db_impl_(txn_db->db_impl()) {
   Initialize(txn_options);
@@ -146,7 +147,9 @@ Status PessimisticTransaction::ValidateSnapshot(const std::string& key, Sequence
   bool found;
   Status s = db_impl_->GetLatestSequenceForKey(key, /*cache_only=*/false, &latest, &found);
   if (!s.ok()) return s;
-  if (found && latest > snap) return Status::Busy("key written after the transaction's snapshot");
+  if (found && !VisibleAt(latest, snap)) {
+    return Status::Busy("key written after the transaction's snapshot");
+  }
   *seq = snap;
   return Status::OK();
 }
@@ -279,11 +282,11 @@ class TransactionReplayer : public WriteBatch::Handler {
 }  // namespace
 
 Status PessimisticTransaction::CommitBatch(WriteBatch* batch) {
-  KeyCollector collector;
-  Status s = batch->Iterate(&collector);
+  std::set<std::string> keys;
+  Status s = CollectWrittenKeys(*batch, &keys);
   if (!s.ok()) return s;
   if (!skip_concurrency_control_) {
-    for (const std::string& key : collector.keys) {
+    for (const std::string& key : keys) {
       s = TryLock(key, /*read_only=*/false, /*exclusive=*/true, /*do_validate=*/false,
                   /*assume_tracked=*/false);
       if (!s.ok()) return s;  // the destructor releases what was taken
@@ -292,13 +295,41 @@ Status PessimisticTransaction::CommitBatch(WriteBatch* batch) {
   return CommitBatchInternal(batch);
 }
 
-Status PessimisticTransaction::RestorePrepared(const WriteBatch& records, uint64_t log) {
+Status PessimisticTransaction::PreparedBatch(WriteBatch* prepared) {
+  // The Noop becomes BeginPrepare when the end marker is added.
+  WriteBatchInternal::InsertNoop(prepared);
+  Status s = WriteBatchInternal::Append(prepared, batch_.GetWriteBatch());
+  if (s.ok()) s = WriteBatchInternal::MarkEndPrepare(prepared, name_);
+  return s;
+}
+
+Status PessimisticTransaction::RecordsToCommit(WriteBatch* combined, WriteBatch** records) {
+  *records = batch_.GetWriteBatch();
+  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
+    *combined = **records;
+    Status s = WriteBatchInternal::Append(combined, &commit_time_batch_);
+    if (!s.ok()) return s;
+    *records = combined;
+  }
+  if (WriteBatchInternal::Count(*records) == 0) *records = nullptr;
+  return Status::OK();
+}
+
+Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys) {
+  KeyCollector collector;
+  Status s = batch.Iterate(&collector);
+  keys->swap(collector.keys);
+  return s;
+}
+
+Status PessimisticTransaction::RestorePrepared(const RecoveredTransaction& recovered) {
   TransactionReplayer replayer(this);
   restoring_ = true;
-  Status s = records.Iterate(&replayer);
+  Status s = recovered.batch.Iterate(&replayer);
   restoring_ = false;
   if (!s.ok()) return s;
-  log_number_ = log;
+  log_number_ = recovered.log_number;
+  OnRestored(recovered);
   state_.store(PREPARED, std::memory_order_release);
   return Status::OK();
 }

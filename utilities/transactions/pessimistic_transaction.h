@@ -18,9 +18,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "db/wal_replay.h"
 #include "shale/utilities/transaction_db.h"
 #include "utilities/transactions/point_lock_manager.h"
 #include "utilities/transactions/transaction_base.h"
@@ -63,11 +65,11 @@ class PessimisticTransaction : public TransactionBaseImpl {
   Status CommitBatch(WriteBatch* batch);
 
   // Recovery: replays a prepared transaction's records into this fresh, named
-  // transaction, then makes it PREPARED in WAL log. Each key is locked if it is free; one
-  // that another recovered transaction holds already (possible only if an owner deleted a
-  // prepared transaction unresolved and a later one took its keys) is written unlocked
-  // rather than making Open fail.
-  Status RestorePrepared(const WriteBatch& records, uint64_t log);
+  // transaction, then makes it PREPARED in the WAL that holds it. Each key is locked if it
+  // is free; one that another recovered transaction holds already (possible only if an
+  // owner deleted a prepared transaction unresolved and a later one took its keys) is
+  // written unlocked rather than making Open fail.
+  Status RestorePrepared(const RecoveredTransaction& recovered);
 
   uint64_t expiration_time_us() const { return expiration_time_us_; }
 
@@ -84,6 +86,18 @@ class PessimisticTransaction : public TransactionBaseImpl {
   virtual Status RollbackInternal() = 0;
   // CommitBatch's write of a batch from outside any transaction.
   virtual Status CommitBatchInternal(WriteBatch* batch) = 0;
+  // What Prepare logs: BeginPrepare, the transaction's records, EndPrepare(name_).
+  Status PreparedBatch(WriteBatch* prepared);
+  // What a commit without Prepare writes: the transaction's records, then the commit-time
+  // batch's (concatenated in *combined when there are both). *records is null when there
+  // is nothing to write: a transaction that wrote nothing logs nothing.
+  Status RecordsToCommit(WriteBatch* combined, WriteBatch** records);
+  // Whether a write at seq is visible at snapshot (the conflict check's question).
+  virtual bool VisibleAt(SequenceNumber seq, SequenceNumber snapshot) const {
+    return seq <= snapshot;
+  }
+  // RestorePrepared's last step, for what the policy keeps of a recovered prepare.
+  virtual void OnRestored(const RecoveredTransaction& /*recovered*/) {}
 
   Status TryLock(const Slice& key, bool read_only, bool exclusive, bool do_validate,
                  bool assume_tracked) override;
@@ -111,6 +125,10 @@ class PessimisticTransaction : public TransactionBaseImpl {
   bool skip_prepare_ = true;
   bool restoring_ = false;  // inside RestorePrepared
 };
+
+// The keys batch writes, sorted and without duplicates, into *keys; InvalidArgument for a
+// family other than the default one.
+Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys);
 
 // The WRITE_COMMITTED policy: nothing reaches the memtable before Commit. A prepare is
 // logged in the WAL only; the commit logs a commit marker and applies the records.

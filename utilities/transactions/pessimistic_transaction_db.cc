@@ -5,6 +5,7 @@
 
 #include "db/db_impl.h"
 #include "utilities/transactions/pessimistic_transaction.h"
+#include "utilities/transactions/write_prepared_txn_db.h"
 
 namespace shale {
 
@@ -50,13 +51,15 @@ PessimisticTransactionDB::~PessimisticTransactionDB() {
 
 Status PessimisticTransactionDB::Initialize() {
   std::map<std::string, DBImpl::RecoveredTransaction> found = db_impl_->TakeRecoveredTransactions();
+  Status s = OnRecovery(found);
+  if (!s.ok()) return s;
   // Nothing else runs yet, so a lock is taken at once or never (see RestorePrepared).
   TransactionOptions restore;
   restore.lock_timeout = 0;
   for (auto& [name, recovered] : found) {
     std::unique_ptr<PessimisticTransaction> txn(NewTransaction(WriteOptions(), restore));
-    Status s = txn->SetName(name);
-    if (s.ok()) s = txn->RestorePrepared(recovered.batch, recovered.log_number);
+    s = txn->SetName(name);
+    if (s.ok()) s = txn->RestorePrepared(recovered);
     if (!s.ok()) return s;
     MutexLock l(&name_mu_);
     recovered_.insert(txn.release());
@@ -217,20 +220,34 @@ Status TransactionDB::Open(const Options& options, const TransactionDBOptions& t
         break;
     }
   }
-  if (txn_db_options.write_policy != WRITE_COMMITTED) {
-    return Status::NotSupported("only the WRITE_COMMITTED write policy is implemented");
+  const bool write_prepared = txn_db_options.write_policy == WRITE_PREPARED;
+  if (txn_db_options.write_policy == WRITE_UNPREPARED) {
+    return Status::NotSupported("the WRITE_UNPREPARED write policy is not implemented");
+  }
+  if (write_prepared &&
+      !WritePreparedVisibility::ValidBits(txn_db_options.wp_commit_cache_bits,
+                                          txn_db_options.wp_snapshot_cache_bits)) {
+    return Status::InvalidArgument(
+        "wp_commit_cache_bits must be 1..32 and wp_snapshot_cache_bits 0..20");
+  }
+  if (write_prepared && options.max_successive_merges > 0) {
+    // Folding reads the operands beneath without asking which are committed: it could fold
+    // another transaction's uncommitted operand into a Put.
+    return Status::NotSupported("max_successive_merges with the WRITE_PREPARED write policy");
   }
   Options db_options = options;
   // Prepared transactions must survive in the WAL and be recovered, not refused.
   db_options.allow_2pc = true;
   DB* db = nullptr;
-  Status s = DB::Open(db_options, dbname, &db);
+  // WritePrepared numbers per sub-batch, which recovery must know before it replays.
+  Status s = DBImpl::Open(db_options, dbname, /*seq_per_batch=*/write_prepared, &db);
   if (!s.ok()) return s;
-  if (RootImpl(db) == nullptr) {
-    delete db;
-    return Status::NotSupported("TransactionDB needs shale's own DB beneath it");
+  std::unique_ptr<PessimisticTransactionDB> txn_db;
+  if (write_prepared) {
+    txn_db = std::make_unique<WritePreparedTxnDB>(db, txn_db_options);
+  } else {
+    txn_db = std::make_unique<WriteCommittedTxnDB>(db, txn_db_options);
   }
-  auto txn_db = std::make_unique<WriteCommittedTxnDB>(db, txn_db_options);
   s = txn_db->Initialize();
   if (!s.ok()) return s;
   *dbptr = txn_db.release();

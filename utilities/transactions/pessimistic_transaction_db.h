@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "db/wal_replay.h"
 #include "shale/utilities/transaction_db.h"
 #include "util/mutexlock.h"
 #include "utilities/transactions/point_lock_manager.h"
@@ -38,6 +39,9 @@ class PessimisticTransactionDB : public TransactionDB {
 
   // Adopts the prepared transactions recovery found in the WAL. Called once, by Open.
   Status Initialize();
+  // The DB a transaction reads through (and takes snapshots of): the base DB, or this one
+  // when the policy hides uncommitted data from reads.
+  virtual DB* ReadDB() { return GetBaseDB(); }
 
   Transaction* BeginTransaction(const WriteOptions& write_options,
                                 const TransactionOptions& txn_options,
@@ -86,6 +90,10 @@ class PessimisticTransactionDB : public TransactionDB {
   // A transaction of this DB's write policy.
   virtual PessimisticTransaction* NewTransaction(const WriteOptions& write_options,
                                                  const TransactionOptions& txn_options) = 0;
+  // Initialize's first step, with what recovery found prepared, before any is adopted.
+  virtual Status OnRecovery(const std::map<std::string, RecoveredTransaction>& /*found*/) {
+    return Status::OK();
+  }
 
  private:
   // A write of one record: add_to(&batch) fills a batch that Write then applies.

@@ -12,9 +12,7 @@ Status WriteCommittedTxn::PrepareInternal() {
   // logged and not applied: recovery finds it there until a Commit or Rollback marker
   // resolves it.
   WriteBatch prepared;
-  WriteBatchInternal::InsertNoop(&prepared);
-  Status s = WriteBatchInternal::Append(&prepared, batch_.GetWriteBatch());
-  if (s.ok()) s = WriteBatchInternal::MarkEndPrepare(&prepared, name_);
+  Status s = PreparedBatch(&prepared);
   if (!s.ok()) return s;
   uint64_t log = 0;
   DBImpl::TxnWrite t;
@@ -26,16 +24,10 @@ Status WriteCommittedTxn::PrepareInternal() {
 }
 
 Status WriteCommittedTxn::CommitWithoutPrepareInternal() {
-  WriteBatch* records = batch_.GetWriteBatch();
   WriteBatch combined;
-  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
-    combined = *records;
-    Status s = WriteBatchInternal::Append(&combined, &commit_time_batch_);
-    if (!s.ok()) return s;
-    records = &combined;
-  }
-  // A transaction that wrote nothing has nothing to log.
-  if (WriteBatchInternal::Count(records) == 0) return Status::OK();
+  WriteBatch* records = nullptr;
+  Status s = RecordsToCommit(&combined, &records);
+  if (!s.ok() || records == nullptr) return s;
   return db_->Write(write_options_, records);
 }
 

@@ -29,8 +29,9 @@
 
 namespace shale {
 
-// When a transaction's data reaches the memtable. Only WRITE_COMMITTED (at Commit) is
-// implemented; Open answers NotSupported for the other two.
+// When a transaction's data reaches the memtable: at Commit (WRITE_COMMITTED), or at
+// Prepare (WRITE_PREPARED), with reads deciding per entry whether it is committed as of
+// their snapshot. Open answers NotSupported for WRITE_UNPREPARED.
 enum TxnDBWritePolicy {
   WRITE_COMMITTED = 0,
   WRITE_PREPARED,
@@ -59,6 +60,11 @@ struct TransactionDBOptions {
   // Writes outside a transaction take no locks: for applications that order their writes
   // themselves. Default: false.
   bool skip_concurrency_control = false;
+  // WRITE_PREPARED: the commit cache holds 2^wp_commit_cache_bits recent commits (8 bytes
+  // each; 1..32), and 2^wp_snapshot_cache_bits snapshots are checked against evicted
+  // commits without a lock (0..20). Defaults: 23 (64 MiB) and 7, as RocksDB's.
+  int wp_commit_cache_bits = 23;
+  int wp_snapshot_cache_bits = 7;
 };
 
 struct TransactionOptions {
@@ -89,8 +95,11 @@ struct TransactionOptions {
 class TransactionDB : public StackableDB {
  public:
   // Opens the DB at dbname with transactions. On failure *dbptr is nullptr. NotSupported
-  // for a write_policy other than WRITE_COMMITTED, and (RocksDB's rules, checked first) for
-  // unordered_write unless write_policy is WRITE_PREPARED with two_write_queues.
+  // for WRITE_UNPREPARED, and (RocksDB's rules, checked first) for unordered_write unless
+  // write_policy is WRITE_PREPARED with two_write_queues, and for WRITE_PREPARED with
+  // max_successive_merges; InvalidArgument for cache bits out of range. A DB is opened with the
+  // policy it was written with: switching needs an empty WAL (every memtable flushed, no
+  // transaction prepared).
   static Status Open(const Options& options, const TransactionDBOptions& txn_db_options,
                      const std::string& dbname, TransactionDB** dbptr);
   // The same with the options split in RocksDB's way. column_families must name the

@@ -1,0 +1,345 @@
+// WRITE_PREPARED transactions through the public API, in each write configuration the
+// policy allows (one queue; two queues; two queues with unordered_write): prepared data is
+// in the DB yet hidden from every read until Commit; snapshots keep their view; Rollback
+// restores the values from before the prepare; recovery brings prepared transactions back
+// hidden (also after their data was flushed) and committed data visible; flush and
+// compaction keep what uncommitted data would otherwise drop; a commit cache small enough
+// to evict all the time; and threads preparing, committing and rolling back while readers
+// check atomicity at snapshots, then the committed state after reopen.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shale/utilities/merge_operators.h"
+#include "tests/utilities/transaction_fixture.h"
+#include "util/random.h"
+
+namespace shale {
+namespace {
+
+struct Config {
+  const char* name;
+  bool two_queues;
+  bool unordered;
+};
+
+const Config kConfigs[] = {
+    {"OneQueue", false, false},
+    {"TwoQueues", true, false},
+    {"TwoQueuesUnordered", true, true},
+};
+
+class WritePreparedTxnTest : public TransactionTestBase,
+                             public testing::WithParamInterface<Config> {
+ protected:
+  WritePreparedTxnTest() {
+    txn_db_options_.write_policy = WRITE_PREPARED;
+    // Small enough that commits evict each other within a test.
+    txn_db_options_.wp_commit_cache_bits = 4;
+    txn_db_options_.wp_snapshot_cache_bits = 1;
+    options_.two_write_queues = GetParam().two_queues;
+    options_.unordered_write = GetParam().unordered;
+    options_.merge_operator = MergeOperators::CreateFromStringId("stringappend");
+    Open();
+  }
+
+  std::unique_ptr<Transaction> Prepared(const std::string& name,
+                                        const std::map<std::string, std::string>& puts) {
+    auto txn = Begin();
+    EXPECT_OK(txn->SetName(name));
+    for (const auto& [k, v] : puts) EXPECT_OK(txn->Put(k, v));
+    EXPECT_OK(txn->Prepare());
+    return txn;
+  }
+  // The base DB's own read: no visibility callback, so it sees prepared data.
+  std::string RawGet(const std::string& key) { return ReadValue(db_->GetBaseDB(), key); }
+  std::string Scan(const ReadOptions& ro = ReadOptions(), bool backward = false) {
+    std::unique_ptr<Iterator> it(db_->NewIterator(ro));
+    std::string out;
+    backward ? it->SeekToLast() : it->SeekToFirst();
+    for (; it->Valid(); backward ? it->Prev() : it->Next()) {
+      out += it->key().ToString() + "=" + it->value().ToString() + ",";
+    }
+    return it->status().ok() ? out : out + it->status().ToString();
+  }
+  std::string MultiGetOne(const std::string& key, const ReadOptions& ro = ReadOptions()) {
+    std::vector<std::string> values;
+    std::vector<Status> s = db_->MultiGet(ro, {Slice(key)}, &values);
+    if (s[0].IsNotFound()) return "NOT_FOUND";
+    return s[0].ok() ? values[0] : s[0].ToString();
+  }
+};
+
+TEST_P(WritePreparedTxnTest, PreparedDataIsInTheDbButHiddenUntilCommit) {
+  ASSERT_OK(db_->Put(WriteOptions(), "a", "old"));
+  auto txn = Prepared("t1", {{"a", "new"}, {"b", "new"}});
+  // With one queue the prepare's numbers are published (its data is hidden by the
+  // callback alone); with two, only commits publish.
+  if (!GetParam().two_queues) EXPECT_EQ("new", RawGet("a")) << "the prepare wrote the memtable";
+  EXPECT_EQ("old", Get("a"));
+  EXPECT_EQ("NOT_FOUND", Get("b"));
+  EXPECT_EQ("old", MultiGetOne("a"));
+  EXPECT_EQ("NOT_FOUND", MultiGetOne("b"));
+  EXPECT_EQ("a=old,", Scan());
+  EXPECT_EQ("a=old,", Scan(ReadOptions(), /*backward=*/true));
+  const Snapshot* before = db_->GetSnapshot();
+  ASSERT_OK(txn->Commit());
+  EXPECT_EQ("new", Get("a"));
+  EXPECT_EQ("new", Get("b"));
+  EXPECT_EQ("new", MultiGetOne("b"));
+  EXPECT_EQ("a=new,b=new,", Scan());
+  ReadOptions at_before;
+  at_before.snapshot = before;
+  EXPECT_EQ("old", ReadValue(db_.get(), "a", at_before)) << "a snapshot keeps its view";
+  EXPECT_EQ("NOT_FOUND", ReadValue(db_.get(), "b", at_before));
+  EXPECT_EQ("a=old,", Scan(at_before));
+  db_->ReleaseSnapshot(before);
+}
+
+TEST_P(WritePreparedTxnTest, MergeOperandsOfAPrepareAreHidden) {
+  ASSERT_OK(db_->Merge(WriteOptions(), "m", "1"));
+  auto txn = Begin();
+  ASSERT_OK(txn->SetName("t"));
+  ASSERT_OK(txn->Merge("m", "2"));
+  ASSERT_OK(txn->Prepare());
+  EXPECT_EQ("1", Get("m"));
+  if (!GetParam().two_queues) EXPECT_EQ("1,2", RawGet("m"));
+  std::vector<PinnableSlice> operands(4);
+  GetMergeOperandsOptions gmo;
+  gmo.expected_max_number_of_operands = 4;
+  int n = 0;
+  ASSERT_OK(db_->GetMergeOperands(ReadOptions(), db_->DefaultColumnFamily(), "m", operands.data(),
+                                  &gmo, &n));
+  EXPECT_EQ(1, n);
+  ASSERT_OK(txn->Commit());
+  EXPECT_EQ("1,2", Get("m"));
+}
+
+TEST_P(WritePreparedTxnTest, RollbackRestoresTheValuesFromBeforeThePrepare) {
+  ASSERT_OK(db_->Put(WriteOptions(), "p", "before"));
+  ASSERT_OK(db_->Merge(WriteOptions(), "m", "x"));
+  auto txn = Begin();
+  ASSERT_OK(txn->SetName("r"));
+  ASSERT_OK(txn->Put("p", "txn"));
+  ASSERT_OK(txn->Delete("m"));
+  ASSERT_OK(txn->Put("fresh", "txn"));
+  ASSERT_OK(txn->Prepare());
+  ASSERT_OK(txn->Rollback());
+  EXPECT_EQ(Transaction::ROLLEDBACK, txn->GetState());
+  EXPECT_EQ("before", Get("p"));
+  EXPECT_EQ("x", Get("m"));
+  EXPECT_EQ("NOT_FOUND", Get("fresh"));
+  EXPECT_EQ("m=x,p=before,", Scan());
+  // The same after reopen, the rollback's records replayed from the WAL.
+  txn.reset();
+  Reopen();
+  EXPECT_EQ("before", Get("p"));
+  EXPECT_EQ("NOT_FOUND", Get("fresh"));
+  std::vector<Transaction*> prepared;
+  db_->GetAllPreparedTransactions(&prepared);
+  EXPECT_TRUE(prepared.empty());
+}
+
+TEST_P(WritePreparedTxnTest, RecoveryBringsPreparedTransactionsBackHidden) {
+  for (bool flush : {false, true}) {
+    SCOPED_TRACE(flush ? "flushed" : "in the WAL only");
+    const std::string c = flush ? "c1" : "c0";
+    const std::string r = flush ? "r1" : "r0";
+    ASSERT_OK(db_->Put(WriteOptions(), "k" + c, "committed-before"));
+    auto commit_me = Prepared(c, {{"k" + c, "committed-after"}, {"n" + c, "new"}});
+    auto roll_me = Prepared(r, {{"k" + r, "never"}});
+    if (flush) ASSERT_OK(db_->Flush(FlushOptions()));
+    commit_me.reset();  // both stay prepared in the WAL
+    roll_me.reset();
+    Reopen();
+    EXPECT_EQ("committed-before", Get("k" + c));
+    EXPECT_EQ("NOT_FOUND", Get("n" + c));
+    EXPECT_EQ("NOT_FOUND", Get("k" + r));
+    Transaction* t = db_->GetTransactionByName(c);
+    ASSERT_NE(nullptr, t);
+    ASSERT_EQ(Transaction::PREPARED, t->GetState());
+    ASSERT_OK(t->Commit());
+    delete t;
+    t = db_->GetTransactionByName(r);
+    ASSERT_NE(nullptr, t);
+    ASSERT_OK(t->Rollback());
+    delete t;
+    EXPECT_EQ("committed-after", Get("k" + c));
+    EXPECT_EQ("new", Get("n" + c));
+    EXPECT_EQ("NOT_FOUND", Get("k" + r));
+    Reopen();
+    EXPECT_EQ("committed-after", Get("k" + c));
+    EXPECT_EQ("NOT_FOUND", Get("k" + r));
+  }
+}
+
+TEST_P(WritePreparedTxnTest, FlushAndCompactionKeepTheCommittedValueUnderAPrepare) {
+  ASSERT_OK(db_->Put(WriteOptions(), "k", "v1"));
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  auto txn = Prepared("t", {{"k", "v2"}});
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  EXPECT_EQ("v1", Get("k")) << "the uncommitted v2 must not have dropped v1";
+  ASSERT_OK(txn->Commit());
+  EXPECT_EQ("v2", Get("k"));
+  ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  EXPECT_EQ("v2", Get("k"));
+}
+
+TEST_P(WritePreparedTxnTest, WritesOutsideTransactionsAndWithoutPrepare) {
+  WriteBatch batch;
+  ASSERT_OK(batch.Put("x", "1"));
+  ASSERT_OK(batch.Put("x", "2"));  // one key twice: two sub-batches
+  ASSERT_OK(batch.Put("y", "3"));
+  ASSERT_OK(db_->Write(WriteOptions(), &batch));
+  EXPECT_EQ("2", Get("x"));
+  EXPECT_EQ("3", Get("y"));
+  auto txn = Begin();
+  ASSERT_OK(txn->Put("x", "4"));
+  EXPECT_EQ("2", Get("x"));
+  ASSERT_OK(txn->Commit());
+  EXPECT_EQ("4", Get("x"));
+  Reopen();
+  EXPECT_EQ("4", Get("x"));
+  EXPECT_EQ("3", Get("y"));
+}
+
+TEST_P(WritePreparedTxnTest, ConflictCheckSeesACommitAfterTheSnapshot) {
+  ASSERT_OK(db_->Put(WriteOptions(), "k", "0"));
+  // Prepared before the reader's snapshot, committed after it: its write is newer than the
+  // snapshot although its number is older.
+  auto writer = Prepared("w", {{"k", "1"}});
+  TransactionOptions with_snapshot;
+  with_snapshot.set_snapshot = true;
+  auto reader = Begin(with_snapshot);
+  ASSERT_OK(writer->Commit());
+  std::string value;
+  EXPECT_TRUE(reader->GetForUpdate(ReadOptions(), "k", &value).IsBusy());
+  // A key committed before the snapshot is no conflict.
+  auto later = Begin(with_snapshot);
+  ASSERT_OK(later->GetForUpdate(ReadOptions(), "k", &value));
+  EXPECT_EQ("1", value);
+}
+
+// Many commits through a two-entry commit cache while snapshots are held: commits are
+// evicted at once, max_evicted_seq moves, and old snapshots rely on the old-commit map.
+TEST_P(WritePreparedTxnTest, TinyCommitCacheKeepsSnapshotsRight) {
+  Close();
+  txn_db_options_.wp_commit_cache_bits = 1;
+  Open();
+  std::vector<std::pair<const Snapshot*, int>> snapshots;
+  auto slow = Prepared("slow", {{"slow", "x"}});  // delayed once the maximum passes it
+  for (int i = 0; i < 200; i++) {
+    auto txn = Begin();
+    ASSERT_OK(txn->SetName("t" + std::to_string(i)));
+    ASSERT_OK(txn->Put("counter", std::to_string(i)));
+    ASSERT_OK(txn->Prepare());
+    if (i % 40 == 0) snapshots.emplace_back(db_->GetSnapshot(), i - 1);
+    ASSERT_OK(txn->Commit());
+  }
+  EXPECT_EQ("199", Get("counter"));
+  EXPECT_EQ("NOT_FOUND", Get("slow"));
+  for (auto& [snap, expect] : snapshots) {
+    ReadOptions ro;
+    ro.snapshot = snap;
+    EXPECT_EQ(expect < 0 ? "NOT_FOUND" : std::to_string(expect),
+              ReadValue(db_.get(), "counter", ro));
+    EXPECT_EQ("NOT_FOUND", ReadValue(db_.get(), "slow", ro));
+    db_->ReleaseSnapshot(snap);
+  }
+  ASSERT_OK(slow->Commit());
+  EXPECT_EQ("x", Get("slow"));
+}
+
+// Threads run transactions that each write the same value to two keys of a pair, some
+// committed after Prepare, some without, some rolled back; readers at snapshots and
+// without them must always see both keys of a pair equal, and never a rolled-back value. Then the
+// committed state must equal the model, before and after reopen.
+TEST_P(WritePreparedTxnTest, ThreadsKeepTransactionsAtomicForReaders) {
+  const uint64_t seed = TestSeed();
+  constexpr int kWriters = 4;
+  constexpr int kTxns = 300;
+  constexpr int kPairs = 8;
+  std::vector<std::vector<std::string>> last(kWriters, std::vector<std::string>(kPairs));
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::atomic<int> rolled_back_seen{0};
+  auto pair_key = [](int w, int p, char half) {
+    return "w" + std::to_string(w) + "p" + std::to_string(p) + half;
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; r++) {
+    threads.emplace_back([&, r] {
+      while (!done.load()) {
+        ReadOptions ro;
+        const Snapshot* snap = r == 0 ? db_->GetSnapshot() : nullptr;
+        ro.snapshot = snap;
+        for (int w = 0; w < kWriters; w++) {
+          for (int p = 0; p < kPairs; p++) {
+            std::vector<std::string> values;
+            std::vector<Status> s = db_->MultiGet(
+                ro, {Slice(pair_key(w, p, 'a')), Slice(pair_key(w, p, 'b'))}, &values);
+            const std::string a = s[0].ok() ? values[0] : s[0].ToString();
+            const std::string b = s[1].ok() ? values[1] : s[1].ToString();
+            if (a != b) torn++;
+            // A rolled-back transaction's values are never committed, so never seen.
+            if (a.find("_rb") != std::string::npos) rolled_back_seen++;
+          }
+        }
+        if (snap != nullptr) db_->ReleaseSnapshot(snap);
+      }
+    });
+  }
+  for (int w = 0; w < kWriters; w++) {
+    threads.emplace_back([&, w] {
+      Random rnd(static_cast<uint32_t>(seed + w));
+      for (int i = 0; i < kTxns; i++) {
+        const int p = static_cast<int>(rnd.Uniform(kPairs));
+        const uint32_t how = rnd.Uniform(3);
+        const std::string v = std::to_string(w) + "_" + std::to_string(i) + (how == 2 ? "_rb" : "");
+        auto txn = Begin();
+        ASSERT_OK(txn->Put(pair_key(w, p, 'a'), v));
+        ASSERT_OK(txn->Put(pair_key(w, p, 'b'), v));
+        if (how != 0) {
+          ASSERT_OK(txn->SetName("w" + std::to_string(w) + "_" + std::to_string(i)));
+          ASSERT_OK(txn->Prepare());
+        }
+        if (how == 2) {
+          ASSERT_OK(txn->Rollback());
+        } else {
+          ASSERT_OK(txn->Commit());
+          last[w][p] = v;
+        }
+        if (i % 100 == 99 && w == 0) ASSERT_OK(db_->Flush(FlushOptions()));
+      }
+    });
+  }
+  for (int i = 2; i < 2 + kWriters; i++) threads[i].join();
+  done = true;
+  threads[0].join();
+  threads[1].join();
+  EXPECT_EQ(0, torn.load());
+  EXPECT_EQ(0, rolled_back_seen.load());
+  for (int pass = 0; pass < 2; pass++) {
+    for (int w = 0; w < kWriters; w++) {
+      for (int p = 0; p < kPairs; p++) {
+        const std::string expect = last[w][p].empty() ? "NOT_FOUND" : last[w][p];
+        ASSERT_EQ(expect, Get(pair_key(w, p, 'a'))) << pass;
+        ASSERT_EQ(expect, Get(pair_key(w, p, 'b'))) << pass;
+      }
+    }
+    Reopen();
+    ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedTxnTest, testing::ValuesIn(kConfigs),
+                         [](const testing::TestParamInfo<Config>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace shale

@@ -1,0 +1,91 @@
+// The WRITE_PREPARED policy: how a transaction's writes reach the DB at each step (the
+// design is in write_prepared_txn_db.h). Prepare puts the records in the memtable under
+// the prepare's numbers; Commit logs a marker whose number commits them; Rollback writes
+// back the values from before the prepare and commits them with it.
+#include <set>
+#include <string>
+
+#include "db/db_impl.h"
+#include "db/write_batch_internal.h"
+#include "utilities/transactions/write_prepared_txn_db.h"
+
+namespace shale {
+
+WritePreparedTxn::WritePreparedTxn(WritePreparedTxnDB* txn_db, const WriteOptions& write_options,
+                                   const TransactionOptions& txn_options)
+    : PessimisticTransaction(txn_db, write_options, txn_options), wp_db_(txn_db) {}
+
+bool WritePreparedTxn::VisibleAt(SequenceNumber seq, SequenceNumber snapshot) const {
+  // The key's newest write is at its prepare number: what counts is whether its commit
+  // is at or below the snapshot.
+  return wp_db_->visibility()->IsInSnapshot(seq, snapshot);
+}
+
+void WritePreparedTxn::OnRestored(const RecoveredTransaction& recovered) {
+  prepare_seq_ = recovered.prepare_seq;
+  prepare_count_ = recovered.sub_batches;
+}
+
+Status WritePreparedTxn::PrepareInternal() {
+  // BeginPrepare (the Noop the marker call turns into it), the records, EndPrepare(name):
+  // logged and inserted, each number recorded as prepared before it can be published.
+  WriteBatch prepared;
+  Status s = PreparedBatch(&prepared);
+  if (!s.ok()) return s;
+  return wp_db_->Prepare(write_options_, &prepared, &prepare_seq_, &prepare_count_, &log_number_);
+}
+
+Status WritePreparedTxn::CommitWithoutPrepareInternal() {
+  WriteBatch combined;
+  WriteBatch* records = nullptr;
+  Status s = RecordsToCommit(&combined, &records);
+  if (!s.ok() || records == nullptr) return s;
+  return wp_db_->WriteAndCommit(write_options_, records);
+}
+
+Status WritePreparedTxn::CommitInternal() {
+  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
+    return Status::NotSupported("a commit-time batch with a prepared WRITE_PREPARED transaction");
+  }
+  if (write_options_.disableWAL) {
+    // The marker is what resolves the prepare at recovery.
+    return Status::InvalidArgument("a commit of a prepared transaction needs the WAL");
+  }
+  WriteBatch marker;
+  WriteBatchInternal::MarkCommit(&marker, name_);
+  Status s = wp_db_->CommitPrepared(write_options_, &marker, prepare_seq_, prepare_count_);
+  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  return s;
+}
+
+Status WritePreparedTxn::RollbackInternal() {
+  // Each key this transaction wrote gets back its value from before the prepare: the
+  // newest committed one, which a read without a snapshot sees (the prepare is not
+  // committed, so it is hidden). The restoring records and the prepare commit together,
+  // the restoring ones newer, so that no read ever sees the prepared values.
+  std::set<std::string> keys;
+  Status s = CollectWrittenKeys(*batch_.GetWriteBatch(), &keys);
+  if (!s.ok()) return s;
+  WriteBatch restore;
+  ReadOptions latest;
+  for (const std::string& key : keys) {
+    PinnableSlice value;
+    s = wp_db_->Get(latest, wp_db_->DefaultColumnFamily(), key, &value);
+    if (s.ok()) {
+      s = restore.Put(key, value);
+    } else if (s.IsNotFound()) {
+      s = restore.Delete(key);
+    }
+    if (!s.ok()) return s;
+  }
+  WriteBatchInternal::MarkRollback(&restore, name_);
+  s = wp_db_->WriteAndCommit(write_options_, &restore, {prepare_seq_, prepare_count_});
+  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  return s;
+}
+
+Status WritePreparedTxn::CommitBatchInternal(WriteBatch* batch) {
+  return wp_db_->WriteAndCommit(write_options_, batch);
+}
+
+}  // namespace shale

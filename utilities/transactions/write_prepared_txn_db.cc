@@ -1,0 +1,281 @@
+#include "utilities/transactions/write_prepared_txn_db.h"
+
+#include <thread>
+
+#include "db/db_impl.h"
+#include "db/pre_release_callback.h"
+
+namespace shale {
+
+namespace {
+
+// Records each number of a write as prepared (a prepare, or the first step of a write
+// that commits through the second queue).
+class PrepareCallback final : public PreReleaseCallback {
+ public:
+  explicit PrepareCallback(WritePreparedVisibility* visibility) : visibility_(visibility) {}
+  void Callback(SequenceNumber first_seq, uint64_t count, uint64_t) override {
+    for (uint64_t i = 0; i < count; i++) visibility_->AddPrepared(first_seq + i);
+    first = first_seq;
+    this->count = count;
+  }
+  SequenceNumber first = 0;
+  uint64_t count = 0;
+
+ private:
+  WritePreparedVisibility* const visibility_;
+};
+
+// Commits, at the write's last number, the ranges given and (commit_own) the write's own
+// numbers.
+class CommitCallback final : public PreReleaseCallback {
+ public:
+  using Range = std::pair<SequenceNumber, uint64_t>;  // first number, count
+  CommitCallback(WritePreparedVisibility* visibility, std::vector<Range> ranges, bool commit_own)
+      : visibility_(visibility), ranges_(std::move(ranges)), commit_own_(commit_own) {}
+  void Callback(SequenceNumber first_seq, uint64_t count, uint64_t) override {
+    const SequenceNumber commit = first_seq + count - 1;
+    if (commit_own_) {
+      for (uint64_t i = 0; i < count; i++) visibility_->AddCommitted(first_seq + i, commit);
+    }
+    for (const Range& r : ranges_) {
+      for (uint64_t i = 0; i < r.second; i++) visibility_->AddCommitted(r.first + i, commit);
+    }
+  }
+
+ private:
+  WritePreparedVisibility* const visibility_;
+  const std::vector<Range> ranges_;
+  const bool commit_own_;
+};
+
+WritePreparedVisibility::Hooks VisibilityHooks(DBImpl* db) {
+  WritePreparedVisibility::Hooks hooks;
+  hooks.live_snapshots = [db](SequenceNumber max) { return db->SnapshotsUpTo(max); };
+  hooks.last_published = [db] { return db->GetLatestSequenceNumber(); };
+  return hooks;
+}
+
+}  // namespace
+
+WritePreparedTxnDB::WritePreparedTxnDB(DB* db, const TransactionDBOptions& txn_db_options)
+    : PessimisticTransactionDB(db, txn_db_options),
+      visibility_(txn_db_options.wp_commit_cache_bits, txn_db_options.wp_snapshot_cache_bits,
+                  VisibilityHooks(db_impl())),
+      checker_(std::make_shared<WritePreparedSnapshotChecker>(&visibility_)) {
+  // Before the first write: every flush and compaction from now on keeps what a reader of
+  // uncommitted-aware snapshots needs.
+  db_impl()->SetSnapshotChecker(checker_);
+}
+
+WritePreparedTxnDB::~WritePreparedTxnDB() {
+  // The checker points into visibility_, which dies before the base classes close the DB:
+  // close it here, so that no flush or compaction runs with the checker afterwards.
+  db_impl()->SetSnapshotChecker(nullptr);
+  Close().PermitUncheckedError();
+}
+
+PessimisticTransaction* WritePreparedTxnDB::NewTransaction(const WriteOptions& write_options,
+                                                           const TransactionOptions& txn_options) {
+  return new WritePreparedTxn(this, write_options, txn_options);
+}
+
+Status WritePreparedTxnDB::OnRecovery(const std::map<std::string, RecoveredTransaction>& found) {
+  for (const auto& [name, t] : found) {
+    for (uint64_t i = 0; i < t.sub_batches; i++) visibility_.AddPrepared(t.prepare_seq + i);
+  }
+  // Whatever else was recovered is committed: there is no commit cache entry for it, so
+  // the maximum moves past it (the prepared ones above become delayed prepares).
+  visibility_.AdvanceMaxEvictedSeq(0, db_impl()->GetLatestSequenceNumber());
+  // A read is only trusted above the maximum (SnapshotIsSafe): one number more, taken
+  // without the WAL, makes the recovered state readable.
+  WriteBatch empty;
+  WriteOptions number_only;
+  number_only.disableWAL = true;
+  DBImpl::TxnWrite t;
+  t.wal_only = true;
+  return db_impl()->WriteTxn(number_only, &empty, t);
+}
+
+// ---- Reads.
+
+std::unique_ptr<WritePreparedReadCallback> WritePreparedTxnDB::NewReadCallback(
+    const ReadOptions& options) const {
+  if (options.snapshot != nullptr) {
+    return std::make_unique<WritePreparedReadCallback>(
+        &visibility_, options.snapshot->GetSequenceNumber(), kMinUnCommittedSeq);
+  }
+  // Taken before the read takes its view's sequence, so that it is a lower bound for that
+  // sequence's uncommitted data (wp_visibility.h).
+  const SequenceNumber min_uncommitted = visibility_.SmallestUncommitted();
+  return std::make_unique<WritePreparedReadCallback>(&visibility_, kMaxSequenceNumber,
+                                                     min_uncommitted);
+}
+
+template <typename Read>
+Status WritePreparedTxnDB::ReadWithRetry(const ReadOptions& options, Read read) {
+  for (;;) {
+    std::unique_ptr<WritePreparedReadCallback> callback = NewReadCallback(options);
+    Status s = read(callback.get());
+    // A snapshot is safe by construction (GetSnapshot); a read's own view may have been
+    // overtaken by an eviction that did not know of it: then it is read again.
+    if (options.snapshot != nullptr || visibility_.SnapshotIsSafe(callback->max_visible_seq())) {
+      return s;
+    }
+    std::this_thread::yield();
+  }
+}
+
+Status WritePreparedTxnDB::Get(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                               const Slice& key, PinnableSlice* value) {
+  return ReadWithRetry(options, [&](ReadCallback* callback) {
+    return db_impl()->GetWithCallback(options, column_family, key, value, callback);
+  });
+}
+
+void WritePreparedTxnDB::MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                                  size_t num_keys, const Slice* keys, PinnableSlice* values,
+                                  Status* statuses, bool sorted_input) {
+  ReadWithRetry(options, [&](ReadCallback* callback) {
+    db_impl()->MultiGetWithCallback(options, column_family, num_keys, keys, values, statuses,
+                                    sorted_input, callback);
+    return Status::OK();
+  }).PermitUncheckedError();
+}
+
+std::vector<Status> WritePreparedTxnDB::MultiGet(
+    const ReadOptions& options, const std::vector<ColumnFamilyHandle*>& column_families,
+    const std::vector<Slice>& keys, std::vector<std::string>* values) {
+  const size_t n = keys.size();
+  std::vector<Status> statuses(n);
+  values->assign(n, std::string());
+  if (column_families.size() != n) {
+    statuses.assign(n, Status::InvalidArgument("one column family per key"));
+    return statuses;
+  }
+  for (ColumnFamilyHandle* cf : column_families) {
+    if (cf != nullptr && cf != DefaultColumnFamily()) {
+      statuses.assign(n, Status::InvalidArgument("only the default column family exists"));
+      return statuses;
+    }
+  }
+  std::vector<PinnableSlice> pinned(n);
+  MultiGet(options, DefaultColumnFamily(), n, keys.data(), pinned.data(), statuses.data());
+  for (size_t i = 0; i < n; i++) {
+    if (statuses[i].ok()) (*values)[i].assign(pinned[i].data(), pinned[i].size());
+  }
+  return statuses;
+}
+
+Status WritePreparedTxnDB::GetMergeOperands(const ReadOptions& options,
+                                            ColumnFamilyHandle* column_family, const Slice& key,
+                                            PinnableSlice* merge_operands,
+                                            GetMergeOperandsOptions* get_merge_operands_options,
+                                            int* number_of_operands) {
+  return ReadWithRetry(options, [&](ReadCallback* callback) {
+    return db_impl()->GetMergeOperandsWithCallback(options, column_family, key, merge_operands,
+                                                   get_merge_operands_options, number_of_operands,
+                                                   callback);
+  });
+}
+
+Iterator* WritePreparedTxnDB::NewIterator(const ReadOptions& options,
+                                          ColumnFamilyHandle* column_family) {
+  if (options.snapshot != nullptr) {
+    return db_impl()->NewIteratorWithCallback(options, column_family, NewReadCallback(options));
+  }
+  // An iterator may outlive many evictions: it reads at a snapshot of its own, which the
+  // commit cache's bookkeeping knows of, released with the iterator.
+  const Snapshot* own = GetSnapshot();
+  ReadOptions at_own = options;
+  at_own.snapshot = own;
+  Iterator* it = db_impl()->NewIteratorWithCallback(at_own, column_family, NewReadCallback(at_own));
+  DB* base = GetBaseDB();
+  it->RegisterCleanup(
+      [](void* db, void* snapshot) {
+        static_cast<DB*>(db)->ReleaseSnapshot(static_cast<const Snapshot*>(snapshot));
+      },
+      base, const_cast<Snapshot*>(own));
+  return it;
+}
+
+const Snapshot* WritePreparedTxnDB::GetSnapshot() {
+  for (;;) {
+    const Snapshot* snapshot = GetBaseDB()->GetSnapshot();
+    if (visibility_.SnapshotIsSafe(snapshot->GetSequenceNumber())) return snapshot;
+    GetBaseDB()->ReleaseSnapshot(snapshot);
+    std::this_thread::yield();
+  }
+}
+
+// ---- Writes.
+
+Status WritePreparedTxnDB::Write(const WriteOptions& options, WriteBatch* updates) {
+  if (txn_db_options().skip_concurrency_control) {
+    if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+    return WriteAndCommit(options, updates);
+  }
+  return PessimisticTransactionDB::Write(options, updates);
+}
+
+Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
+                                          std::pair<SequenceNumber, uint64_t> prepared) {
+  DBImpl::TxnWrite t;
+  if (!GetDBOptions().two_write_queues) {
+    // One write, committed at its own last number before it is published.
+    CommitCallback commit(&visibility_, {prepared}, /*commit_own=*/true);
+    t.pre_release = &commit;
+    Status s = db_impl()->WriteTxn(options, batch, t);
+    if (s.ok() && prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);
+    return s;
+  }
+  // The main queue publishes nothing: the records go in as prepared, then a number from the
+  // second queue commits them once they are all in the memtable. (A failure after the first
+  // step leaves them prepared: hidden, as a write that failed must be.)
+  PrepareCallback prepare(&visibility_);
+  t.pre_release = &prepare;
+  Status s = db_impl()->WriteTxn(options, batch, t);
+  if (!s.ok()) return s;
+  WriteBatch empty;
+  WriteOptions number_only = options;
+  number_only.disableWAL = true;  // the first step's record needs no marker to count
+  number_only.sync = false;
+  CommitCallback commit(&visibility_, {{prepare.first, prepare.count}, prepared},
+                        /*commit_own=*/false);
+  DBImpl::TxnWrite c;
+  c.wal_only = true;
+  c.pre_release = &commit;
+  s = db_impl()->WriteTxn(number_only, &empty, c);
+  if (!s.ok()) return s;
+  visibility_.RemovePrepared(prepare.first, prepare.count);
+  if (prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);
+  return s;
+}
+
+Status WritePreparedTxnDB::Prepare(const WriteOptions& options, WriteBatch* prepared,
+                                   SequenceNumber* prepare_seq, uint64_t* count, uint64_t* log) {
+  PrepareCallback prepare(&visibility_);
+  uint64_t log_used = 0;
+  DBImpl::TxnWrite t;
+  t.pre_release = &prepare;
+  t.log_used = &log_used;
+  Status s = db_impl()->WriteTxn(options, prepared, t);
+  if (!s.ok()) return s;
+  *prepare_seq = prepare.first;
+  *count = prepare.count;
+  *log = log_used;
+  return s;
+}
+
+Status WritePreparedTxnDB::CommitPrepared(const WriteOptions& options, WriteBatch* marker,
+                                          SequenceNumber prepare_seq, uint64_t count) {
+  CommitCallback commit(&visibility_, {{prepare_seq, count}}, /*commit_own=*/false);
+  DBImpl::TxnWrite t;
+  t.wal_only = true;
+  t.pre_release = &commit;
+  Status s = db_impl()->WriteTxn(options, marker, t);
+  if (s.ok()) visibility_.RemovePrepared(prepare_seq, count);
+  return s;
+}
+
+}  // namespace shale
