@@ -276,6 +276,7 @@ void Benchmark::OpenDB() {
     // --unordered_write asks for WritePrepared with two write queues and without
     // concurrency control.
     TransactionDBOptions txn_db_options;
+    txn_db_options.write_policy = static_cast<TxnDBWritePolicy>(FLAGS_txn_write_policy);
     Options options = options_;
     if (options.unordered_write) {
       options.two_write_queues = true;

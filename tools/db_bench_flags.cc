@@ -224,6 +224,9 @@ DEFINE_int32(compaction_style, 0, "0: leveled, the only style shale has (1 unive
 DEFINE_bool(transaction_db, false,
             "Open the DB as a TransactionDB (pessimistic, WriteCommitted): plain writes "
             "lock their keys, and randomtransaction runs real transactions and verifies them");
+DEFINE_int32(txn_write_policy, 0,
+             "shale's own: --transaction_db's TransactionDBOptions::write_policy (0: "
+             "WRITE_COMMITTED, 1: WRITE_PREPARED); --unordered_write picks WRITE_PREPARED");
 DEFINE_bool(optimistic_transaction_db, false,
             "Open the DB as an OptimisticTransactionDB (wins over --transaction_db): "
             "randomtransaction runs optimistic transactions and verifies them");

@@ -95,6 +95,7 @@ DECLARE_uint64(stats_dump_period_sec);
 
 // Transactions.
 DECLARE_bool(transaction_db);
+DECLARE_int32(txn_write_policy);
 DECLARE_bool(optimistic_transaction_db);
 DECLARE_uint64(transaction_sets);
 DECLARE_bool(transaction_set_snapshot);

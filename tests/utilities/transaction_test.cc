@@ -409,6 +409,9 @@ TEST_F(TransactionTest, OtherFamiliesAndPoliciesAreRefused) {
   txn_db_options_.write_policy = WRITE_UNPREPARED;
   EXPECT_TRUE(TryOpen().IsNotSupported());
   EXPECT_EQ(db_, nullptr);
+  txn_db_options_.write_policy = static_cast<TxnDBWritePolicy>(7);
+  EXPECT_TRUE(TryOpen().IsInvalidArgument());
+  EXPECT_EQ(db_, nullptr);
   txn_db_options_.write_policy = WRITE_PREPARED;
   for (auto [commit_bits, snapshot_bits] : {std::pair{0, 7}, {33, 7}, {23, -1}, {23, 21}}) {
     txn_db_options_.wp_commit_cache_bits = commit_bits;

@@ -221,6 +221,10 @@ Status TransactionDB::Open(const Options& options, const TransactionDBOptions& t
     }
   }
   const bool write_prepared = txn_db_options.write_policy == WRITE_PREPARED;
+  if (txn_db_options.write_policy != WRITE_COMMITTED && !write_prepared &&
+      txn_db_options.write_policy != WRITE_UNPREPARED) {
+    return Status::InvalidArgument("unknown write_policy");
+  }
   if (txn_db_options.write_policy == WRITE_UNPREPARED) {
     return Status::NotSupported("the WRITE_UNPREPARED write policy is not implemented");
   }
