@@ -365,6 +365,23 @@ TEST_F(DBSnapshotCheckerTest, UncommittedDeleteHidesNothing) {
   ASSERT_EQ(Show(Stored("k")), "");  // committed now: the tombstone and the Put go
 }
 
+// Automatic compactions ask the checker too: two L0 files, a committed Put and an
+// uncommitted Delete over it, are compacted down by the DB itself and both survive.
+TEST_F(DBSnapshotCheckerTest, AutomaticCompactionKeepsUncommittedDelete) {
+  options_.disable_auto_compactions = false;
+  options_.level0_file_num_compaction_trigger = 2;
+  OpenWithChecker();
+  const SequenceNumber put = Write('P', "k", "v1");
+  ASSERT_OK(Flush());
+  const SequenceNumber del = Write('D', "k", "", /*prepared=*/true);
+  ASSERT_OK(Flush());
+  ASSERT_OK(WaitForCompact());
+  const std::string versions = impl()->TEST_KeyVersions("k");
+  ASSERT_EQ(versions.find("L0"), std::string::npos) << versions;
+  ASSERT_EQ(Show(Stored("k")), Show({{del, 'D', ""}, {put, 'P', "v1"}}));
+  Verify("k", "rolled back");
+}
+
 // A Delete committed after the earliest snapshot was taken is not seen by it, so at the
 // bottom it is neither dropped nor lets the Put under it go, although its sequence is
 // below the snapshot; once the snapshot is released both go.
