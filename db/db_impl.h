@@ -207,6 +207,9 @@ class DBImpl final : public DB {
   // tell whether their history reaches back far enough (else TryAgain).
   Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
                                  bool* found);
+  // GetSnapshot for a WritePrepared DB: min_uncommitted, the smallest uncommitted number
+  // taken before the call, is kept in the snapshot (SnapshotImpl::min_uncommitted).
+  const Snapshot* GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted);
   // The sequences of the live snapshots at or below max, ascending (WritePrepared's
   // commit cache asks when it evicts). Takes the DB mutex.
   std::vector<SequenceNumber> SnapshotsUpTo(SequenceNumber max);

@@ -66,4 +66,9 @@ std::vector<SequenceNumber> DBImpl::SnapshotsUpTo(SequenceNumber max) {
   return all;
 }
 
+const Snapshot* DBImpl::GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted) {
+  DbLock l(this);
+  return snapshots_.New(last_published_.load(std::memory_order_acquire), min_uncommitted);
+}
+
 }  // namespace shale

@@ -9,19 +9,25 @@
 #include <vector>
 
 #include "shale/snapshot.h"
+#include "shale/types.h"
 
 namespace shale {
 
 class SnapshotImpl final : public Snapshot {
  public:
-  explicit SnapshotImpl(SequenceNumber seq) : sequence_(seq) {}
+  explicit SnapshotImpl(SequenceNumber seq, SequenceNumber min_uncommitted = kMinUnCommittedSeq)
+      : sequence_(seq), min_uncommitted_(min_uncommitted) {}
   SequenceNumber GetSequenceNumber() const override { return sequence_; }
+  // WritePrepared: every write below it was committed when the snapshot was taken, so a
+  // read at it needs to ask about none of them (kMinUnCommittedSeq: unknown).
+  SequenceNumber min_uncommitted() const { return min_uncommitted_; }
 
  private:
   friend class SnapshotList;
   ~SnapshotImpl() override = default;
 
   const SequenceNumber sequence_;
+  const SequenceNumber min_uncommitted_;
   SnapshotImpl* prev_ = nullptr;
   SnapshotImpl* next_ = nullptr;
 };
@@ -37,8 +43,8 @@ class SnapshotList {
   SequenceNumber oldest() const { return head_.next_->sequence_; }
 
   // REQUIRES: seq is at least the newest snapshot's sequence.
-  SnapshotImpl* New(SequenceNumber seq) {
-    auto* s = new SnapshotImpl(seq);
+  SnapshotImpl* New(SequenceNumber seq, SequenceNumber min_uncommitted = kMinUnCommittedSeq) {
+    auto* s = new SnapshotImpl(seq, min_uncommitted);
     s->next_ = &head_;
     s->prev_ = head_.prev_;
     s->prev_->next_ = s;

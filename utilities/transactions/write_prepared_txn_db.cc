@@ -102,8 +102,11 @@ Status WritePreparedTxnDB::OnRecovery(const std::map<std::string, RecoveredTrans
 std::unique_ptr<WritePreparedReadCallback> WritePreparedTxnDB::NewReadCallback(
     const ReadOptions& options) const {
   if (options.snapshot != nullptr) {
+    // A snapshot of this DB's (GetSnapshot) knows its smallest uncommitted number; one
+    // taken otherwise says kMinUnCommittedSeq, and every entry gets the full check.
     return std::make_unique<WritePreparedReadCallback>(
-        &visibility_, options.snapshot->GetSequenceNumber(), kMinUnCommittedSeq);
+        &visibility_, options.snapshot->GetSequenceNumber(),
+        static_cast<const SnapshotImpl*>(options.snapshot)->min_uncommitted());
   }
   // Taken before the read takes its view's sequence, so that it is a lower bound for that
   // sequence's uncommitted data (wp_visibility.h).
@@ -201,7 +204,9 @@ Iterator* WritePreparedTxnDB::NewIterator(const ReadOptions& options,
 
 const Snapshot* WritePreparedTxnDB::GetSnapshot() {
   for (;;) {
-    const Snapshot* snapshot = GetBaseDB()->GetSnapshot();
+    // Taken before the snapshot's sequence: a lower bound for what it may not see.
+    const SequenceNumber min_uncommitted = visibility_.SmallestUncommitted();
+    const Snapshot* snapshot = db_impl()->GetSnapshotWithMinUncommitted(min_uncommitted);
     if (visibility_.SnapshotIsSafe(snapshot->GetSequenceNumber())) return snapshot;
     GetBaseDB()->ReleaseSnapshot(snapshot);
     std::this_thread::yield();
