@@ -82,9 +82,14 @@ Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_
       return Status::InvalidArgument("a WAL-only write may hold no keys");
     }
   } else if (WriteBatchInternal::Count(batch) == 0) {
-    return Status::OK();  // nothing to apply
+    // Nothing to apply. PutLogData blobs are for the WAL's readers: they go to the WAL
+    // alone (as RocksDB's do), unless the write skips the WAL.
+    if (WriteBatchInternal::ByteSize(batch) <= WriteBatchInternal::kHeader || o.disableWAL) {
+      return Status::OK();
+    }
+    w.wal_only = true;
   }
-  w.keys = disable_memtable ? 0 : WriteBatchInternal::Count(batch);
+  w.keys = w.wal_only ? 0 : WriteBatchInternal::Count(batch);
   w.seq_count = seq_per_batch_ ? sub_batches : w.keys;
   return RunWriter(o, &w);
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,8 +25,8 @@
 #include "db/write_batch_internal.h"
 #include "shale/db.h"
 #include "shale/utilities/merge_operators.h"
-#include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/db_test_base.h"
+#include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
@@ -491,6 +492,39 @@ TEST(DBWriteModesErrorTest, FailedWalWriteFailsGroupAndLaterWrites) {
 
 // With two write queues, WAL-only writes (no keys) run beside the main queue; the WAL
 // holds every record in sequence order without holes or overlaps, and every blob once.
+// Calls fn(file name, batch) for every record of every WAL in dbdir, in file then record
+// order.
+void ForEachWalBatch(const std::string& dbdir,
+                     const std::function<void(const std::string&, const WriteBatch&)>& fn) {
+  std::vector<std::string> children;
+  ASSERT_OK(Env::Default()->GetChildren(dbdir, &children));
+  std::sort(children.begin(), children.end());
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type) || type != kWalFile) continue;
+    std::unique_ptr<SequentialFile> file;
+    ASSERT_OK(Env::Default()->NewSequentialFile(dbdir + "/" + name, &file, EnvOptions()));
+    log::Reader reader(std::move(file), nullptr, true, number, name);
+    std::string scratch;
+    Slice record;
+    while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kAbsoluteConsistency)) {
+      WriteBatch b;
+      ASSERT_OK(WriteBatchInternal::SetContents(&b, record));
+      fn(name, b);
+    }
+  }
+}
+
+// The PutLogData blobs of the batches it iterates, and how many came twice.
+struct BlobCounter : WriteBatch::Handler {
+  std::set<std::string> blobs;
+  int duplicates = 0;
+  void LogData(const Slice& blob) override {
+    if (!blobs.insert(blob.ToString()).second) duplicates++;
+  }
+};
+
 TEST(DBWriteModesTwoQueuesTest, WalOrderIsSequenceOrder) {
   for (bool unordered : {false, true}) {
     SCOPED_TRACE(unordered ? "unordered" : "ordered");
@@ -529,43 +563,51 @@ TEST(DBWriteModesTwoQueuesTest, WalOrderIsSequenceOrder) {
     ASSERT_OK(db->Close());
     db.reset();
 
-    std::vector<std::string> children;
-    ASSERT_OK(Env::Default()->GetChildren(dir.File("db"), &children));
-    struct BlobCounter : WriteBatch::Handler {
-      std::set<std::string> blobs;
-      int duplicates = 0;
-      void LogData(const Slice& blob) override {
-        if (!blobs.insert(blob.ToString()).second) duplicates++;
-      }
-    } counter;
+    BlobCounter counter;
     SequenceNumber next = 0;
-    int logs = 0;
-    for (const std::string& name : children) {
-      uint64_t number;
-      FileType type;
-      if (!ParseFileName(name, &number, &type) || type != kWalFile) continue;
-      std::unique_ptr<SequentialFile> file;
-      ASSERT_OK(Env::Default()->NewSequentialFile(dir.File("db/" + name), &file, EnvOptions()));
-      log::Reader reader(std::move(file), nullptr, true, number, name);
-      std::string scratch;
-      Slice record;
-      while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kAbsoluteConsistency)) {
-        WriteBatch b;
-        ASSERT_OK(WriteBatchInternal::SetContents(&b, record));
-        const SequenceNumber seq = WriteBatchInternal::Sequence(&b);
-        if (next == 0) next = seq;
-        ASSERT_EQ(seq, next) << "record out of sequence order in " << name;
-        next += WriteBatchInternal::Count(&b);
-        ASSERT_OK(b.Iterate(&counter));
-      }
-      logs++;
-    }
-    EXPECT_EQ(logs, 1);
+    std::set<std::string> logs;
+    ForEachWalBatch(dir.File("db"), [&](const std::string& name, const WriteBatch& b) {
+      const SequenceNumber seq = WriteBatchInternal::Sequence(&b);
+      if (next == 0) next = seq;
+      ASSERT_EQ(seq, next) << "record out of sequence order in " << name;
+      next += WriteBatchInternal::Count(&b);
+      ASSERT_OK(b.Iterate(&counter));
+      logs.insert(name);
+    });
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(logs.size(), 1u);
     EXPECT_EQ(next - 1, last);
     EXPECT_EQ(counter.duplicates, 0);
     EXPECT_EQ(counter.blobs.size(), size_t{kThreads / 2} * kOps);
     EXPECT_EQ(last, uint64_t{kThreads / 2} * kOps * 3 / 2);
   }
+}
+
+// A batch of PutLogData blobs alone reaches the WAL (for the WAL's readers, as RocksDB's
+// does), takes no sequence number and changes nothing else; with disableWAL it does nothing.
+TEST_P(DBWriteModesTest, LogDataAloneReachesTheWal) {
+  Open();
+  ASSERT_OK(db_->Put(WriteOptions(), "k", "v"));
+  const SequenceNumber before = db_->GetLatestSequenceNumber();
+  WriteBatch blobs;
+  ASSERT_OK(blobs.PutLogData("blob-1"));
+  ASSERT_OK(blobs.PutLogData("blob-2"));
+  ASSERT_OK(db_->Write(WriteOptions(), &blobs));
+  WriteBatch unlogged;
+  ASSERT_OK(unlogged.PutLogData("blob-unlogged"));
+  WriteOptions no_wal;
+  no_wal.disableWAL = true;
+  ASSERT_OK(db_->Write(no_wal, &unlogged));
+  EXPECT_EQ(before, db_->GetLatestSequenceNumber());
+  ASSERT_OK(db_->Close());
+  db_.reset();
+  BlobCounter counter;
+  ForEachWalBatch(dbname_,
+                  [&](const std::string&, const WriteBatch& b) { ASSERT_OK(b.Iterate(&counter)); });
+  EXPECT_EQ((std::set<std::string>{"blob-1", "blob-2"}), counter.blobs);
+  Open();
+  EXPECT_EQ(before, db_->GetLatestSequenceNumber());
+  EXPECT_EQ("v", Get("k"));
 }
 
 }  // namespace
