@@ -9,6 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -335,6 +339,46 @@ TEST_P(WritePreparedTxnTest, ThreadsKeepTransactionsAtomicForReaders) {
     }
     Reopen();
     ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  }
+}
+
+// A prepare committed more numbers after it than a commit cache slot can encode (4,096
+// with 4 bits) is evicted at once, at its commit's number, which is then the newest: with
+// no write after it, a read without a snapshot and GetSnapshot used to wait forever for a
+// number above the maximum (write_prepared_crash_test hung so, committing a transaction
+// recovered after a crash). Each read runs on a thread of its own, so that a hang fails.
+TEST_P(WritePreparedTxnTest, ReadsAfterACommitEvictedAtOnceDoNotWaitForAWrite) {
+  for (const char* read : {"Get", "GetSnapshot", "iterator"}) {
+    SCOPED_TRACE(read);
+    auto txn = Prepared(std::string("far_") + read, {{"k", read}});
+    for (int i = 0; i < 5000; i++) ASSERT_OK(db_->Put(WriteOptions(), "other", std::to_string(i)));
+    ASSERT_OK(txn->Commit());
+    // Shared with the reader, which may still be in set_value when the wait returns.
+    auto result = std::make_shared<std::promise<std::string>>();
+    std::future<std::string> done = result->get_future();
+    std::thread([this, result, read] {
+      std::string value;
+      if (read == std::string("Get")) {
+        value = Get("k");
+      } else if (read == std::string("GetSnapshot")) {
+        const Snapshot* s = db_->GetSnapshot();
+        ReadOptions ro;
+        ro.snapshot = s;
+        value = ReadValue(db_.get(), "k", ro);
+        db_->ReleaseSnapshot(s);
+      } else {
+        std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+        it->Seek("k");
+        value = it->Valid() ? it->value().ToString() : "NOT_FOUND";
+      }
+      result->set_value(value);  // the reader's last use of the DB is over
+    }).detach();
+    if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      // The reader still uses the DB: the process cannot go on.
+      fprintf(stderr, "FAILED: %s after the commit is still waiting after 30 s\n", read);
+      std::_Exit(1);
+    }
+    EXPECT_EQ(read, done.get());
   }
 }
 

@@ -87,14 +87,26 @@ Status WritePreparedTxnDB::OnRecovery(const std::map<std::string, RecoveredTrans
   // Whatever else was recovered is committed: there is no commit cache entry for it, so
   // the maximum moves past it (the prepared ones above become delayed prepares).
   visibility_.AdvanceMaxEvictedSeq(0, db_impl()->GetLatestSequenceNumber());
-  // A read is only trusted above the maximum (SnapshotIsSafe): one number more, taken
-  // without the WAL, makes the recovered state readable.
+  // A read is only trusted above the maximum (SnapshotIsSafe): one number more makes the
+  // recovered state readable.
+  return AdvanceSeqByOne();
+}
+
+Status WritePreparedTxnDB::AdvanceSeqByOne() {
   WriteBatch empty;
   WriteOptions number_only;
   number_only.disableWAL = true;
   DBImpl::TxnWrite t;
   t.wal_only = true;
   return db_impl()->WriteTxn(number_only, &empty, t);
+}
+
+void WritePreparedTxnDB::WaitForSafeSnapshot() {
+  // The maximum can reach the newest number (a commit evicted at once, its distance from
+  // the prepare too large for a slot), and then no later write need ever come: take the
+  // next number ourselves, as RocksDB's GetSnapshot does. If that fails (a background
+  // error), a writer may still move on.
+  if (!AdvanceSeqByOne().ok()) std::this_thread::yield();
 }
 
 // ---- Reads.
@@ -125,7 +137,7 @@ Status WritePreparedTxnDB::ReadWithRetry(const ReadOptions& options, Read read) 
     if (options.snapshot != nullptr || visibility_.SnapshotIsSafe(callback->max_visible_seq())) {
       return s;
     }
-    std::this_thread::yield();
+    WaitForSafeSnapshot();
   }
 }
 
@@ -209,7 +221,7 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
     const Snapshot* snapshot = db_impl()->GetSnapshotWithMinUncommitted(min_uncommitted);
     if (visibility_.SnapshotIsSafe(snapshot->GetSequenceNumber())) return snapshot;
     GetBaseDB()->ReleaseSnapshot(snapshot);
-    std::this_thread::yield();
+    WaitForSafeSnapshot();
   }
 }
 

@@ -123,6 +123,11 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // Runs read(callback) until the callback's sequence is one the visibility state covers.
   template <typename Read>
   Status ReadWithRetry(const ReadOptions& options, Read read);
+  // Publishes one more number, without the WAL and without data.
+  Status AdvanceSeqByOne();
+  // Between two tries of a read or snapshot at or below max_evicted_seq: makes a number
+  // above it exist (AdvanceSeqByOne), else yields.
+  void WaitForSafeSnapshot();
 
   WritePreparedVisibility visibility_;
   std::shared_ptr<const WritePreparedSnapshotChecker> checker_;
