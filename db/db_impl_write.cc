@@ -325,20 +325,22 @@ Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, ui
   Status s;
   const uint64_t log_number = wal ? log_->log_number() : 0;
   size_t logged = 0;
-  auto append = [&](WriteBatch* batch, SequenceNumber seq) {
+  auto append = [&](WriteBatch* batch, SequenceNumber seq, bool flush) {
     WriteBatchInternal::SetSequence(batch, seq);
     const Slice contents = WriteBatchInternal::Contents(batch);
     logged += contents.size();
-    return log_->AddRecord(contents);
+    return log_->AddRecord(contents, flush);
   };
   if (wal && record != nullptr) {
-    s = append(record, first);
+    s = append(record, first, /*flush=*/true);
   } else if (wal) {
     // Numbered per sub-batch, a concatenation would hide where each writer's numbering
-    // starts (recovery recounts sub-batches from it): each writer logs its own record.
+    // starts (recovery recounts sub-batches from it): each writer logs its own record,
+    // and the group's records reach the OS together.
     group->ForEach([&](Writer* m) {
-      if (s.ok()) s = append(m->batch, m->sequence);
+      if (s.ok()) s = append(m->batch, m->sequence, /*flush=*/false);
     });
+    if (s.ok()) s = log_->Flush();
   }
   if (logged > 0) {
     internal_stats_->wal_bytes.fetch_add(logged, std::memory_order_relaxed);

@@ -19,7 +19,15 @@ Writer::Writer(std::unique_ptr<WritableFile>&& dest, uint64_t log_number)
 
 Writer::~Writer() = default;
 
-Status Writer::AddRecord(const Slice& record) {
+Status Writer::Flush() {
+  if (!error_.ok()) return error_;
+  if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
+  Status s = dest_->Flush();
+  if (!s.ok()) error_ = s;
+  return s;
+}
+
+Status Writer::AddRecord(const Slice& record, bool flush) {
   if (!error_.ok()) return error_;
   if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
   unsynced_ = true;
@@ -58,7 +66,7 @@ Status Writer::AddRecord(const Slice& record) {
     begin = false;
   } while (s.ok() && left > 0);
 
-  if (s.ok()) s = dest_->Flush();
+  if (s.ok() && flush) s = dest_->Flush();
   if (!s.ok()) error_ = s;
   return s;
 }

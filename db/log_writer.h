@@ -3,9 +3,10 @@
 // Thread safety: none; the DB's write path serializes every call (one writer at a time).
 // AddRecord pushes each record to the OS (WritableFile::Flush) before returning, so a
 // record survives a process crash once AddRecord is OK; it survives a machine crash only
-// after Sync. After any I/O error the writer refuses further records with that same error:
-// the file's tail is unknown, so block alignment can no longer be trusted.
-// The writer owns the file; Close() closes it, after which file() is null.
+// after Sync. (A caller adding several records at once may push only after the last:
+// AddRecord(record, /*flush=*/false), then Flush.) After any I/O error the writer refuses further
+// records with that same error: the file's tail is unknown, so block alignment can no longer be
+// trusted. The writer owns the file; Close() closes it, after which file() is null.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,11 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Appends one logical record (may be empty), fragmenting it across blocks as needed.
-  Status AddRecord(const Slice& record);
+  // Appends one logical record (may be empty), fragmenting it across blocks as needed;
+  // without flush it may stay in the file's buffer until the next Flush or AddRecord.
+  Status AddRecord(const Slice& record, bool flush = true);
+  // Pushes the records added so far to the OS.
+  Status Flush();
   // Makes every record added so far durable: fsync when use_fsync, else fdatasync.
   Status Sync(bool use_fsync);
   // Closes the file. Further calls other than log_number() and file() are errors.

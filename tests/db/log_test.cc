@@ -45,7 +45,10 @@ class LogSink final : public WritableFile {
     contents_->append(data.data(), data.size());
     return Status::OK();
   }
-  Status Flush() override { return Status::OK(); }
+  Status Flush() override {
+    flushes_++;
+    return Status::OK();
+  }
   Status Sync() override {
     syncs_++;
     return Status::OK();
@@ -58,6 +61,7 @@ class LogSink final : public WritableFile {
   uint64_t GetFileSize() override { return contents_->size(); }
 
   int appends_until_failure_ = -1;  // negative: never fail
+  int flushes_ = 0;
   int syncs_ = 0;
   int fsyncs_ = 0;
 
@@ -265,6 +269,26 @@ TEST(LogTest, AppendToExistingFile) {
               (std::vector<std::string>{Payload(1, first), "second", Payload(2, kBlockSize)}))
         << first;
   }
+}
+
+// Records added without a flush reach the file as they are framed, and the OS (Flush)
+// only when asked: a group's records are pushed together.
+TEST(LogTest, RecordsAddedWithoutFlushArePushedByFlush) {
+  std::string contents;
+  auto sink = std::make_unique<LogSink>(&contents);
+  LogSink* raw = sink.get();
+  Writer writer(std::move(sink), 3);
+  ASSERT_OK(writer.AddRecord("one", /*flush=*/false));
+  ASSERT_OK(writer.AddRecord(Payload(2, 3 * kBlockSize), /*flush=*/false));
+  EXPECT_EQ(raw->flushes_, 0);
+  ASSERT_OK(writer.Flush());
+  EXPECT_EQ(raw->flushes_, 1);
+  ASSERT_OK(writer.AddRecord("three"));
+  EXPECT_EQ(raw->flushes_, 2);
+  ASSERT_OK(writer.Close());
+  EXPECT_NOK(writer.Flush());
+  EXPECT_EQ(ReadAll(contents, WALRecoveryMode::kAbsoluteConsistency).records,
+            (std::vector<std::string>{"one", Payload(2, 3 * kBlockSize), "three"}));
 }
 
 TEST(LogTest, WriterSyncAndSticky) {
