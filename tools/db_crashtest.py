@@ -25,7 +25,13 @@ them prepared before their commit (two-phase), some rolled back. After each kill
 restart commits or rolls back the prepared transactions the DB recovered, as the dead run
 meant to (any other prepared transaction fails the run), and checks that every
 transaction in flight at the kill is all there or all absent. --use_optimistic_txn runs
-it through an OptimisticTransactionDB (no two-phase commit).
+it through an OptimisticTransactionDB (no two-phase commit). --txn_write_policy picks the
+TransactionDB's write policy: 0 WRITE_COMMITTED, 1 WRITE_PREPARED (prepared data in the
+memtable before its commit; db_stress then also draws unordered_write with two write
+queues among its write modes, and keeps a small commit cache), or `both` (the default):
+the first half of the kills (or of --duration) under WRITE_COMMITTED, then a fresh DB and
+expected state for the second half under WRITE_PREPARED. (A DB keeps the policy it was
+written with, so the switch needs a new DB.)
 
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
@@ -69,6 +75,9 @@ def parse_args():
                      help="write through TransactionDB transactions, some two-phase")
     txn.add_argument("--use_optimistic_txn", action="store_true",
                      help="write through OptimisticTransactionDB transactions")
+    p.add_argument("--txn_write_policy", choices=["0", "1", "both"], default="both",
+                   help="--use_txn: 0 WRITE_COMMITTED, 1 WRITE_PREPARED, both: one, then "
+                   "the other on a fresh DB")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -121,6 +130,8 @@ def main():
     short = [0, 0]
     recover_next = False
     prepared = [0, 0]  # --use_txn: recovered prepared transactions committed, rolled back
+    policy = None  # --use_txn: the write policy of the current DB
+    policy_kills = collections.Counter()  # --use_txn: kills by write policy
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -128,7 +139,19 @@ def main():
         if time.time() - start >= args.duration:
             break
         cmd = base + ["--seed=%d" % (seed + runs), "--reopen=0"]
-        if runs == 0:
+        fresh = runs == 0
+        if args.use_txn:
+            want = args.txn_write_policy
+            if want == "both":
+                # The second half under WRITE_PREPARED; never between a kill and the run
+                # that must recover from it.
+                second_half = (kills >= (args.kills + 1) // 2 if args.kills else
+                               time.time() - start >= args.duration / 2)
+                want = "1" if policy == "1" or (second_half and not recover_next) else "0"
+            fresh = fresh or (policy is not None and want != policy)
+            policy = want
+            cmd.append("--txn_write_policy=" + policy)
+        if fresh:
             cmd.append("--destroy_db_initially")
         recovery_run = recover_next
         recover_next = False
@@ -174,6 +197,8 @@ def main():
             short[1] += int(match.group(1))
         if rc == -signal.SIGKILL and not recovery_run:
             kills += 1
+            if args.use_txn:
+                policy_kills[policy] += 1
             for line in log.splitlines():
                 if line.startswith("db_stress: kill point: "):
                     point = line[len("db_stress: kill point: "):].rstrip(")")
@@ -192,6 +217,8 @@ def main():
         # The last word: a run that only verifies (at start and at its end).
         cmd = base + ["--seed=%d" % (seed + runs), "--reopen=0", "--ops_per_thread=%d" %
                       args.threads]
+        if policy is not None:
+            cmd.append("--txn_write_policy=" + policy)
         runs += 1
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in res.stdout.splitlines():
@@ -221,7 +248,9 @@ def main():
           flush=True)
     if args.use_txn:
         print("db_crashtest: %d prepared transactions recovered after kills and committed, "
-              "%d rolled back, as their runs meant to" % (prepared[0], prepared[1]), flush=True)
+              "%d rolled back, as their runs meant to; kills under WRITE_COMMITTED %d, under "
+              "WRITE_PREPARED %d" % (prepared[0], prepared[1], policy_kills["0"],
+                                     policy_kills["1"]), flush=True)
     if args.disable_wal:
         print("db_crashtest: %d restarts found unflushed writes lost (%d keys behind their "
               "last acknowledged write in all), each accepted by the prefix rule" %
