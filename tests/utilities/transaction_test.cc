@@ -409,7 +409,7 @@ TEST_F(TransactionTest, OtherFamiliesAndPoliciesAreRefused) {
   txn_db_options_.write_policy = WRITE_UNPREPARED;
   EXPECT_TRUE(TryOpen().IsNotSupported());
   EXPECT_EQ(db_, nullptr);
-  txn_db_options_.write_policy = static_cast<TxnDBWritePolicy>(7);
+  txn_db_options_.write_policy = static_cast<TxnDBWritePolicy>(3);  // in range, named by none
   EXPECT_TRUE(TryOpen().IsInvalidArgument());
   EXPECT_EQ(db_, nullptr);
   txn_db_options_.write_policy = WRITE_PREPARED;
