@@ -15,10 +15,11 @@
 //               uncommitted sequence.
 //   4947, 5683  threads: delayed prepares committing and the maximum moving while readers
 //               read; no reader sees uncommitted data or misses committed data. 4947's
-//               window (a commit landing between a reader's cache lookup and its look in
-//               the delayed set) is too narrow to hit on purpose from here: this test has
-//               not been seen to fail with the second cache lookup removed. It does fail
-//               when delayed prepares are left out of the smallest uncommitted sequence, or
+//               exact window (a commit landing between a reader's cache lookup and its look
+//               in the delayed set) is too narrow to hit on purpose from here; the unit
+//               test DelayedPrepareCommittingBetweenTheLooksIsFound in
+//               write_prepared_visibility_test opens it with a hook. This one fails when
+//               delayed prepares are left out of the smallest uncommitted sequence, or
 //               MultiGet skips the callback.
 //   7963        MultiGet (both forms, with and without a snapshot) applies the callback,
 //               with the prepared data in the memtable and in SST files.

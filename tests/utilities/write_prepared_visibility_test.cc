@@ -166,6 +166,35 @@ TEST(WritePreparedVisibilityTest, EvictionDuringTheCheckIsRetried) {
   EXPECT_FALSE(v.IsInSnapshot(7, 7));
 }
 
+// RocksDB 4947: a delayed prepare commits (its entry reaches the cache, then it leaves the
+// delayed set) after a reader missed it in the cache and before the reader looks in the
+// delayed set. Neither look finds it, and the maximum did not move: taken for evicted, it
+// would read as committed at or below the maximum, visible to any snapshot above it. The
+// reader must look in the cache once more and find the commit there, after the snapshot.
+TEST(WritePreparedVisibilityTest, DelayedPrepareCommittingBetweenTheLooksIsFound) {
+  FakeDb db;
+  db.last = 100;
+  WritePreparedVisibility v(1, 0, db.Hooks());
+  v.AddPrepared(5);
+  v.AddCommitted(6, 7);
+  v.AddCommitted(8, 9);
+  v.AddCommitted(10, 12);  // evicts (8, 9): the maximum passes 5, still in flight
+  ASSERT_EQ(1u, v.TEST_DelayedPreparedCount());
+  const SequenceNumber max = v.max_evicted_seq();
+  const SequenceNumber snapshot = max + 10;
+  ASSERT_LT(5u, max);
+  int calls = 0;
+  v.TEST_SetBeforeDelayedLookup([&] {
+    if (calls++ != 0) return;
+    v.AddCommitted(5, snapshot + 1);  // slot 1, empty: nothing is evicted
+    v.RemovePrepared(5);
+  });
+  EXPECT_FALSE(v.IsInSnapshot(5, snapshot));
+  EXPECT_EQ(1, calls);
+  EXPECT_EQ(max, v.max_evicted_seq());
+  EXPECT_TRUE(v.IsInSnapshot(5, snapshot + 1));
+}
+
 TEST(WritePreparedVisibilityTest, LatePrepareBelowTheMaximumIsDelayed) {
   WritePreparedVisibility v(1, 0, WritePreparedVisibility::Hooks());
   v.AdvanceMaxEvictedSeq(0, 40);  // as recovery does

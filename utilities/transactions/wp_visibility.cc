@@ -281,6 +281,7 @@ bool WritePreparedVisibility::IsInSnapshot(SequenceNumber prep_seq, SequenceNumb
     // Neither in the cache nor ever evicted from it: still in flight.
     if (max_ub < prep_seq) return false;
     if (!delayed_was_empty) {
+      if (test_before_delayed_lookup_) test_before_delayed_lookup_();
       ReaderMutexLock l(&prepared_mu_);
       if (delayed_prepared_.count(prep_seq) != 0) {
         auto it = delayed_prepared_commits_.find(prep_seq);

@@ -121,6 +121,11 @@ class WritePreparedVisibility {
   void TEST_SetBeforeCacheLookup(std::function<void()> hook) {
     test_before_cache_lookup_ = std::move(hook);
   }
+  // Called by IsInSnapshot after a first miss in the cache and before it looks in the
+  // delayed-prepared set (only when that set was non-empty), on the reading thread.
+  void TEST_SetBeforeDelayedLookup(std::function<void()> hook) {
+    test_before_delayed_lookup_ = std::move(hook);
+  }
   size_t commit_cache_size() const { return commit_cache_size_; }
   size_t snapshot_cache_size() const { return snapshot_cache_size_; }
 
@@ -193,6 +198,7 @@ class WritePreparedVisibility {
   std::atomic<bool> old_commit_map_empty_{true};
 
   std::function<void()> test_before_cache_lookup_;
+  std::function<void()> test_before_delayed_lookup_;
 };
 
 // What a flush or compaction asks of the visibility state (db/snapshot_checker.h). The
