@@ -94,14 +94,20 @@ TEST(WritePreparedVisibilityTest, EvictionAdvancesMaxEvictedSeq) {
   EXPECT_FALSE(v.IsInSnapshot(6, 100));
 }
 
+// With a two-slot cache: prepares 5, then commits others until the maximum passes it,
+// with slot 1 left empty.
+void PrepareFiveAndPassIt(WritePreparedVisibility* v) {
+  v->AddPrepared(5);
+  v->AddCommitted(6, 7);
+  v->AddCommitted(8, 9);    // evicts (6, 7); 8 and 6 share slot 0
+  v->AddCommitted(10, 12);  // evicts (8, 9): the maximum passes 5
+}
+
 TEST(WritePreparedVisibilityTest, PreparesPassedByTheMaximumAreDelayed) {
   FakeDb db;
   db.last = 100;
   WritePreparedVisibility v(1, 0, db.Hooks());
-  v.AddPrepared(5);
-  v.AddCommitted(6, 7);
-  v.AddCommitted(8, 9);    // evicts (6, 7); 8 and 6 share slot 0
-  v.AddCommitted(10, 12);  // evicts (8, 9): the maximum passes 5
+  PrepareFiveAndPassIt(&v);
   EXPECT_GE(v.max_evicted_seq(), 9u);
   EXPECT_EQ(1u, v.TEST_DelayedPreparedCount());
   EXPECT_FALSE(v.IsInSnapshot(5, 50));
@@ -175,10 +181,7 @@ TEST(WritePreparedVisibilityTest, DelayedPrepareCommittingBetweenTheLooksIsFound
   FakeDb db;
   db.last = 100;
   WritePreparedVisibility v(1, 0, db.Hooks());
-  v.AddPrepared(5);
-  v.AddCommitted(6, 7);
-  v.AddCommitted(8, 9);
-  v.AddCommitted(10, 12);  // evicts (8, 9): the maximum passes 5, still in flight
+  PrepareFiveAndPassIt(&v);
   ASSERT_EQ(1u, v.TEST_DelayedPreparedCount());
   const SequenceNumber max = v.max_evicted_seq();
   const SequenceNumber snapshot = max + 10;
