@@ -111,6 +111,8 @@ Status OpenStressDB(const Options& options, const std::string& name, Context* ct
     TransactionDBOptions o;
     o.write_policy = static_cast<TxnDBWritePolicy>(FLAGS_txn_write_policy);
     o.wp_commit_cache_bits = FLAGS_wp_commit_cache_bits;
+    // The model expects a rollback to undo every write, merges included.
+    o.rollback_merge_operands = true;
     TransactionDB* txn_db = nullptr;
     Status s = TransactionDB::Open(options, o, name, &txn_db);
     db->reset(txn_db);

@@ -149,6 +149,73 @@ TEST_P(WritePreparedTxnTest, RollbackRestoresTheValuesFromBeforeThePrepare) {
   EXPECT_TRUE(prepared.empty());
 }
 
+// RocksDB's rollback_merge_operands: with false (the default) a key the transaction only
+// merged into keeps its operands, which commit with the rollback; with true it is restored
+// too. A key it also put or deleted is restored either way.
+TEST_P(WritePreparedTxnTest, RollbackOfMergesFollowsRollbackMergeOperands) {
+  for (bool rollback_merges : {false, true}) {
+    SCOPED_TRACE(rollback_merges ? "rollback_merge_operands" : "default");
+    txn_db_options_.rollback_merge_operands = rollback_merges;
+    Reopen();
+    const std::string m = rollback_merges ? "m1" : "m0";
+    const std::string pm = rollback_merges ? "pm1" : "pm0";
+    ASSERT_OK(db_->Merge(WriteOptions(), m, "x"));
+    ASSERT_OK(db_->Put(WriteOptions(), pm, "y"));
+    auto txn = Begin();
+    ASSERT_OK(txn->SetName("r" + m));
+    ASSERT_OK(txn->Merge(m, "2"));
+    ASSERT_OK(txn->Put(pm, "p"));
+    ASSERT_OK(txn->Merge(pm, "3"));
+    ASSERT_OK(txn->Prepare());
+    EXPECT_EQ("x", Get(m));
+    ASSERT_OK(txn->Rollback());
+    EXPECT_EQ(rollback_merges ? "x" : "x,2", Get(m));
+    EXPECT_EQ("y", Get(pm)) << "a key the transaction put is restored either way";
+    txn.reset();
+    Reopen();
+    EXPECT_EQ(rollback_merges ? "x" : "x,2", Get(m));
+    EXPECT_EQ("y", Get(pm));
+  }
+}
+
+// The commit-time batch's records commit with the prepare, in one write with the marker:
+// invisible before the commit and to older snapshots, visible after, and recovered as
+// committed (with and without a flush in between).
+TEST_P(WritePreparedTxnTest, CommitTimeBatchCommitsWithThePrepare) {
+  for (bool flush : {false, true}) {
+    SCOPED_TRACE(flush ? "flushed" : "in the WAL only");
+    const std::string x = flush ? "1" : "0";
+    ASSERT_OK(db_->Put(WriteOptions(), "a" + x, "old"));
+    auto txn = Prepared("c" + x, {{"a" + x, "prepared"}, {"b" + x, "prepared"}});
+    ASSERT_OK(txn->GetCommitTimeWriteBatch()->Put("ct" + x, "c"));
+    ASSERT_OK(txn->GetCommitTimeWriteBatch()->Put("b" + x, "commit-time"));  // newer
+    ASSERT_OK(txn->GetCommitTimeWriteBatch()->Merge("m" + x, "z"));
+    const Snapshot* before = db_->GetSnapshot();
+    ASSERT_OK(txn->Commit());
+    EXPECT_EQ(Transaction::COMMITTED, txn->GetState());
+    EXPECT_EQ("prepared", Get("a" + x));
+    EXPECT_EQ("commit-time", Get("b" + x));
+    EXPECT_EQ("c", Get("ct" + x));
+    EXPECT_EQ("z", Get("m" + x));
+    ReadOptions at_before;
+    at_before.snapshot = before;
+    EXPECT_EQ("old", ReadValue(db_.get(), "a" + x, at_before));
+    EXPECT_EQ("NOT_FOUND", ReadValue(db_.get(), "ct" + x, at_before));
+    EXPECT_EQ("NOT_FOUND", ReadValue(db_.get(), "b" + x, at_before));
+    db_->ReleaseSnapshot(before);
+    txn.reset();
+    if (flush) ASSERT_OK(db_->Flush(FlushOptions()));
+    Reopen();
+    EXPECT_EQ("prepared", Get("a" + x));
+    EXPECT_EQ("commit-time", Get("b" + x));
+    EXPECT_EQ("c", Get("ct" + x));
+    EXPECT_EQ("z", Get("m" + x));
+    std::vector<Transaction*> prepared;
+    db_->GetAllPreparedTransactions(&prepared);
+    EXPECT_TRUE(prepared.empty());
+  }
+}
+
 TEST_P(WritePreparedTxnTest, RecoveryBringsPreparedTransactionsBackHidden) {
   for (bool flush : {false, true}) {
     SCOPED_TRACE(flush ? "flushed" : "in the WAL only");

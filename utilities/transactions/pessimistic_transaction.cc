@@ -239,22 +239,33 @@ Status PessimisticTransaction::Rollback() {
 
 namespace {
 
-// The keys a batch writes, sorted and without duplicates; any other family is refused.
+// The keys a batch writes (merged into only if with_merges), sorted and without
+// duplicates; any other family is refused.
 class KeyCollector : public WriteBatch::Handler {
  public:
+  explicit KeyCollector(bool with_merges) : with_merges_(with_merges) {}
   std::set<std::string> keys;
 
   Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
   Status DeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
-  Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override {
+    if (!with_merges_) return Family(cf);
+    return Add(cf, key);
+  }
 
  private:
-  Status Add(uint32_t cf, const Slice& key) {
+  static Status Family(uint32_t cf) {
     if (cf != kDefaultFamilyId) return Status::InvalidArgument("only the default family exists");
-    keys.insert(key.ToString());
     return Status::OK();
   }
+  Status Add(uint32_t cf, const Slice& key) {
+    Status s = Family(cf);
+    if (s.ok()) keys.insert(key.ToString());
+    return s;
+  }
+
+  const bool with_merges_;
 };
 
 // Replays a batch's records into a transaction, as its own writes.
@@ -315,8 +326,9 @@ Status PessimisticTransaction::RecordsToCommit(WriteBatch* combined, WriteBatch*
   return Status::OK();
 }
 
-Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys) {
-  KeyCollector collector;
+Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
+                          bool with_merges) {
+  KeyCollector collector(with_merges);
   Status s = batch.Iterate(&collector);
   keys->swap(collector.keys);
   return s;

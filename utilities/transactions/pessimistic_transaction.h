@@ -127,8 +127,10 @@ class PessimisticTransaction : public TransactionBaseImpl {
 };
 
 // The keys batch writes, sorted and without duplicates, into *keys; InvalidArgument for a
-// family other than the default one.
-Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys);
+// family other than the default one. Without with_merges, a key only merged into is left
+// out.
+Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
+                          bool with_merges = true);
 
 // The WRITE_COMMITTED policy: nothing reaches the memtable before Commit. A prepare is
 // logged in the WAL only; the commit logs a commit marker and applies the records.

@@ -1,7 +1,8 @@
 // The WRITE_PREPARED policy: how a transaction's writes reach the DB at each step (the
 // design is in write_prepared_txn_db.h). Prepare puts the records in the memtable under
-// the prepare's numbers; Commit logs a marker whose number commits them; Rollback writes
-// back the values from before the prepare and commits them with it.
+// the prepare's numbers; Commit logs a marker whose number commits them (with the
+// commit-time batch's records, if any, in the same write); Rollback writes back the values
+// from before the prepare and commits them with it.
 #include <set>
 #include <string>
 
@@ -44,16 +45,22 @@ Status WritePreparedTxn::CommitWithoutPrepareInternal() {
 }
 
 Status WritePreparedTxn::CommitInternal() {
-  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
-    return Status::NotSupported("a commit-time batch with a prepared WRITE_PREPARED transaction");
-  }
   if (write_options_.disableWAL) {
     // The marker is what resolves the prepare at recovery.
     return Status::InvalidArgument("a commit of a prepared transaction needs the WAL");
   }
-  WriteBatch marker;
-  WriteBatchInternal::MarkCommit(&marker, name_);
-  Status s = wp_db_->CommitPrepared(write_options_, &marker, prepare_seq_, prepare_count_);
+  Status s;
+  if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
+    // The commit-time records and the marker are one write, and the prepare commits with
+    // it: recovery finds the records with the marker that resolves the prepare.
+    WriteBatch records = commit_time_batch_;
+    WriteBatchInternal::MarkCommit(&records, name_);
+    s = wp_db_->WriteAndCommit(write_options_, &records, {prepare_seq_, prepare_count_});
+  } else {
+    WriteBatch marker;
+    WriteBatchInternal::MarkCommit(&marker, name_);
+    s = wp_db_->CommitPrepared(write_options_, &marker, prepare_seq_, prepare_count_);
+  }
   if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
   return s;
 }
@@ -64,7 +71,10 @@ Status WritePreparedTxn::RollbackInternal() {
   // committed, so it is hidden). The restoring records and the prepare commit together,
   // the restoring ones newer, so that no read ever sees the prepared values.
   std::set<std::string> keys;
-  Status s = CollectWrittenKeys(*batch_.GetWriteBatch(), &keys);
+  // A key only merged into is left as it is unless rollback_merge_operands: its operands
+  // then commit with the rollback (TransactionDBOptions says why).
+  Status s = CollectWrittenKeys(*batch_.GetWriteBatch(), &keys,
+                                wp_db_->txn_db_options().rollback_merge_operands);
   if (!s.ok()) return s;
   WriteBatch restore;
   ReadOptions latest;

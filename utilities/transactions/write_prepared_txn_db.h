@@ -11,6 +11,8 @@
 //   Prepare              one write; its callback records each number as prepared.
 //   Commit (prepared)    a marker (the second queue with two_write_queues); its callback
 //                        records (prepare number -> marker's number) for each sub-batch.
+//                        With a commit-time batch, its records and the marker are written
+//                        as below, the prepare committing with them.
 //   a write that commits with one queue: one write, committed at its last number by its
 //   at once (no Prepare) own callback. With two queues: the records go through the main
 //                        queue as a prepare would (which publishes nothing), then a

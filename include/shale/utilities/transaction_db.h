@@ -57,6 +57,13 @@ struct TransactionDBOptions {
   int64_t default_lock_timeout = 1000;
   // Default: WRITE_COMMITTED.
   TxnDBWritePolicy write_policy = TxnDBWritePolicy::WRITE_COMMITTED;
+  // WRITE_PREPARED: whether Rollback undoes the keys a transaction only merged into. With
+  // false (RocksDB's default, kept for applications that merge into shared counters
+  // without locks), Rollback restores only the keys the transaction put or deleted, and
+  // its merge operands of the other keys commit with the rollback: they become visible.
+  // With true, every key is restored to its value from before the prepare. WRITE_COMMITTED
+  // ignores it: its rollback writes nothing. Default: false.
+  bool rollback_merge_operands = false;
   // Writes outside a transaction take no locks: for applications that order their writes
   // themselves. Default: false.
   bool skip_concurrency_control = false;
