@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "db/job_cpu_time.h"
 #include "db/level_iterator.h"
 #include "db/table_file_writer.h"
 #include "table/merging_iterator.h"
@@ -22,6 +23,7 @@ struct CompactionJob::SubcompactionState {
   std::string end;
 
   Status status;
+  uint64_t cpu_micros = 0;
   std::vector<FileMetaData> outputs;  // finished, in key order
   std::vector<uint64_t> created;      // every file number created (for cleanup)
   CompactionIterationStats iter_stats;
@@ -166,6 +168,7 @@ Status CompactionJob::Run() {
   outputs_.clear();
   for (SubcompactionState& sub : subs) {
     stats_.iter.Add(sub.iter_stats);
+    stats_.cpu_micros += sub.cpu_micros;
     if (s.ok()) {
       for (FileMetaData& f : sub.outputs) outputs_.push_back(std::move(f));
     } else {
@@ -195,8 +198,8 @@ Status CompactionJob::Run() {
   const double secs = std::max<double>(static_cast<double>(stats_.elapsed_micros), 1) / 1e6;
   SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Compacted %s files to L%d: %zu files, "
                  "MB/sec: %.1f rd, %.1f wr, MB in %.1f out %.1f, write-amplify %.1f, "
-                 "records in %" PRIu64 " dropped %" PRIu64 ", %" PRIu64 " micros, "
-                 "%u subcompactions: %s",
+                 "records in %" PRIu64 " dropped %" PRIu64 ", %" PRIu64 " bytes written, %" PRIu64
+                 " micros, %" PRIu64 " cpu micros, %u subcompactions: %s",
                  job_id_, inputs_text.c_str(), compaction_->output_level(), outputs_.size(),
                  static_cast<double>(stats_.total_input_bytes) / 1048576.0 / secs,
                  static_cast<double>(stats_.total_output_bytes) / 1048576.0 / secs,
@@ -206,11 +209,13 @@ Status CompactionJob::Run() {
                      static_cast<double>(std::max<uint64_t>(stats_.total_input_bytes, 1)),
                  stats_.iter.num_input_records,
                  stats_.iter.num_input_records - stats_.iter.num_output_records,
-                 stats_.elapsed_micros, stats_.num_subcompactions, s.ToString().c_str());
+                 stats_.total_output_bytes, stats_.elapsed_micros, stats_.cpu_micros,
+                 stats_.num_subcompactions, s.ToString().c_str());
   return s;
 }
 
 void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
+  const uint64_t cpu_start = ThreadCpuMicros();
   // Compaction reads must not push the working set out of the block cache.
   ReadOptions read_options;
   read_options.verify_checksums = true;
@@ -277,6 +282,7 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
   if (!s.ok()) sub->writer->Abandon();
   sub->iter_stats = iter.stats();
   sub->status = s;
+  sub->cpu_micros = ThreadCpuMicros() - cpu_start;
 }
 
 bool CompactionJob::ShouldStopBefore(SubcompactionState* sub, const Slice& key) const {

@@ -42,6 +42,8 @@ namespace shale {
 
 struct CompactionJobStats {
   uint64_t elapsed_micros = 0;
+  // CPU time of every thread the job ran on (its subcompactions'), 0 where unmeasurable.
+  uint64_t cpu_micros = 0;
   uint32_t num_subcompactions = 0;
   size_t num_input_files = 0;
   size_t num_input_files_at_output_level = 0;

@@ -141,8 +141,8 @@ Status DBImpl::FlushOldestImmutable() {
   RecordTimeToHistogram(stats_, FLUSH_TIME, stats.micros);
   SHALE_LOG_INFO(info_log_,
                  "[default] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
-                 " bytes, %" PRIu64 " entries, %" PRIu64 " micros OK; %s",
-                 job_id, number, meta.file_size, meta.num_entries, stats.micros,
+                 " bytes, %" PRIu64 " entries, %" PRIu64 " micros, %" PRIu64 " cpu micros OK; %s",
+                 job_id, number, meta.file_size, meta.num_entries, stats.micros, job.cpu_micros(),
                  versions_->current()
                      ->LevelSummary(picker_->ScoresOf(versions_->current()).base_level)
                      .c_str());

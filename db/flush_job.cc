@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "db/compaction_iterator.h"
+#include "db/job_cpu_time.h"
 #include "db/table_file_writer.h"
 
 namespace shale {
@@ -23,6 +24,7 @@ FlushJob::FlushJob(const Options& options, const std::string& dbname,
 
 Status FlushJob::Run() {
   const uint64_t start = options_.env->NowMicros();
+  const uint64_t cpu_start = ThreadCpuMicros();
   std::unique_ptr<InternalIterator> input(mem_->NewIterator());
   input->SeekToFirst();
   CompactionIterator iter(input.get(), icmp_->user_comparator(), snapshots_,
@@ -36,6 +38,7 @@ Status FlushJob::Run() {
     if (!s.ok()) DeleteTableFile(options_.env, dbname_, meta_.number, table_cache_);
   }
   elapsed_micros_ = options_.env->NowMicros() - start;
+  cpu_micros_ = ThreadCpuMicros() - cpu_start;
   return s;
 }
 

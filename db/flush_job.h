@@ -53,6 +53,8 @@ class FlushJob {
   void AddToEdit(VersionEdit* edit) const;
   const FileMetaData& meta() const { return meta_; }
   uint64_t elapsed_micros() const { return elapsed_micros_; }
+  // CPU time the job's thread spent in Run() (0 where unmeasurable).
+  uint64_t cpu_micros() const { return cpu_micros_; }
 
  private:
   const Options& options_;
@@ -66,6 +68,7 @@ class FlushJob {
   SequenceNumber job_snapshot_ = kMaxSequenceNumber;
   FileMetaData meta_;
   uint64_t elapsed_micros_ = 0;
+  uint64_t cpu_micros_ = 0;
 };
 
 }  // namespace shale

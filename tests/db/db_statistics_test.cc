@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -270,6 +271,13 @@ TEST_F(DBStatisticsTest, InfoLogNamesOptionsFlushesAndCompactions) {
   EXPECT_NE(std::string::npos, log.find("Level-0 flush table #"));
   EXPECT_NE(std::string::npos, log.find("Compacting 2@0 files to L"));
   EXPECT_NE(std::string::npos, log.find("Generated table #"));
+  // tools/flush_compaction_mbps.py reads job throughput from these two lines.
+  const std::regex flush_line(
+      R"(Level-0 flush table #\d+: \d+ bytes, \d+ entries, \d+ micros, \d+ cpu micros OK)");
+  const std::regex compaction_line(
+      R"(Compacted 2@0 files to L\d.* \d+ bytes written, \d+ micros, \d+ cpu micros)");
+  EXPECT_TRUE(std::regex_search(log, flush_line)) << log;
+  EXPECT_TRUE(std::regex_search(log, compaction_line)) << log;
 
   // A reopen moves the old LOG aside.
   Open();
