@@ -371,14 +371,14 @@ void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
   if (w->wal_only) return;  // logged only (a prepare or a marker)
   if (test_before_insert_) test_before_insert_();
   w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent,
-                                             seq_per_batch_, this);
+                                             seq_per_batch_ ? w->seq_count : 0, this);
   if (w->status.ok() && w->txn_batch != nullptr) {
     // Before the commit returns and the prepare is resolved: its WAL then stays until this
     // memtable is flushed.
     w->mem->RefLogContainingPrepSection(w->prep_log);
     w->status = WriteBatchInternal::InsertInto(w->txn_batch,
                                                w->sequence + WriteBatchInternal::Count(w->batch),
-                                               w->mem, concurrent, /*seq_per_batch=*/false, this);
+                                               w->mem, concurrent, /*sub_batches=*/0, this);
   }
 }
 

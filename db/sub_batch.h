@@ -10,11 +10,17 @@
 // column family). A batch takes at least one sequence number, even with no records: a
 // commit marker is a write of its own.
 //
+// The current sub-batch's keys are kept in a small array, each with a fingerprint that
+// most comparisons stop at; past kInline keys they move to a hash set. (A hash set for
+// every batch cost about 4% of a WritePrepared write of 8 records: a node allocation per
+// key.)
+//
 // Thread safety: one walk over one batch; the keys it holds point into that batch, which
 // must outlive the walk.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <unordered_set>
 
@@ -28,26 +34,57 @@ class SubBatchSplitter {
   // sub-batch (the caller moves to the next sequence number before using it).
   bool StartsNew(const Slice& key) {
     const std::string_view k(key.data(), key.size());
-    if (records_++ == 0) {
-      first_ = k;  // the common one-record batch builds no set
-      return false;
+    const uint64_t fp = Fingerprint(k);
+    const bool repeated = Contains(k, fp);
+    if (repeated) {
+      inline_count_ = 0;
+      large_.clear();
+      sub_batches_++;
     }
-    if (keys_.empty()) keys_.insert(first_);
-    if (keys_.insert(k).second) return false;
-    keys_.clear();
-    keys_.insert(k);
-    sub_batches_++;
-    return true;
+    Add(k, fp);
+    return repeated;
   }
 
   // Sub-batches so far (1 before any record).
   uint64_t sub_batches() const { return sub_batches_; }
 
  private:
-  uint64_t records_ = 0;
+  static constexpr size_t kInline = 32;
+
+  // Equal keys have equal fingerprints: the length and the first and last 8 bytes.
+  static uint64_t Fingerprint(std::string_view k) {
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    if (k.size() >= 8) {
+      std::memcpy(&head, k.data(), 8);
+      std::memcpy(&tail, k.data() + k.size() - 8, 8);
+    } else {
+      std::memcpy(&head, k.data(), k.size());
+    }
+    return (head * 0x9E3779B97F4A7C15ull) ^ tail ^ k.size();
+  }
+  bool Contains(std::string_view k, uint64_t fp) const {
+    if (!large_.empty()) return large_.count(k) != 0;
+    for (size_t i = 0; i < inline_count_; i++) {
+      if (fingerprints_[i] == fp && keys_[i] == k) return true;
+    }
+    return false;
+  }
+  void Add(std::string_view k, uint64_t fp) {
+    if (large_.empty() && inline_count_ < kInline) {
+      keys_[inline_count_] = k;
+      fingerprints_[inline_count_++] = fp;
+      return;
+    }
+    if (large_.empty()) large_.insert(keys_, keys_ + inline_count_);
+    large_.insert(k);
+  }
+
   uint64_t sub_batches_ = 1;
-  std::string_view first_;
-  std::unordered_set<std::string_view> keys_;
+  size_t inline_count_ = 0;
+  std::string_view keys_[kInline];
+  uint64_t fingerprints_[kInline];
+  std::unordered_set<std::string_view> large_;  // the keys, once more than kInline
 };
 
 }  // namespace shale

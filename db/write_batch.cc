@@ -202,12 +202,13 @@ class ColumnFamilyChecker : public WriteBatch::Handler {
   const bool count_sub_batches_;
 };
 
-// seq_per_batch: records share their sub-batch's sequence number (db/sub_batch.h).
+// Numbered per sub-batch (sub_batches > 0), records share their sub-batch's sequence
+// number (db/sub_batch.h).
 class MemTableInserter : public WriteBatch::Handler {
  public:
-  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, bool seq_per_batch,
+  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, uint64_t sub_batches,
                    DBImpl* db)
-      : seq_(seq), mem_(mem), concurrent_(concurrent), seq_per_batch_(seq_per_batch), db_(db) {}
+      : seq_(seq), mem_(mem), concurrent_(concurrent), sub_batches_(sub_batches), db_(db) {}
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -234,8 +235,8 @@ class MemTableInserter : public WriteBatch::Handler {
  private:
   // The sequence number of the next record, whose key is key.
   SequenceNumber Next(const Slice& key) {
-    if (!seq_per_batch_) return seq_++;
-    if (splitter_.StartsNew(key)) seq_++;
+    if (sub_batches_ == 0) return seq_++;
+    if (sub_batches_ > 1 && splitter_.StartsNew(key)) seq_++;
     return seq_;
   }
   Status Add(ValueType type, const Slice& key, const Slice& value) {
@@ -248,7 +249,7 @@ class MemTableInserter : public WriteBatch::Handler {
   SequenceNumber seq_;
   MemTable* const mem_;
   const bool concurrent_;
-  const bool seq_per_batch_;
+  const uint64_t sub_batches_;
   SubBatchSplitter splitter_;
   DBImpl* const db_;
   std::string merged_;
@@ -458,9 +459,9 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
 }
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
-                                      MemTable* mem, bool concurrent, bool seq_per_batch,
+                                      MemTable* mem, bool concurrent, uint64_t sub_batches,
                                       DBImpl* db) {
-  MemTableInserter inserter(first_seq, mem, concurrent, seq_per_batch, db);
+  MemTableInserter inserter(first_seq, mem, concurrent, sub_batches, db);
   return IterateRep(batch->rep_, &inserter);
 }
 

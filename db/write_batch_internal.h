@@ -63,13 +63,15 @@ class WriteBatchInternal {
                                  uint64_t* sub_batches = nullptr);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
-  // first_seq upward, one number per record or (seq_per_batch) per sub-batch (the batch's
-  // own header is not read; markers are passed over). concurrent: other threads may be
-  // adding to mem at the same time. db (may be null) folds a Merge into a Put when
+  // first_seq upward (the batch's own header is not read; markers are passed over):
+  // sub_batches 0 gives each record a number; otherwise it is the batch's sub-batch count
+  // from ValidateForWrite, and each sub-batch takes one number (with 1, every record takes
+  // first_seq and no keys are compared). concurrent: other threads may be adding to mem at
+  // the same time. db (may be null) folds a Merge into a Put when
   // options.max_successive_merges asks for it. (Recovery applies logged batches through
   // WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
-                           bool concurrent, bool seq_per_batch, DBImpl* db);
+                           bool concurrent, uint64_t sub_batches, DBImpl* db);
 };
 
 }  // namespace shale

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "shale/statistics.h"
 #include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
+#include "util/random.h"
 
 namespace shale {
 namespace {
@@ -41,6 +43,41 @@ TEST(SubBatchSplitterTest, AKeySeenInTheCurrentSubBatchStartsTheNext) {
   // Only the current sub-batch counts: "a" after a split is new again.
   EXPECT_EQ(2u, SubBatches({"a", "b", "b", "a"}));
   EXPECT_EQ(2u, SubBatches({"", "x", ""}));
+}
+
+// Random batches over a few keys of mixed lengths (so that sub-batches both stay small
+// and grow past the inline array), against a model that keeps the current sub-batch in a
+// std::set.
+TEST(SubBatchSplitterTest, MatchesAModelOnRandomBatches) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  for (int round = 0; round < 2000; round++) {
+    const int distinct = 1 + static_cast<int>(rnd.Uniform(round % 2 == 0 ? 8 : 200));
+    std::vector<std::string> pool;
+    for (int i = 0; i < distinct; i++) {
+      // Lengths 0..20, sharing long prefixes and suffixes, so that only a full comparison
+      // tells some of them apart.
+      std::string k(rnd.Uniform(21), 'p');
+      if (!k.empty()) k[rnd.Uniform(static_cast<uint32_t>(k.size()))] = static_cast<char>('a' + i % 26);
+      if (k.size() > 1) k[k.size() / 2] = static_cast<char>('A' + i / 26 % 26);
+      pool.push_back(k);
+    }
+    SubBatchSplitter splitter;
+    std::set<std::string> current;
+    uint64_t expected = 1;
+    const int records = static_cast<int>(rnd.Uniform(300));
+    for (int r = 0; r < records; r++) {
+      const std::string& k = pool[rnd.Uniform(static_cast<uint32_t>(pool.size()))];
+      const bool repeated = current.count(k) != 0;
+      if (repeated) {
+        current.clear();
+        expected++;
+      }
+      current.insert(k);
+      ASSERT_EQ(repeated, splitter.StartsNew(k)) << "round " << round << " record " << r;
+    }
+    ASSERT_EQ(expected, splitter.sub_batches()) << "round " << round;
+  }
 }
 
 // Records what each write's callback saw, and whether its numbers were already published
