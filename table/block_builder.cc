@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "util/coding.h"
 
@@ -42,19 +43,44 @@ Slice BlockBuilder::Finish() {
   return Slice(buffer_);
 }
 
+namespace {
+
+// Length of the common prefix of a and b, compared 8 bytes at a time: keys in a data block
+// share most of their bytes (the user key's prefix, and often all of it), and a byte loop
+// over them was a fifth of BlockBuilder's instructions.
+size_t SharedPrefixLength(const char* a, size_t a_size, const char* b, size_t b_size) {
+  const size_t limit = std::min(a_size, b_size);
+  size_t off = 0;
+  while (off + 8 <= limit) {
+    uint64_t x;
+    uint64_t y;
+    memcpy(&x, a + off, 8);
+    memcpy(&y, b + off, 8);
+    if (x != y) return off + static_cast<size_t>(__builtin_ctzll(x ^ y) / 8);  // little-endian
+    off += 8;
+  }
+  while (off < limit && a[off] == b[off]) off++;
+  return off;
+}
+
+}  // namespace
+
 void BlockBuilder::Add(const Slice& key, const Slice& value) {
   assert(!finished_);
   size_t shared = 0;
   if (counter_ < restart_interval_) {
-    shared = Slice(last_key_).difference_offset(key);
+    shared = SharedPrefixLength(last_key_.data(), last_key_.size(), key.data(), key.size());
   } else {
     restarts_.push_back(static_cast<uint32_t>(buffer_.size()));
     counter_ = 0;
   }
   const size_t non_shared = key.size() - shared;
-  PutVarint32(&buffer_, static_cast<uint32_t>(shared));
-  PutVarint32(&buffer_, static_cast<uint32_t>(non_shared));
-  PutVarint32(&buffer_, static_cast<uint32_t>(value.size()));
+  // The three lengths go in with one append rather than one each.
+  char header[3 * kMaxVarint32Length];
+  char* end = EncodeVarint32(header, static_cast<uint32_t>(shared));
+  end = EncodeVarint32(end, static_cast<uint32_t>(non_shared));
+  end = EncodeVarint32(end, static_cast<uint32_t>(value.size()));
+  buffer_.append(header, static_cast<size_t>(end - header));
   buffer_.append(key.data() + shared, non_shared);
   buffer_.append(value.data(), value.size());
 
@@ -63,8 +89,7 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
     const size_t user_size = key.size() >= 8 ? key.size() - 8 : key.size();
     hash_index_->Add(Slice(key.data(), user_size), restarts_.size() - 1);
   }
-  last_key_.resize(shared);
-  last_key_.append(key.data() + shared, non_shared);
+  last_key_.assign(key.data(), key.size());
   counter_++;
   num_entries_++;
 }
