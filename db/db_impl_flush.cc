@@ -42,9 +42,15 @@ JobSnapshotContext DBImpl::BeginJobSnapshots() {
     // the Put the snapshot still reads (RocksDB 4883). The job reads as of a snapshot of
     // its own instead, taken before the list so that the list holds it, and kept live
     // (the checker's owner must go on answering for it) until the job ends.
+    // The bound is read first, so that it holds for the snapshot taken after it.
+    const SequenceNumber min_uncommitted = ctx.checker->SmallestUncommitted();
     const SnapshotImpl* own = snapshots_.New(last_published_.load(std::memory_order_acquire));
     ctx.held = own;
     ctx.job_snapshot = own->GetSequenceNumber();
+    if (min_uncommitted > 0) {
+      ctx.checker = std::make_shared<JobSnapshotChecker>(std::move(ctx.checker),
+                                                         ctx.job_snapshot, min_uncommitted);
+    }
   }
   ctx.snapshots = snapshots_.GetAll();
   return ctx;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "shale/snapshot.h"
@@ -32,6 +33,31 @@ class SnapshotChecker {
   // Whether data written at seq is visible at snapshot_seq; kMaxSequenceNumber asks about
   // the latest state (committed at all).
   virtual Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const = 0;
+  // A bound read before a snapshot is taken: every entry below it is then committed as of
+  // that snapshot. 0: nothing is known.
+  virtual SequenceNumber SmallestUncommitted() const { return 0; }
+};
+
+// A job's checker: answers for the job's own snapshot from the bound read before it was
+// taken (SmallestUncommitted) where it can, and asks the DB's checker otherwise. With no
+// other snapshot live, a flush then looks up no entry older than the oldest transaction
+// still in flight.
+class JobSnapshotChecker final : public SnapshotChecker {
+ public:
+  JobSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker,
+                     SequenceNumber job_snapshot, SequenceNumber min_uncommitted)
+      : checker_(std::move(checker)),
+        job_snapshot_(job_snapshot),
+        min_uncommitted_(min_uncommitted) {}
+  Result CheckInSnapshot(SequenceNumber seq, SequenceNumber snapshot_seq) const override {
+    if (snapshot_seq == job_snapshot_ && seq < min_uncommitted_) return Result::kInSnapshot;
+    return checker_->CheckInSnapshot(seq, snapshot_seq);
+  }
+
+ private:
+  const std::shared_ptr<const SnapshotChecker> checker_;
+  const SequenceNumber job_snapshot_;
+  const SequenceNumber min_uncommitted_;
 };
 
 // Sees no entry committed, so a job keeps every entry unchanged. For a WritePrepared DB

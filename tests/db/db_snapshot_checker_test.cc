@@ -349,6 +349,22 @@ class DBSnapshotCheckerTest : public DBTestBase {
 
 // An uncommitted Delete over a committed Put hides nothing and survives unchanged, in the
 // flush and at the bottom; a rollback (it never commits) leaves the Put readable.
+
+// The job's checker answers from its bound only for the job's own snapshot and entries
+// below the bound; everything else goes to the DB's checker.
+TEST(JobSnapshotCheckerTest, AnswersFromTheBoundOnlyAtTheJobsSnapshot) {
+  KeepAllSnapshotChecker none_committed;
+  auto inner = std::shared_ptr<const SnapshotChecker>(&none_committed,
+                                                      [](const SnapshotChecker*) {});
+  JobSnapshotChecker job(inner, /*job_snapshot=*/50, /*min_uncommitted=*/20);
+  using Result = SnapshotChecker::Result;
+  EXPECT_EQ(Result::kInSnapshot, job.CheckInSnapshot(19, 50));
+  EXPECT_EQ(Result::kNotInSnapshot, job.CheckInSnapshot(20, 50));
+  EXPECT_EQ(Result::kNotInSnapshot, job.CheckInSnapshot(19, 40)) << "another snapshot";
+  EXPECT_EQ(Result::kNotInSnapshot, job.CheckInSnapshot(19, kMaxSequenceNumber));
+  EXPECT_EQ(0u, none_committed.SmallestUncommitted());
+}
+
 TEST_F(DBSnapshotCheckerTest, UncommittedDeleteHidesNothing) {
   OpenWithChecker();
   const SequenceNumber put = Write('P', "k", "v1");

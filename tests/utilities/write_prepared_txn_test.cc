@@ -22,6 +22,7 @@
 #include "shale/utilities/merge_operators.h"
 #include "tests/utilities/transaction_fixture.h"
 #include "util/random.h"
+#include "utilities/transactions/write_prepared_txn_db.h"
 
 namespace shale {
 namespace {
@@ -260,6 +261,29 @@ TEST_P(WritePreparedTxnTest, FlushAndCompactionKeepTheCommittedValueUnderAPrepar
   EXPECT_EQ("v2", Get("k"));
   ASSERT_OK(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr));
   EXPECT_EQ("v2", Get("k"));
+}
+
+// A flush judges its entries by a snapshot of its own, taken after it read the smallest
+// number still in flight: entries below that are committed as of the job's snapshot
+// without a look into the commit cache. Only the prepare's entry is looked up; it stays
+// hidden, and the committed ones stay visible.
+TEST_P(WritePreparedTxnTest, FlushLooksUpOnlyEntriesFromTheOldestInFlightOn) {
+  auto* wp = dynamic_cast<WritePreparedTxnDB*>(db_.get());
+  ASSERT_NE(nullptr, wp);
+  auto lookups = std::make_shared<std::atomic<int>>(0);
+  wp->visibility()->TEST_SetBeforeCacheLookup([lookups] { lookups->fetch_add(1); });
+  for (int i = 0; i < 100; i++) {
+    ASSERT_OK(db_->Put(WriteOptions(), "k" + std::to_string(i), "v"));
+  }
+  auto txn = Prepared("late", {{"z", "prepared"}});
+  lookups->store(0);
+  ASSERT_OK(db_->Flush(FlushOptions()));
+  EXPECT_LT(lookups->load(), 10) << "the committed entries below the prepare were looked up";
+  EXPECT_EQ("NOT_FOUND", Get("z"));
+  EXPECT_EQ("v", Get("k7"));
+  ASSERT_OK(txn->Commit());
+  EXPECT_EQ("prepared", Get("z"));
+  wp->visibility()->TEST_SetBeforeCacheLookup(nullptr);
 }
 
 TEST_P(WritePreparedTxnTest, WritesOutsideTransactionsAndWithoutPrepare) {

@@ -213,6 +213,9 @@ class WritePreparedSnapshotChecker final : public SnapshotChecker {
     if (released) return Result::kSnapshotReleased;
     return in ? Result::kInSnapshot : Result::kNotInSnapshot;
   }
+  SequenceNumber SmallestUncommitted() const override {
+    return visibility_->SmallestUncommitted();
+  }
 
  private:
   const WritePreparedVisibility* const visibility_;
