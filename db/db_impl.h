@@ -251,6 +251,11 @@ class DBImpl final : public DB {
   Status GetFromView(const ReadOptions& o, ColumnFamilyData* cfd, SuperVersion* sv,
                      SequenceNumber seq, ReadCallback* callback, const Slice& key,
                      PinnableSlice* value, int* found_level);
+  // The answer Get gives from what LookupKeyIn found for key (status s, the value in
+  // *value or pinned by it, operands in *mc when the family has a merge operator, else mc
+  // null): the value pinned in its block or held in *value, operands folded, or s.
+  // Shared by Get and MultiGet.
+  Status FinishLookup(const Slice& key, Status s, MergeContext* mc, PinnableSlice* value);
   // MultiGet's lookups of keys in the view of cfd (db_impl_multiget.cc).
   void MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_t num_keys,
                         const Slice* keys, PinnableSlice* values, Status* statuses,

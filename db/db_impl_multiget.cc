@@ -1,14 +1,20 @@
-// DB::MultiGet: many point lookups answered from one read view.
+// DB::MultiGet: many point lookups answered from one read view, batched through the files.
 //
 // The sequence and the SuperVersion are taken once per call (AcquireReadView), so every
 // key is answered as of the same state of the DB, whatever writes, flushes and compactions
-// run meanwhile. Each key is then looked up exactly as Get looks one up (GetFromView); the
-// keys are visited in comparator order so that lookups landing in the same files and blocks
-// follow each other. Nothing else is batched.
+// run meanwhile. The keys are put in comparator order; each is looked up in the memtables
+// on its own (a skip-list search, cheap), and those the memtables do not answer go down the
+// files together (Version::MultiGet): one walk of the levels, one filter and index fetch per
+// file, one fetch per data block for all the keys it holds. Each key's answer is the one
+// Get would give in the same view, with the same callback: the same visibility, merge
+// folding and tombstones.
 #include <algorithm>
+#include <memory>
 #include <numeric>
+#include <optional>
 
 #include "db/db_impl.h"
+#include "memtable/merge_context.h"
 #include "util/statistics.h"
 
 namespace shale {
@@ -21,6 +27,14 @@ void FailAll(size_t num_keys, PinnableSlice* values, Status* statuses, const Sta
     statuses[i] = s;
   }
 }
+
+// One key's lookup: its key for the view's sequence, the operands gathered on the way
+// down (with a merge operator), and its place in the files' batch.
+struct KeyLookup {
+  std::optional<LookupKey> lkey;
+  MergeContext mc;
+  VersionGetItem item;
+};
 
 }  // namespace
 
@@ -90,19 +104,55 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
     return;
   }
   StopWatch timer(env_, stats_, DB_MULTIGET);
+  const Comparator* ucmp = cfd->user_comparator();
+  const auto less = [&](size_t a, size_t b) { return ucmp->Compare(keys[a], keys[b]) < 0; };
   std::vector<size_t> order(num_keys);
   std::iota(order.begin(), order.end(), size_t{0});
-  if (!sorted_input) {
-    const Comparator* ucmp = cfd->user_comparator();
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return ucmp->Compare(keys[a], keys[b]) < 0; });
+  // Version::MultiGet needs the order, so a caller's claim of sorted input is checked.
+  if (!sorted_input || !std::is_sorted(order.begin(), order.end(), less)) {
+    std::stable_sort(order.begin(), order.end(), less);
   }
+  const MergeOperator* merge_op = cfd->options().merge_operator.get();
+  SuperVersion* const view = sv.get();
+  std::unique_ptr<KeyLookup[]> lookups(new KeyLookup[num_keys]);
+  std::vector<VersionGetItem*> to_files;  // in key order
+  to_files.reserve(num_keys);
+  for (size_t i : order) {
+    KeyLookup& k = lookups[i];
+    values[i].Reset();  // drops what a previous read pinned into it
+    std::string* dst = values[i].GetSelf();
+    k.lkey.emplace(keys[i], seq);
+    // As LookupKeyIn: without a merge operator the first operand ends the lookup with
+    // NotSupported, and a value found in a file stays pinned in its block.
+    MergeContext* mc = nullptr;
+    if (merge_op != nullptr) {
+      k.mc.merge_operator = merge_op;
+      mc = &k.mc;
+    }
+    VersionGetItem& item = k.item;
+    item.merge_context = mc;  // FinishLookup folds what the memtables or files gathered
+    item.found = view->mem->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+    for (size_t m = 0; !item.found && m < view->imm.size(); m++) {
+      item.found = view->imm[m]->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+    }
+    if (item.found) {
+      item.hit_level = -1;
+      continue;
+    }
+    item.key = &*k.lkey;
+    item.value = dst;
+    item.pinned = mc == nullptr ? &values[i] : nullptr;
+    to_files.push_back(&item);
+  }
+  if (!to_files.empty()) view->current->MultiGet(o, to_files.data(), to_files.size(), callback);
+
   uint64_t bytes_read = 0;
   uint64_t found = 0;
   for (size_t i : order) {
-    int level = -2;
-    statuses[i] = GetFromView(o, cfd, sv.get(), seq, callback, keys[i], &values[i], &level);
-    RecordLookupLevel(level);
+    KeyLookup& k = lookups[i];
+    RecordLookupLevel(k.item.found ? k.item.hit_level : -2);
+    statuses[i] = FinishLookup(keys[i], k.item.found ? k.item.status : Status::NotFound(),
+                               k.item.merge_context, &values[i]);
     if (statuses[i].ok()) {
       found++;
       bytes_read += values[i].size();

@@ -6,6 +6,7 @@
 #include "db/db_impl.h"
 #include "db/db_iter.h"
 #include "db/merge_helper.h"
+#include "memtable/merge_context.h"
 #include "table/merging_iterator.h"
 #include "util/statistics.h"
 
@@ -47,26 +48,27 @@ Status DBImpl::GetFromView(const ReadOptions& o, ColumnFamilyData* cfd, SuperVer
                            SequenceNumber seq, ReadCallback* callback, const Slice& key,
                            PinnableSlice* value, int* found_level) {
   value->Reset();  // drops what a previous read pinned into it
-  std::string* dst = value->GetSelf();
-  const MergeOperator* merge_op = cfd->options().merge_operator.get();
-  if (merge_op == nullptr) {
-    // The first operand met ends the lookup with NotSupported. A value found in a file
-    // stays in its block, pinned by *value, instead of being copied.
-    Status s = LookupKeyIn(o, sv, key, seq, dst, nullptr, value, found_level, callback);
+  // Without a merge operator the first operand met ends the lookup with NotSupported, and a
+  // value found in a file stays in its block, pinned by *value, instead of being copied.
+  // With one, memtable operands are referenced: sv keeps the memtables alive.
+  MergeContext mc;
+  mc.merge_operator = cfd->options().merge_operator.get();
+  MergeContext* const mcp = mc.merge_operator != nullptr ? &mc : nullptr;
+  Status s = LookupKeyIn(o, sv, key, seq, value->GetSelf(), mcp, mcp == nullptr ? value : nullptr,
+                         found_level, callback);
+  return FinishLookup(key, std::move(s), mcp, value);
+}
+
+Status DBImpl::FinishLookup(const Slice& key, Status s, MergeContext* mc, PinnableSlice* value) {
+  if (mc == nullptr || mc->empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
     if (s.ok() && !value->IsPinned()) value->PinSelf();
     return s;
   }
-  MergeContext mc;  // memtable operands are referenced: sv keeps the memtables alive
-  mc.merge_operator = merge_op;
-  Status s = LookupKeyIn(o, sv, key, seq, dst, &mc, nullptr, found_level, callback);
-  if (mc.empty() || !(s.ok() || s.IsNotFound() || s.IsMergeInProgress())) {
-    if (s.ok()) value->PinSelf();
-    return s;
-  }
+  std::string* dst = value->GetSelf();
   std::string merged;
   const Slice base(*dst);
-  s = FullMergeOperands(merge_op, key, s.ok() ? &base : nullptr, mc.GetOperands(), &merged,
-                        info_log_);
+  s = FullMergeOperands(mc->merge_operator, key, s.ok() ? &base : nullptr, mc->GetOperands(),
+                        &merged, info_log_);
   if (!s.ok()) {
     RecordTick(stats_, NUMBER_MERGE_FAILURES);
     return s;

@@ -24,6 +24,20 @@ Status GetFromTable(TableCache* cache, const ReadOptions& read_options, const Fi
   return reader->Get(read_options, ikey, arg, handle);
 }
 
+// TableReader::MultiGet on f's reader, with either kind of handler.
+template <typename Handler>
+void MultiGetFromTable(TableCache* cache, const ReadOptions& read_options, const FileMetaData& f,
+                       TableReader::BatchKey* keys, size_t n, Handler handle) {
+  std::shared_ptr<TableReader> hold;
+  TableReader* reader;
+  Status s = cache->ReaderFor(f, &hold, &reader);
+  if (!s.ok()) {
+    for (size_t i = 0; i < n; i++) keys[i].status = s;
+    return;
+  }
+  reader->MultiGet(read_options, keys, n, handle);
+}
+
 }  // namespace
 
 TableCache::TableCache(const std::string& dbname, const Options& options,
@@ -132,6 +146,17 @@ Status TableCache::Get(const ReadOptions& read_options, const FileMetaData& f, c
 Status TableCache::Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey,
                        void* arg, TableReader::PinningGetHandler handle) {
   return GetFromTable(this, read_options, f, ikey, arg, handle);
+}
+
+void TableCache::MultiGet(const ReadOptions& read_options, const FileMetaData& f,
+                          TableReader::BatchKey* keys, size_t n, TableReader::GetHandler handle) {
+  MultiGetFromTable(this, read_options, f, keys, n, handle);
+}
+
+void TableCache::MultiGet(const ReadOptions& read_options, const FileMetaData& f,
+                          TableReader::BatchKey* keys, size_t n,
+                          TableReader::PinningGetHandler handle) {
+  MultiGetFromTable(this, read_options, f, keys, n, handle);
 }
 
 void TableCache::Evict(uint64_t file_number) {

@@ -49,6 +49,13 @@ class TableCache {
   Status Get(const ReadOptions& read_options, const FileMetaData& f, const Slice& ikey, void* arg,
              TableReader::PinningGetHandler handle);
 
+  // TableReader::MultiGet on file f (see table_reader.h): keys' statuses are set, all to
+  // the error when the file cannot be opened.
+  void MultiGet(const ReadOptions& read_options, const FileMetaData& f, TableReader::BatchKey* keys,
+                size_t n, TableReader::GetHandler handle);
+  void MultiGet(const ReadOptions& read_options, const FileMetaData& f, TableReader::BatchKey* keys,
+                size_t n, TableReader::PinningGetHandler handle);
+
   // The reader of file f, opening it if needed.
   Status FindTable(const FileMetaData& f, std::shared_ptr<TableReader>* reader);
 

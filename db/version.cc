@@ -82,6 +82,45 @@ bool SaveValueCopying(void* arg, const Slice& ikey, const Slice& v) {
   return SaveValue(arg, ikey, v, nullptr);
 }
 
+// What a file's search left in saver means (see Version::Get): true when the search is
+// over, with *s (and *seq, unless an error) set.
+bool ResolveSaver(const Saver& saver, const FileMetaData& f, Status* s, SequenceNumber* seq) {
+  switch (saver.state) {
+    case Saver::kNotFound: return false;
+    case Saver::kFound: *s = Status::OK(); break;
+    case Saver::kDeleted: *s = Status::NotFound(); break;
+    case Saver::kMerge: *s = Status::NotSupported("no merge operator configured"); break;
+    case Saver::kMergeStop: *s = Status::MergeInProgress(); break;
+    case Saver::kCorrupt: {
+      char buf[100];
+      snprintf(buf, sizeof(buf), "corrupted internal key in table file %06" PRIu64, f.number);
+      *s = Status::Corruption(buf);
+      return true;
+    }
+  }
+  *seq = saver.seq;
+  return true;
+}
+
+// A Saver for one file's search for key; see Version::Get.
+void InitSaver(Saver* saver, const Comparator* ucmp, const LookupKey& key, ReadCallback* callback,
+               std::string* value, MergeContext* merge_context, PinnableSlice* pinned) {
+  saver->ucmp = ucmp;
+  saver->user_key = key.user_key();
+  saver->snapshot = ExtractSequence(key.internal_key());
+  saver->callback = callback;
+  saver->value = value;
+  saver->merge_context = merge_context;
+  saver->pinned = merge_context == nullptr ? pinned : nullptr;
+}
+
+// Pinning costs a block reference per entry seen: GetMergeOperands asks for it, and a Get
+// whose value may be pinned.
+bool WantsPins(const Saver& saver) {
+  return (saver.merge_context != nullptr && saver.merge_context->want_pins) ||
+         saver.pinned != nullptr;
+}
+
 void UnrefVersion(void* arg, void* /*unused*/) { static_cast<Version*>(arg)->Unref(); }
 
 }  // namespace
@@ -123,16 +162,8 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
                          ReadCallback* callback, MergeContext* merge_context,
                          PinnableSlice* pinned) {
   Saver saver;
-  saver.ucmp = icmp_->user_comparator();
-  saver.user_key = key.user_key();
-  saver.snapshot = ExtractSequence(key.internal_key());
-  saver.callback = callback;
-  saver.value = value;
-  saver.merge_context = merge_context;
-  saver.pinned = merge_context == nullptr ? pinned : nullptr;
-  // Pinning costs a block reference per entry seen: GetMergeOperands asks for it, and a Get
-  // whose value may be pinned.
-  Status st = (merge_context != nullptr && merge_context->want_pins) || saver.pinned != nullptr
+  InitSaver(&saver, icmp_->user_comparator(), key, callback, value, merge_context, pinned);
+  Status st = WantsPins(saver)
                   ? table_cache_->Get(read_options, f, key.internal_key(), &saver,
                                       static_cast<TableReader::PinningGetHandler>(&SaveValue))
                   : table_cache_->Get(read_options, f, key.internal_key(), &saver,
@@ -141,21 +172,91 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
     *s = std::move(st);
     return true;
   }
-  switch (saver.state) {
-    case Saver::kNotFound: return false;
-    case Saver::kFound: *s = Status::OK(); break;
-    case Saver::kDeleted: *s = Status::NotFound(); break;
-    case Saver::kMerge: *s = Status::NotSupported("no merge operator configured"); break;
-    case Saver::kMergeStop: *s = Status::MergeInProgress(); break;
-    case Saver::kCorrupt: {
-      char buf[100];
-      snprintf(buf, sizeof(buf), "corrupted internal key in table file %06" PRIu64, f.number);
-      *s = Status::Corruption(buf);
-      return true;
-    }
+  return ResolveSaver(saver, f, s, seq);
+}
+
+void Version::SearchFileBatch(const ReadOptions& read_options, const FileMetaData& f, int level,
+                              const std::vector<VersionGetItem*>& batch, ReadCallback* callback) {
+  const size_t n = batch.size();
+  if (n == 0) return;
+  std::vector<Saver> savers(n);
+  std::vector<TableReader::BatchKey> keys(n);
+  bool pins = false;
+  for (size_t i = 0; i < n; i++) {
+    const VersionGetItem& item = *batch[i];
+    InitSaver(&savers[i], icmp_->user_comparator(), *item.key, callback, item.value,
+              item.merge_context, item.pinned);
+    pins = pins || WantsPins(savers[i]);
+    keys[i].ikey = item.key->internal_key();
+    keys[i].arg = &savers[i];
   }
-  *seq = saver.seq;
-  return true;
+  // One handler for the batch: the pinning one also serves keys that would copy (SaveValue
+  // copies whatever it is not asked to pin), at the cost of a reference per entry.
+  if (pins) {
+    table_cache_->MultiGet(read_options, f, keys.data(), n,
+                           static_cast<TableReader::PinningGetHandler>(&SaveValue));
+  } else {
+    table_cache_->MultiGet(read_options, f, keys.data(), n,
+                           static_cast<TableReader::GetHandler>(&SaveValueCopying));
+  }
+  for (size_t i = 0; i < n; i++) {
+    VersionGetItem* item = batch[i];
+    if (!keys[i].status.ok()) {
+      item->status = std::move(keys[i].status);
+      item->found = true;
+    } else {
+      item->found = ResolveSaver(savers[i], f, &item->status, &item->seq);
+    }
+    if (item->found) item->hit_level = level;
+  }
+}
+
+void Version::MultiGet(const ReadOptions& read_options, VersionGetItem* const* items, size_t n,
+                       ReadCallback* callback) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  std::vector<VersionGetItem*> pending(items, items + n);  // unanswered, in key order
+  std::vector<VersionGetItem*> batch;
+  const auto drop_found = [&pending] {
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [](const VersionGetItem* item) { return item->found; }),
+                  pending.end());
+  };
+  // In f's key range and not all too new for it, as Get decides per file.
+  const auto may_hold = [ucmp](const FileMetaData& f, const VersionGetItem& item) {
+    const Slice ukey = item.key->user_key();
+    return f.smallest_seqno <= ExtractSequence(item.key->internal_key()) &&
+           ucmp->Compare(ukey, f.smallest.user_key()) >= 0 &&
+           ucmp->Compare(ukey, f.largest.user_key()) <= 0;
+  };
+  // L0 files newest first, each with every pending key in its range.
+  for (const FileMetaPtr& f : files_[0]) {
+    if (pending.empty()) return;
+    batch.clear();
+    for (VersionGetItem* item : pending) {
+      if (may_hold(*f, *item)) batch.push_back(item);
+    }
+    SearchFileBatch(read_options, *f, 0, batch, callback);
+    drop_found();
+  }
+  // Deeper levels: the pending keys, in order, fall into runs that share a file.
+  for (size_t level = 1; level < files_.size() && !pending.empty(); level++) {
+    const std::vector<FileMetaPtr>& files = files_[level];
+    for (size_t i = 0; i < pending.size();) {
+      const size_t fi = FindFile(*icmp_, files, pending[i]->key->internal_key());
+      if (fi == files.size()) break;  // this key and every later one are past the level
+      const FileMetaData& f = *files[fi];
+      batch.clear();
+      size_t j = i;
+      for (; j < pending.size() &&
+             icmp_->Compare(pending[j]->key->internal_key(), f.largest.Encode()) <= 0;
+           j++) {
+        if (may_hold(f, *pending[j])) batch.push_back(pending[j]);
+      }
+      SearchFileBatch(read_options, f, static_cast<int>(level), batch, callback);
+      i = j;
+    }
+    drop_found();
+  }
 }
 
 bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,

@@ -34,6 +34,19 @@ class VersionSet;
 
 using FileMetaPtr = std::shared_ptr<FileMetaData>;
 
+// One key of Version::MultiGet: Get's arguments (key, value, merge_context, pinned; the
+// pointers must outlive the call) and its results (found is Get's return value).
+struct VersionGetItem {
+  const LookupKey* key = nullptr;
+  std::string* value = nullptr;
+  MergeContext* merge_context = nullptr;
+  PinnableSlice* pinned = nullptr;
+  bool found = false;
+  Status status;
+  SequenceNumber seq = 0;
+  int hit_level = -2;
+};
+
 class Version {
  public:
   Version(const Version&) = delete;
@@ -63,6 +76,14 @@ class Version {
   bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
            SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr,
            PinnableSlice* pinned = nullptr, int* hit_level = nullptr);
+
+  // Get for every item at once, each answered exactly as Get answers it alone (with the
+  // same callback). The levels are walked once for the batch: each file is searched for
+  // all the keys still unanswered that fall in its range (TableReader::MultiGet, which
+  // fetches a data block once for the keys it holds), and a key leaves the batch at its
+  // answer. REQUIRES: items sorted by ascending internal key (equal keys allowed).
+  void MultiGet(const ReadOptions& read_options, VersionGetItem* const* items, size_t n,
+                ReadCallback* callback);
 
   // Appends iterators over this Version's data: one per L0 file and one concatenating
   // level iterator per non-empty deeper level. The caller owns them; each keeps this
@@ -122,6 +143,11 @@ class Version {
   bool SearchFile(const ReadOptions& read_options, const FileMetaData& f, const LookupKey& key,
                   std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback,
                   MergeContext* merge_context, PinnableSlice* pinned);
+
+  // Searches one file for each of batch's keys, marking those whose search is over
+  // (found, with level as hit_level); see MultiGet.
+  void SearchFileBatch(const ReadOptions& read_options, const FileMetaData& f, int level,
+                       const std::vector<VersionGetItem*>& batch, ReadCallback* callback);
 
   VersionSet* vset_;  // null once the VersionSet is gone
   TableCache* const table_cache_;

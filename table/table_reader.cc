@@ -59,6 +59,16 @@ struct TableReader::BlockRef {
     if (handle != nullptr) cache->Release(handle);
   }
 
+  // Drops the reference held; the object can then be filled again.
+  void Reset() {
+    if (handle != nullptr) cache->Release(handle);
+    block = nullptr;
+    cache = nullptr;
+    handle = nullptr;
+    owned.reset();
+    shared.reset();
+  }
+
   void SetCached(Cache* c, Cache::Handle* h) {
     cache = c;
     handle = h;
@@ -94,6 +104,13 @@ struct TableReader::BlockRef {
       c->RegisterCleanup(&DeleteSharedBlock, new std::shared_ptr<Block>(shared), nullptr);
     }
   }
+};
+
+// The data block a lookup used last and its offset in the file (valid when ref.block is
+// set): a batch's next key that starts in the same block reuses it.
+struct TableReader::BlockCursor {
+  uint64_t offset = 0;
+  BlockRef ref;
 };
 
 // The filter in use and what keeps it alive, as BlockRef.
@@ -552,24 +569,44 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
   if (!s.ok()) return s;
   std::unique_ptr<InternalIterator> index_iter(
       index.block->NewIterator(options_.icmp, kInternalKeyMin));
+  index_iter->Seek(ikey);
+  BlockCursor cursor;
+  bool advanced;
+  return SearchFrom(read_options, index_iter.get(), &cursor, ikey, filtered, &advanced, visit);
+}
+
+template <typename Visit>
+Status TableReader::SearchFrom(const ReadOptions& read_options, InternalIterator* index_iter,
+                               BlockCursor* cursor, const Slice& ikey, bool filtered,
+                               bool* advanced, Visit&& visit) {
+  Statistics* const stats = options_.statistics;
+  *advanced = false;
   bool first_block = true;
   bool first_entry = true;
-  for (index_iter->Seek(ikey); index_iter->Valid(); index_iter->Next()) {
+  for (; index_iter->Valid(); index_iter->Next(), *advanced = true) {
     BlockHandle handle;
     Slice v = index_iter->value();
     if (!handle.DecodeFrom(&v).ok()) {
       return CorruptionAt(&options_.file_name, footer_.index_handle().offset(),
                           "bad block handle in index block");
     }
-    BlockRef data;
-    s = GetBlock(read_options, handle, BlockKind::kData, &data);
-    if (!s.ok()) return s;
-    std::unique_ptr<InternalIterator> iter(data.block->NewIterator(options_.icmp, kInternalKeyMin));
+    if (cursor->ref.block == nullptr || cursor->offset != handle.offset()) {
+      cursor->ref.Reset();
+      Status s = GetBlock(read_options, handle, BlockKind::kData, &cursor->ref);
+      if (!s.ok()) {
+        cursor->ref.Reset();
+        return s;
+      }
+      cursor->offset = handle.offset();
+    }
+    BlockRef* data = &cursor->ref;
+    std::unique_ptr<InternalIterator> iter(
+        data->block->NewIterator(options_.icmp, kInternalKeyMin));
     if (first_block) {
       first_block = false;
       if (!use_hash_index_) {
         iter->Seek(ikey);
-      } else if (!data.block->SeekForGet(iter.get(), ikey, options_.icmp->user_comparator())) {
+      } else if (!data->block->SeekForGet(iter.get(), ikey, options_.icmp->user_comparator())) {
         // The block's hash index answered: not in this file.
         return iter->status();
       }
@@ -584,11 +621,65 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
           RecordTick(stats, BLOOM_FILTER_FULL_TRUE_POSITIVE);
         }
       }
-      if (!visit(iter->key(), iter->value(), &data)) return iter->status();
+      if (!visit(iter->key(), iter->value(), data)) return iter->status();
     }
     if (!iter->status().ok()) return iter->status();
   }
   return index_iter->status();
+}
+
+template <typename Visit>
+void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, size_t n,
+                               Visit&& visit) {
+  Statistics* const stats = options_.statistics;
+  FilterRef filter;
+  GetFilter(read_options, &filter);
+  const FilterBitsReader* bits = filter.filter != nullptr ? filter.filter->reader.get() : nullptr;
+  // The index is fetched when the first key passes the filter, and then kept.
+  BlockRef index;
+  Status index_status;
+  std::unique_ptr<InternalIterator> index_iter;
+  BlockCursor cursor;
+  // Where index_iter was sought last, while it still stands there: a later key at or
+  // after that one, and at or before the entry it stands on, needs no seek of its own.
+  Slice last_seek;
+  bool positioned = false;
+  for (size_t i = 0; i < n; i++) {
+    BatchKey& k = keys[i];
+    if (k.ikey.size() < 8) {
+      k.status = Status::InvalidArgument(options_.file_name + ": lookup key shorter than 8 bytes");
+      continue;
+    }
+    const bool filtered = bits != nullptr;
+    if (filtered && !bits->MayMatch(ExtractUserKey(k.ikey))) {
+      RecordTick(stats, BLOOM_FILTER_USEFUL);
+      k.status = Status::OK();
+      continue;
+    }
+    if (filtered) RecordTick(stats, BLOOM_FILTER_FULL_POSITIVE);
+    if (index_iter == nullptr && index_status.ok()) {
+      index_status = GetIndexBlock(read_options, &index);
+      if (index_status.ok()) {
+        index_iter.reset(index.block->NewIterator(options_.icmp, kInternalKeyMin));
+      }
+    }
+    if (!index_status.ok()) {
+      k.status = index_status;
+      continue;
+    }
+    const InternalKeyComparator& icmp = *options_.icmp;
+    if (!(positioned && index_iter->Valid() && icmp.Compare(last_seek, k.ikey) <= 0 &&
+          icmp.Compare(k.ikey, index_iter->key()) <= 0)) {
+      index_iter->Seek(k.ikey);
+      last_seek = k.ikey;
+    }
+    bool advanced;
+    k.status = SearchFrom(read_options, index_iter.get(), &cursor, k.ikey, filtered, &advanced,
+                          [&](const Slice& key, const Slice& value, BlockRef* block) {
+                            return visit(k.arg, key, value, block);
+                          });
+    positioned = !advanced && k.status.ok();
+  }
 }
 
 Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
@@ -605,6 +696,24 @@ Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void
     block->PinTo(&pinner);
     return handle(arg, k, v, &pinner);
   });
+}
+
+void TableReader::MultiGet(const ReadOptions& read_options, BatchKey* keys, size_t n,
+                           GetHandler handle) {
+  MultiGetImpl(read_options, keys, n,
+               [&](void* arg, const Slice& k, const Slice& v, BlockRef* /*block*/) {
+                 return handle(arg, k, v);
+               });
+}
+
+void TableReader::MultiGet(const ReadOptions& read_options, BatchKey* keys, size_t n,
+                           PinningGetHandler handle) {
+  MultiGetImpl(read_options, keys, n,
+               [&](void* arg, const Slice& k, const Slice& v, BlockRef* block) {
+                 Cleanable pinner;
+                 block->PinTo(&pinner);
+                 return handle(arg, k, v, &pinner);
+               });
 }
 
 uint64_t TableReader::ApproximateOffsetOf(const Slice& ikey) const {

@@ -90,6 +90,24 @@ class TableReader {
   Status Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
              PinningGetHandler handle);
 
+  // One key of a batched lookup (MultiGet): the internal key, the argument its handler
+  // calls get, and the status Get would have returned for it alone.
+  struct BatchKey {
+    Slice ikey;
+    void* arg = nullptr;
+    Status status;
+  };
+
+  // Get for keys[0, n) at once, each key's handler calls and status exactly those of Get
+  // for it alone. The filter and the index are fetched once for the batch; consecutive
+  // keys whose entries start in the same data block are served from one fetch of it
+  // (one cache lookup or file read), so keys sorted by internal key share the most.
+  // REQUIRES: keys sorted in ascending internal-key order for the sharing (any order is
+  // answered correctly).
+  void MultiGet(const ReadOptions& read_options, BatchKey* keys, size_t n, GetHandler handle);
+  void MultiGet(const ReadOptions& read_options, BatchKey* keys, size_t n,
+                PinningGetHandler handle);
+
   const TableProperties& GetTableProperties() const { return props_; }
 
   // Approximately where in the file the data for ikey begins: the offset of the data
@@ -108,6 +126,7 @@ class TableReader {
   struct FilterHolder;
   struct BlockRef;
   struct FilterRef;
+  struct BlockCursor;
   enum class BlockKind { kData, kIndex, kFilter };
 
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile>&& file,
@@ -139,6 +158,17 @@ class TableReader {
                                          const Slice& index_value) const;
   template <typename Visit>
   Status GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
+  template <typename Visit>
+  void MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, size_t n, Visit&& visit);
+  // The entries of ikey and after, from index_iter's position (the first index entry >=
+  // ikey) on, given to visit until it returns false. The first data block comes from
+  // *cursor when it holds that block, and the last block fetched is left there, so the
+  // next key of a batch in the same block is not fetched again. *advanced tells whether
+  // index_iter was moved past its position. filtered: a filter said the key may match.
+  template <typename Visit>
+  Status SearchFrom(const ReadOptions& read_options, InternalIterator* index_iter,
+                    BlockCursor* cursor, const Slice& ikey, bool filtered, bool* advanced,
+                    Visit&& visit);
 
   const TableReaderOptions options_;
   const std::unique_ptr<RandomAccessFile> file_;
