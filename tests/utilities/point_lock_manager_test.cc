@@ -158,6 +158,13 @@ TEST_F(PointLockManagerTest, ColumnFamilies) {
   EXPECT_TRUE(mgr_->TryLock(Txn(2), 3, "k", true).IsInvalidArgument());
   mgr_->UnLock(1, 3, "k");  // harmless after the removal
   EXPECT_EQ(0u, mgr_->GetLockStatusData().count(3));
+  // The default family (kCf, 0), found without the families' mutex, is never removed.
+  ASSERT_OK(mgr_->TryLock(Txn(1), kCf, "d", true));
+  mgr_->RemoveColumnFamily(kCf);
+  EXPECT_TRUE(IsLockTimeout(mgr_->TryLock(Txn(2), kCf, "d", true)));
+  mgr_->UnLock(1, kCf, "d");
+  ASSERT_OK(mgr_->TryLock(Txn(2), kCf, "d", true));
+  EXPECT_EQ(std::vector<TransactionID>{2}, Info("d").ids);
 }
 
 TEST_F(PointLockManagerTest, WaitEndsAtTheTimeout) {

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "db/db_impl.h"
+#include "shale/utilities/merge_operators.h"
+#include "util/coding.h"
+#include "util/random.h"
 #include "tests/utilities/transaction_fixture.h"
 
 namespace shale {
@@ -296,6 +299,55 @@ TEST_F(TransactionLockTest, OppositeOrdersDeadlock) {
   db_->SetDeadlockInfoBufferSize(0);
   EXPECT_TRUE(db_->GetDeadlockInfoBuffer().empty());
   ASSERT_OK((sa.ok() ? a : b)->Commit());
+}
+
+// Plain writes lock their keys in key order whatever the batch's order, so two of them
+// never wait for each other in a cycle: threads merge 1 into random keys of 6 (in random
+// order, some twice per batch), with a lock timeout far longer than any write, and every
+// write succeeds; each key ends at the number of merges into it. (Locked in batch order,
+// two writes deadlock and time out.)
+TEST_F(TransactionLockTest, PlainWritesInAnyKeyOrderNeverDeadlock) {
+  options_.merge_operator = MergeOperators::CreateFromStringId("uint64add");
+  txn_db_options_.default_lock_timeout = 5000;
+  Reopen();
+  constexpr int kThreads = 4, kKeys = 6;
+  const int rounds = TestKnob("SHALE_TXN_ROUNDS", 300);
+  const uint64_t seed = TestSeed();
+  std::vector<std::atomic<uint64_t>> merges(kKeys);
+  for (auto& m : merges) m = 0;
+  std::string one;
+  PutFixed64(&one, 1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      Random rnd(static_cast<uint32_t>(seed + t));
+      for (int i = 0; i < rounds; i++) {
+        WriteBatch batch;
+        const int n = 2 + static_cast<int>(rnd.Uniform(7));
+        std::vector<int> picked;
+        for (int j = 0; j < n; j++) {
+          const int k = static_cast<int>(rnd.Uniform(kKeys));
+          ASSERT_OK(batch.Merge("key" + std::to_string(k), one));
+          picked.push_back(k);
+        }
+        ASSERT_OK(db_->Write(WriteOptions(), &batch));
+        for (int k : picked) merges[k]++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int k = 0; k < kKeys; k++) {
+    const std::string v = Get("key" + std::to_string(k));
+    const uint64_t want = merges[k].load();
+    if (want == 0) {
+      EXPECT_EQ("NOT_FOUND", v);
+      continue;
+    }
+    ASSERT_EQ(8u, v.size()) << v;
+    EXPECT_EQ(want, DecodeFixed64(v.data())) << "key" << k;
+  }
+  // No lock is left behind.
+  EXPECT_TRUE(db_->GetLockStatusData().empty());
 }
 
 // N threads add 1 to random counters, each in a transaction of GetForUpdate + Put per

@@ -1,5 +1,6 @@
 #include "utilities/transactions/pessimistic_transaction.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -13,8 +14,6 @@ namespace {
 
 // RocksDB's bounds on a transaction name.
 constexpr size_t kMaxNameLength = 512;
-// The only column family.
-constexpr uint32_t kDefaultFamilyId = 0;
 
 // Milliseconds as the lock manager takes them: microseconds, negative kept (forever).
 int64_t LockTimeoutMicros(int64_t ms) { return ms < 0 ? -1 : ms * 1000; }
@@ -268,6 +267,24 @@ class KeyCollector : public WriteBatch::Handler {
   const bool with_merges_;
 };
 
+// The keys of a batch as slices into it, in batch order; any other family is refused.
+class SliceCollector : public WriteBatch::Handler {
+ public:
+  explicit SliceCollector(std::vector<Slice>* keys) : keys_(keys) {}
+  Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
+  Status DeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
+
+ private:
+  Status Add(uint32_t cf, const Slice& key) {
+    if (cf != kDefaultFamilyId) return Status::InvalidArgument("only the default family exists");
+    keys_->push_back(key);
+    return Status::OK();
+  }
+  std::vector<Slice>* const keys_;
+};
+
 // Replays a batch's records into a transaction, as its own writes.
 class TransactionReplayer : public WriteBatch::Handler {
  public:
@@ -291,20 +308,6 @@ class TransactionReplayer : public WriteBatch::Handler {
 };
 
 }  // namespace
-
-Status PessimisticTransaction::CommitBatch(WriteBatch* batch) {
-  std::set<std::string> keys;
-  Status s = CollectWrittenKeys(*batch, &keys);
-  if (!s.ok()) return s;
-  if (!skip_concurrency_control_) {
-    for (const std::string& key : keys) {
-      s = TryLock(key, /*read_only=*/false, /*exclusive=*/true, /*do_validate=*/false,
-                  /*assume_tracked=*/false);
-      if (!s.ok()) return s;  // the destructor releases what was taken
-    }
-  }
-  return CommitBatchInternal(batch);
-}
 
 Status PessimisticTransaction::PreparedBatch(WriteBatch* prepared) {
   // The Noop becomes BeginPrepare when the end marker is added.
@@ -331,6 +334,18 @@ Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
   KeyCollector collector(with_merges);
   Status s = batch.Iterate(&collector);
   keys->swap(collector.keys);
+  return s;
+}
+
+Status CollectSortedKeys(const WriteBatch& batch, std::vector<Slice>* keys) {
+  keys->clear();
+  keys->reserve(WriteBatchInternal::Count(&batch));
+  SliceCollector collector(keys);
+  Status s = batch.Iterate(&collector);
+  if (!s.ok()) return s;
+  auto less = [](const Slice& a, const Slice& b) { return a.compare(b) < 0; };
+  std::sort(keys->begin(), keys->end(), less);
+  keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
   return s;
 }
 

@@ -59,11 +59,6 @@ class PessimisticTransaction : public TransactionBaseImpl {
   // LOCKS_STOLEN.
   bool TryStealingLocks();
 
-  // Applies batch, a write outside any transaction, as this (fresh, internal) transaction:
-  // locks every key it names (sorted, so that two such writes cannot deadlock), writes it
-  // and releases the locks.
-  Status CommitBatch(WriteBatch* batch);
-
   // Recovery: replays a prepared transaction's records into this fresh, named
   // transaction, then makes it PREPARED in the WAL that holds it. Each key is locked if it
   // is free; one that another recovered transaction holds already (possible only if an
@@ -84,8 +79,6 @@ class PessimisticTransaction : public TransactionBaseImpl {
   virtual Status CommitInternal() = 0;
   // Rollback of a PREPARED one.
   virtual Status RollbackInternal() = 0;
-  // CommitBatch's write of a batch from outside any transaction.
-  virtual Status CommitBatchInternal(WriteBatch* batch) = 0;
   // What Prepare logs: BeginPrepare, the transaction's records, EndPrepare(name_).
   Status PreparedBatch(WriteBatch* prepared);
   // What a commit without Prepare writes: the transaction's records, then the commit-time
@@ -131,6 +124,8 @@ class PessimisticTransaction : public TransactionBaseImpl {
 // out.
 Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
                           bool with_merges = true);
+// The same keys as slices into batch (which must outlive them), sorted and unique.
+Status CollectSortedKeys(const WriteBatch& batch, std::vector<Slice>* keys);
 
 // The WRITE_COMMITTED policy: nothing reaches the memtable before Commit. A prepare is
 // logged in the WAL only; the commit logs a commit marker and applies the records.
@@ -143,7 +138,6 @@ class WriteCommittedTxn final : public PessimisticTransaction {
   Status CommitWithoutPrepareInternal() override;
   Status CommitInternal() override;
   Status RollbackInternal() override;
-  Status CommitBatchInternal(WriteBatch* batch) override;
 };
 
 }  // namespace shale

@@ -144,12 +144,31 @@ bool PessimisticTransactionDB::TryStealExpired(TransactionID id) {
 // ---- Writes outside a transaction.
 
 Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* updates) {
-  if (txn_db_options_.skip_concurrency_control) return db_->Write(options, updates);
-  TransactionOptions txn_options;
-  txn_options.lock_timeout = 0;  // replaced just below: negative would not mean "forever"
-  std::unique_ptr<PessimisticTransaction> txn(NewTransaction(options, txn_options));
-  txn->SetLockTimeout(txn_db_options_.default_lock_timeout);
-  return txn->CommitBatch(updates);
+  if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+  if (txn_db_options_.skip_concurrency_control) return WriteLocked(options, updates);
+  // What an internal transaction would do, without one: lock the batch's keys in sorted
+  // order (two such writes then never wait for each other in a cycle), write, unlock.
+  std::vector<Slice> keys;
+  Status s = CollectSortedKeys(*updates, &keys);
+  if (!s.ok()) return s;
+  LockRequester requester;
+  requester.id = NextTransactionID();
+  const int64_t timeout_ms = txn_db_options_.default_lock_timeout;
+  requester.lock_timeout_us = timeout_ms < 0 ? -1 : timeout_ms * 1000;
+  size_t locked = 0;
+  for (; locked < keys.size() && s.ok(); locked++) {
+    s = lock_manager_.TryLock(requester, kDefaultFamilyId, keys[locked], /*exclusive=*/true);
+  }
+  if (s.ok()) s = WriteLocked(options, updates);
+  if (locked > 0) {
+    keys.resize(s.ok() ? locked : locked - 1);  // a refused lock was not taken
+    lock_manager_.UnLock(requester.id, kDefaultFamilyId, keys);
+  }
+  return s;
+}
+
+Status PessimisticTransactionDB::WriteLocked(const WriteOptions& options, WriteBatch* updates) {
+  return GetBaseDB()->Write(options, updates);
 }
 
 template <typename AddTo>

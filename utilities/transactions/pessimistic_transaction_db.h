@@ -30,6 +30,9 @@ namespace shale {
 class DBImpl;
 class PessimisticTransaction;
 
+// The one column family there is: every lock and record is in it.
+constexpr uint32_t kDefaultFamilyId = 0;
+
 class PessimisticTransactionDB : public TransactionDB {
  public:
   // db is the opened DB (allow_2pc set); this object takes it over.
@@ -87,6 +90,9 @@ class PessimisticTransactionDB : public TransactionDB {
   void RemoveExpirableTransaction(TransactionID id) EXCLUDES(expirable_mu_);
 
  protected:
+  // Writes a batch from outside any transaction whose keys are locked (or need no
+  // locks): by this DB's write policy. The base DB's own write, by default.
+  virtual Status WriteLocked(const WriteOptions& options, WriteBatch* updates);
   // A transaction of this DB's write policy.
   virtual PessimisticTransaction* NewTransaction(const WriteOptions& write_options,
                                                  const TransactionOptions& txn_options) = 0;

@@ -24,8 +24,14 @@ PointLockManager::LockMap::LockMap(size_t num_stripes) {
   for (size_t i = 0; i < num_stripes; i++) stripes.push_back(std::make_unique<Stripe>());
 }
 
-PointLockManager::Stripe* PointLockManager::LockMap::StripeFor(const std::string& key) {
-  return stripes[Hash64(Slice(key)) % stripes.size()].get();
+size_t PointLockManager::KeyHash::operator()(std::string_view k) const {
+  return static_cast<size_t>(Hash64(k.data(), k.size()));
+}
+
+size_t PointLockManager::LockMap::StripeIndex(const Slice& key) const {
+  // Another seed than the stripe's own table uses, so that one stripe's keys still spread
+  // over that table's buckets.
+  return Hash64(key.data(), key.size(), /*seed=*/0x5bd1e995) % stripes.size();
 }
 
 bool PointLockManager::LockMap::TryCountNewKey(int64_t max_num_locks) {
@@ -47,39 +53,50 @@ PointLockManager::PointLockManager(Options options)
 void PointLockManager::AddColumnFamily(uint32_t cf_id) {
   MutexLock l(&lock_maps_mu_);
   if (lock_maps_.count(cf_id) == 0) {
-    lock_maps_.emplace(cf_id, std::make_shared<LockMap>(num_stripes_));
+    auto map = std::make_shared<LockMap>(num_stripes_);
+    if (cf_id == 0) default_map_.store(map.get(), std::memory_order_release);
+    lock_maps_.emplace(cf_id, std::move(map));
   }
 }
 
 void PointLockManager::RemoveColumnFamily(uint32_t cf_id) {
+  if (cf_id == 0) return;  // the default family stays
   // A request holding the shared_ptr keeps the map alive until it returns.
   MutexLock l(&lock_maps_mu_);
   lock_maps_.erase(cf_id);
 }
 
-std::shared_ptr<PointLockManager::LockMap> PointLockManager::GetLockMap(uint32_t cf_id) {
+PointLockManager::LockMap* PointLockManager::GetLockMap(uint32_t cf_id,
+                                                        std::shared_ptr<LockMap>* holder) {
+  if (cf_id == 0) {
+    LockMap* map = default_map_.load(std::memory_order_acquire);
+    if (map != nullptr) return map;
+  }
   MutexLock l(&lock_maps_mu_);
   auto it = lock_maps_.find(cf_id);
-  return it == lock_maps_.end() ? nullptr : it->second;
+  if (it == lock_maps_.end()) return nullptr;
+  *holder = it->second;
+  return holder->get();
 }
 
-Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const std::string& key,
+Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const Slice& key,
                                  bool exclusive) {
-  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+  std::shared_ptr<LockMap> holder;
+  LockMap* map = GetLockMap(cf_id, &holder);
   if (map == nullptr) {
     return Status::InvalidArgument("Column family id not found: " + std::to_string(cf_id));
   }
   Stripe* stripe = map->StripeFor(key);
-  // The deadline counts from the request, so time spent on the stripe mutex counts too.
-  const uint64_t deadline =
-      txn.lock_timeout_us > 0 ? env_->NowMicros() + static_cast<uint64_t>(txn.lock_timeout_us) : 0;
-
   MutexLock l(&stripe->mu);
   uint64_t expire_hint = 0;
   std::vector<TransactionID> holders;
-  Status s = AcquireLocked(map.get(), stripe, txn, key, exclusive, &expire_hint, &holders);
+  Status s = AcquireLocked(map, stripe, txn, key, exclusive, &expire_hint, &holders);
   // Only a conflict waits: a lock limit is answered at once, since an unlock on another
-  // stripe would never wake this one.
+  // stripe would never wake this one. The deadline counts from the first conflict (the
+  // uncontended path reads no clock).
+  const uint64_t deadline = s.IsTimedOut() && txn.lock_timeout_us > 0
+                                ? env_->NowMicros() + static_cast<uint64_t>(txn.lock_timeout_us)
+                                : 0;
   while (s.IsTimedOut() && txn.lock_timeout_us != 0) {
     const uint64_t now = env_->NowMicros();
     if (deadline != 0 && now >= deadline) break;
@@ -99,18 +116,18 @@ Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const
 
     expire_hint = 0;
     holders.clear();
-    s = AcquireLocked(map.get(), stripe, txn, key, exclusive, &expire_hint, &holders);
+    s = AcquireLocked(map, stripe, txn, key, exclusive, &expire_hint, &holders);
   }
   return s;
 }
 
 Status PointLockManager::AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn,
-                                       const std::string& key, bool exclusive,
+                                       const Slice& key, bool exclusive,
                                        uint64_t* expire_hint, std::vector<TransactionID>* holders) {
-  auto it = stripe->keys.find(key);
+  auto it = stripe->keys.find(key.ToStringView());
   if (it == stripe->keys.end()) {
     if (!map->TryCountNewKey(max_num_locks_)) return Status::LockLimit();
-    stripe->keys.emplace(key, LockInfo{exclusive, {txn.id}, txn.expiration_time_us});
+    stripe->keys.emplace(key.ToString(), LockInfo{exclusive, {txn.id}, txn.expiration_time_us});
     return Status::OK();
   }
 
@@ -167,8 +184,8 @@ bool PointLockManager::IsLockExpired(TransactionID txn, const LockInfo& lock,
 }
 
 void PointLockManager::UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe,
-                                 const std::string& key) {
-  auto it = stripe->keys.find(key);
+                                 const Slice& key) {
+  auto it = stripe->keys.find(key.ToStringView());
   if (it == stripe->keys.end()) return;
   std::vector<TransactionID>& ids = it->second.txn_ids;
   auto pos = std::find(ids.begin(), ids.end(), txn);
@@ -181,32 +198,47 @@ void PointLockManager::UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe
   }
 }
 
-void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id, const std::string& key) {
-  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id, const Slice& key) {
+  std::shared_ptr<LockMap> holder;
+  LockMap* map = GetLockMap(cf_id, &holder);
   if (map == nullptr) return;  // the column family was removed, and its locks with it
   Stripe* stripe = map->StripeFor(key);
   {
     MutexLock l(&stripe->mu);
-    UnLockKey(txn, map.get(), stripe, key);
+    UnLockKey(txn, map, stripe, key);
   }
   stripe->cv.SignalAll();
 }
 
 void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id,
                               const std::vector<std::string>& keys) {
-  std::shared_ptr<LockMap> map = GetLockMap(cf_id);
+  UnLockAll(txn, cf_id, keys);
+}
+
+void PointLockManager::UnLock(TransactionID txn, uint32_t cf_id, const std::vector<Slice>& keys) {
+  UnLockAll(txn, cf_id, keys);
+}
+
+template <typename Keys>
+void PointLockManager::UnLockAll(TransactionID txn, uint32_t cf_id, const Keys& keys) {
+  if (keys.empty()) return;
+  std::shared_ptr<LockMap> holder;
+  LockMap* map = GetLockMap(cf_id, &holder);
   if (map == nullptr) return;
-  // Group the keys by stripe so that each stripe is locked, and woken, once.
-  std::vector<std::vector<const std::string*>> by_stripe(map->stripes.size());
-  for (const std::string& key : keys) {
-    by_stripe[Hash64(Slice(key)) % map->stripes.size()].push_back(&key);
-  }
-  for (size_t i = 0; i < by_stripe.size(); i++) {
-    if (by_stripe[i].empty()) continue;
-    Stripe* stripe = map->stripes[i].get();
+  // Sorted by stripe, so that each stripe is locked, and woken, once.
+  std::vector<std::pair<size_t, Slice>> by_stripe;
+  by_stripe.reserve(keys.size());
+  for (const auto& key : keys) by_stripe.emplace_back(map->StripeIndex(key), Slice(key));
+  std::sort(by_stripe.begin(), by_stripe.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < by_stripe.size();) {
+    Stripe* stripe = map->stripes[by_stripe[i].first].get();
     {
       MutexLock l(&stripe->mu);
-      for (const std::string* key : by_stripe[i]) UnLockKey(txn, map.get(), stripe, *key);
+      for (const size_t first = by_stripe[i].first; i < by_stripe.size() && by_stripe[i].first == first;
+           i++) {
+        UnLockKey(txn, map, stripe, by_stripe[i].second);
+      }
     }
     stripe->cv.SignalAll();
   }
@@ -232,9 +264,9 @@ PointLockManager::LockStatusData PointLockManager::GetLockStatusData() {
 
 bool PointLockManager::IncrementWaiters(const LockRequester& txn,
                                         const std::vector<TransactionID>& holders, uint32_t cf_id,
-                                        const std::string& key, bool exclusive) {
+                                        const Slice& key, bool exclusive) {
   MutexLock l(&wait_mu_);
-  waiting_[txn.id] = WaitEdges{holders, cf_id, exclusive, key};
+  waiting_[txn.id] = WaitEdges{holders, cf_id, exclusive, key.ToString()};
   for (TransactionID h : holders) waited_on_[h]++;
   // Only a transaction somebody waits for can close a cycle.
   if (waited_on_.count(txn.id) == 0) return false;

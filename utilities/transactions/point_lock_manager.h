@@ -26,9 +26,10 @@
 //
 // Thread safety: every public method may be called from any thread. Each stripe has a
 // mutex and a condition variable; a key's lock state is guarded by its stripe's mutex.
-// Lock order: lock_maps_mu_ is never held while taking another; a stripe mutex may be held
-// while taking wait_mu_; try_steal_expired runs under a stripe mutex, so it must not call
-// back into the manager.
+// The default family's (id 0) locks are found without any other lock: it is never
+// removed. Lock order: lock_maps_mu_ is never held while taking another; a stripe mutex
+// may be held while taking wait_mu_; try_steal_expired runs under a stripe mutex, so it
+// must not call back into the manager.
 #pragma once
 
 #include <atomic>
@@ -36,10 +37,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "shale/env.h"
+#include "shale/slice.h"
 #include "shale/status.h"
 #include "shale/utilities/lock_info.h"
 #include "util/mutexlock.h"
@@ -81,19 +84,22 @@ class PointLockManager {
   // Column families must be added before their keys are locked; a request for an unknown
   // one gets InvalidArgument. Removing one drops its locks from the manager; a request
   // already waiting on it is not woken by the removal and ends at its own timeout, so the
-  // transaction layer removes a family only when no transaction uses it.
+  // transaction layer removes a family only when no transaction uses it. The default
+  // family (id 0), like RocksDB's, cannot be removed: its removal is ignored.
   void AddColumnFamily(uint32_t cf_id) EXCLUDES(lock_maps_mu_);
   void RemoveColumnFamily(uint32_t cf_id) EXCLUDES(lock_maps_mu_);
 
   // Locks key for txn, waiting as the header describes. OK, TimedOut(kLockTimeout),
   // Busy(kDeadlock), LockLimit() or InvalidArgument (unknown column family).
-  Status TryLock(const LockRequester& txn, uint32_t cf_id, const std::string& key, bool exclusive)
+  Status TryLock(const LockRequester& txn, uint32_t cf_id, const Slice& key, bool exclusive)
       EXCLUDES(lock_maps_mu_);
 
   // Releases txn's hold on the key(s) and wakes the waiters of their stripes. Keys txn
   // does not hold (never locked, or stolen after it expired) are skipped.
-  void UnLock(TransactionID txn, uint32_t cf_id, const std::string& key) EXCLUDES(lock_maps_mu_);
+  void UnLock(TransactionID txn, uint32_t cf_id, const Slice& key) EXCLUDES(lock_maps_mu_);
   void UnLock(TransactionID txn, uint32_t cf_id, const std::vector<std::string>& keys)
+      EXCLUDES(lock_maps_mu_);
+  void UnLock(TransactionID txn, uint32_t cf_id, const std::vector<Slice>& keys)
       EXCLUDES(lock_maps_mu_);
 
   // Every locked key, by column family. Each stripe is read under its own mutex, so the
@@ -112,17 +118,24 @@ class PointLockManager {
     uint64_t expiration_time;            // 0 when some holder never expires
   };
 
+  // Looks keys up by string_view, without building a string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const;
+  };
+
   struct Stripe {
     Stripe() : cv(&mu) {}
     Mutex mu;
     CondVar cv;  // signalled when a key of this stripe is unlocked
-    std::unordered_map<std::string, LockInfo> keys GUARDED_BY(mu);
+    std::unordered_map<std::string, LockInfo, KeyHash, std::equal_to<>> keys GUARDED_BY(mu);
   };
 
   // One column family's locks.
   struct LockMap {
     explicit LockMap(size_t num_stripes);
-    Stripe* StripeFor(const std::string& key);
+    size_t StripeIndex(const Slice& key) const;
+    Stripe* StripeFor(const Slice& key) { return stripes[StripeIndex(key)].get(); }
     // Counts a newly locked key unless that would pass max_num_locks (> 0).
     bool TryCountNewKey(int64_t max_num_locks);
 
@@ -140,23 +153,27 @@ class PointLockManager {
     std::string key;
   };
 
-  std::shared_ptr<LockMap> GetLockMap(uint32_t cf_id) EXCLUDES(lock_maps_mu_);
+  // The family's locks, or null if unknown; *holder keeps a family other than the
+  // default one alive while the caller uses it.
+  LockMap* GetLockMap(uint32_t cf_id, std::shared_ptr<LockMap>* holder) EXCLUDES(lock_maps_mu_);
+  template <typename Keys>
+  void UnLockAll(TransactionID txn, uint32_t cf_id, const Keys& keys) EXCLUDES(lock_maps_mu_);
 
   // One attempt. TimedOut(kLockTimeout) with *holders = the conflicting holders (never
   // txn itself) and *expire_hint = when they expire (0 = not known to expire), or
   // LockLimit(), or OK.
   Status AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn,
-                       const std::string& key, bool exclusive, uint64_t* expire_hint,
+                       const Slice& key, bool exclusive, uint64_t* expire_hint,
                        std::vector<TransactionID>* holders) REQUIRES(stripe->mu);
   // True if every holder of lock other than txn has expired and gave its locks up.
   bool IsLockExpired(TransactionID txn, const LockInfo& lock, uint64_t* expire_hint);
-  void UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe, const std::string& key)
+  void UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe, const Slice& key)
       REQUIRES(stripe->mu);
 
   // Adds txn's edges; if that closes a cycle (or the search passes the depth) removes
   // them again, records the deadlock and returns true.
   bool IncrementWaiters(const LockRequester& txn, const std::vector<TransactionID>& holders,
-                        uint32_t cf_id, const std::string& key, bool exclusive) EXCLUDES(wait_mu_);
+                        uint32_t cf_id, const Slice& key, bool exclusive) EXCLUDES(wait_mu_);
   void DecrementWaiters(TransactionID txn, const std::vector<TransactionID>& holders)
       EXCLUDES(wait_mu_);
   void DecrementWaitersLocked(TransactionID txn, const std::vector<TransactionID>& holders)
@@ -169,6 +186,8 @@ class PointLockManager {
 
   Mutex lock_maps_mu_;
   std::unordered_map<uint32_t, std::shared_ptr<LockMap>> lock_maps_ GUARDED_BY(lock_maps_mu_);
+  // The default family's map once added; lock_maps_ keeps it for the manager's life.
+  std::atomic<LockMap*> default_map_{nullptr};
 
   // The wait-for graph: who waits for whom, and how many wait for each transaction.
   Mutex wait_mu_;

@@ -54,8 +54,4 @@ Status WriteCommittedTxn::RollbackInternal() {
   return s;
 }
 
-Status WriteCommittedTxn::CommitBatchInternal(WriteBatch* batch) {
-  return db_->Write(write_options_, batch);
-}
-
 }  // namespace shale

@@ -94,8 +94,4 @@ Status WritePreparedTxn::RollbackInternal() {
   return s;
 }
 
-Status WritePreparedTxn::CommitBatchInternal(WriteBatch* batch) {
-  return wp_db_->WriteAndCommit(write_options_, batch);
-}
-
 }  // namespace shale

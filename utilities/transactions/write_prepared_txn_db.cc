@@ -227,14 +227,6 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
 
 // ---- Writes.
 
-Status WritePreparedTxnDB::Write(const WriteOptions& options, WriteBatch* updates) {
-  if (txn_db_options().skip_concurrency_control) {
-    if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
-    return WriteAndCommit(options, updates);
-  }
-  return PessimisticTransactionDB::Write(options, updates);
-}
-
 Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
                                           std::pair<SequenceNumber, uint64_t> prepared) {
   DBImpl::TxnWrite t;

@@ -94,8 +94,6 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // an eviction raced it).
   const Snapshot* GetSnapshot() override;
 
-  // Writes outside a transaction commit as they are written.
-  Status Write(const WriteOptions& options, WriteBatch* updates) override;
 
   // ---- For WritePreparedTxn.
   WritePreparedVisibility* visibility() { return &visibility_; }
@@ -117,6 +115,10 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // Records what recovery found prepared, then counts everything else as committed.
   Status OnRecovery(const std::map<std::string, RecoveredTransaction>& found) override;
   DB* ReadDB() override { return this; }
+  // Writes outside a transaction commit as they are written.
+  Status WriteLocked(const WriteOptions& options, WriteBatch* updates) override {
+    return WriteAndCommit(options, updates);
+  }
 
  private:
   // The read's callback: at options.snapshot, else at the view the read takes (learned by
@@ -150,7 +152,6 @@ class WritePreparedTxn final : public PessimisticTransaction {
   Status CommitWithoutPrepareInternal() override;
   Status CommitInternal() override;
   Status RollbackInternal() override;
-  Status CommitBatchInternal(WriteBatch* batch) override;
 
   WritePreparedTxnDB* const wp_db_;
   // The prepare's numbers, prepare_seq_ .. prepare_seq_ + prepare_count_ - 1.
