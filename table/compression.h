@@ -21,6 +21,35 @@ namespace shale {
 // `type`, type is kNoCompression, or the library failed; *output is then unspecified.
 bool CompressBlock(CompressionType type, const Slice& input, std::string* output);
 
+// Compresses the blocks of one table, one after another, in the stored forms above,
+// keeping from block to block what CompressBlock sets up per call: zstd's context
+// (ZSTD_compress builds one per call, which made 4 KiB blocks about 1.5x slower to
+// compress) and an output buffer that is not zero-filled to the worst-case size each time.
+// Every block still stands alone: nothing of one is used to compress the next.
+//
+// Thread safety: one thread at a time; different compressors are independent.
+class BlockCompressor {
+ public:
+  explicit BlockCompressor(CompressionType type);
+  ~BlockCompressor();
+  BlockCompressor(const BlockCompressor&) = delete;
+  BlockCompressor& operator=(const BlockCompressor&) = delete;
+
+  // Sets *output to the compressed form of input, pointing into this compressor and valid
+  // until the next Compress or its destruction. False when CompressBlock would be.
+  bool Compress(const Slice& input, Slice* output);
+
+ private:
+  struct LibraryState;
+  // A buffer of at least n bytes, kept (and not zero-filled) between calls.
+  char* Reserve(size_t n);
+
+  const CompressionType type_;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;
+  std::unique_ptr<LibraryState> state_;  // made when first needed
+};
+
 // Whether a compressed form is worth storing: it must save at least 1/8 of raw_size, as
 // RocksDB requires; otherwise the block is stored uncompressed.
 inline bool GoodCompressionRatio(size_t compressed_size, size_t raw_size) {

@@ -14,7 +14,8 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
                   options.table_options.data_block_index_type ==
                       BlockBasedTableOptions::kDataBlockBinaryAndHash,
                   options.table_options.data_block_hash_table_util_ratio),
-      index_block_(options.table_options.index_block_restart_interval) {
+      index_block_(options.table_options.index_block_restart_interval),
+      compressor_(options.compression) {
   const BlockBasedTableOptions& topts = options_.table_options;
   if (options_.compression != kDisableCompressionOption &&
       !CompressionTypeSupported(options_.compression)) {
@@ -97,13 +98,14 @@ void TableBuilder::WriteBlock(BlockBuilder* block, bool may_compress, BlockHandl
   Slice contents = raw;
   CompressionType type = kNoCompression;
   const CompressionType wanted = options_.compression;
+  Slice compressed;
   if (may_compress && wanted != kNoCompression && wanted != kDisableCompressionOption &&
-      CompressBlock(wanted, raw, &compressed_) &&
-      GoodCompressionRatio(compressed_.size(), raw.size())) {
+      compressor_.Compress(raw, &compressed) &&
+      GoodCompressionRatio(compressed.size(), raw.size())) {
     if (options_.table_options.verify_compression) {
       std::unique_ptr<char[]> check;
       size_t check_size = 0;
-      Status s = DecompressBlock(wanted, compressed_, &check, &check_size);
+      Status s = DecompressBlock(wanted, compressed, &check, &check_size);
       if (!s.ok() || Slice(check.get(), check_size) != raw) {
         status_ = Status::Corruption(options_.file_name + ": compression verification failed",
                                      s.ok() ? Slice("contents differ") : Slice(s.ToString()));
@@ -111,7 +113,7 @@ void TableBuilder::WriteBlock(BlockBuilder* block, bool may_compress, BlockHandl
         return;
       }
     }
-    contents = compressed_;
+    contents = compressed;
     type = wanted;
   }
   WriteRawBlock(contents, type, handle);

@@ -18,6 +18,7 @@
 #include "shale/env.h"
 #include "shale/table.h"
 #include "table/block_builder.h"
+#include "table/compression.h"
 #include "table/format.h"
 #include "table/table_properties.h"
 #include "util/dbformat.h"
@@ -93,7 +94,7 @@ class TableBuilder {
   bool pending_index_entry_ = false;
   BlockHandle pending_handle_;
   std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null when no filter is written
-  std::string compressed_;                             // scratch for compression
+  BlockCompressor compressor_;                         // for data and index blocks
   TableProperties props_;
 };
 
