@@ -72,14 +72,15 @@ void TableBuilder::Add(const Slice& key, const Slice& value) {
 
 void TableBuilder::AddPendingIndexEntry(const Slice* next_key) {
   // Any key in [last_key_, next_key) separates the blocks; a short one keeps the index small.
+  separator_.assign(last_key_);
   if (next_key != nullptr) {
-    options_.icmp->FindShortestSeparator(&last_key_, *next_key);
+    options_.icmp->FindShortestSeparator(&separator_, *next_key);
   } else {
-    options_.icmp->FindShortSuccessor(&last_key_);
+    options_.icmp->FindShortSuccessor(&separator_);
   }
   std::string handle;
   pending_handle_.EncodeTo(&handle);
-  index_block_.Add(last_key_, handle);
+  index_block_.Add(separator_, handle);
   pending_index_entry_ = false;
 }
 

@@ -67,6 +67,9 @@ class TableBuilder {
   void Abandon();
 
   uint64_t NumEntries() const { return props_.num_entries; }
+  // The last key added, valid until the next Add or the builder's destruction.
+  // REQUIRES: NumEntries() > 0.
+  Slice LastKey() const { return last_key_; }
   // Bytes written so far; the file's size after Finish().
   uint64_t FileSize() const { return offset_; }
   // Complete after Finish().
@@ -88,7 +91,8 @@ class TableBuilder {
 
   BlockBuilder data_block_;
   BlockBuilder index_block_;
-  std::string last_key_;
+  std::string last_key_;    // the last key added
+  std::string separator_;   // scratch for the index entry's shortened key
   // After a data block is written, its index entry waits for the next key, so that the
   // separator can be shortened to something between the two blocks.
   bool pending_index_entry_ = false;
