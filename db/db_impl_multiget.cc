@@ -2,12 +2,12 @@
 //
 // The sequence and the SuperVersion are taken once per call (AcquireReadView), so every
 // key is answered as of the same state of the DB, whatever writes, flushes and compactions
-// run meanwhile. The keys are put in comparator order; each is looked up in the memtables
-// on its own (a skip-list search, cheap), and those the memtables do not answer go down the
-// files together (Version::MultiGet): one walk of the levels, one filter and index fetch per
-// file, one fetch per data block for all the keys it holds. Each key's answer is the one
-// Get would give in the same view, with the same callback: the same visibility, merge
-// folding and tombstones.
+// run meanwhile. The keys are put in comparator order and taken in chunks of up to kChunk;
+// each is looked up in the memtables on its own (a skip-list search, cheap), and those of a
+// chunk the memtables do not answer go down the files together (Version::MultiGet): one
+// walk of the levels, one filter and index fetch per file, one fetch per data block for all
+// the keys it holds. Each key's answer is the one Get would give in the same view, with the
+// same callback: the same visibility, merge folding and tombstones.
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -27,6 +27,12 @@ void FailAll(size_t num_keys, PinnableSlice* values, Status* statuses, const Sta
     statuses[i] = s;
   }
 }
+
+// The sorted keys go down the files this many at a time, all in the same view: the
+// scratch a key needs (its lookup key, merge context and place in the batch, some 500
+// bytes) stays bounded whatever the size of the call, and keys sharing a block are split
+// only at a chunk's edge. (RocksDB's batches hold 32 keys.)
+constexpr size_t kChunk = 128;
 
 // One key's lookup: its key for the view's sequence, the operands gathered on the way
 // down (with a merge operator), and its place in the files' batch.
@@ -114,50 +120,57 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
   }
   const MergeOperator* merge_op = cfd->options().merge_operator.get();
   SuperVersion* const view = sv.get();
-  std::unique_ptr<KeyLookup[]> lookups(new KeyLookup[num_keys]);
   std::vector<VersionGetItem*> to_files;  // in key order
-  to_files.reserve(num_keys);
-  for (size_t i : order) {
-    KeyLookup& k = lookups[i];
-    values[i].Reset();  // drops what a previous read pinned into it
-    std::string* dst = values[i].GetSelf();
-    k.lkey.emplace(keys[i], seq);
-    // As LookupKeyIn: without a merge operator the first operand ends the lookup with
-    // NotSupported, and a value found in a file stays pinned in its block.
-    MergeContext* mc = nullptr;
-    if (merge_op != nullptr) {
-      k.mc.merge_operator = merge_op;
-      mc = &k.mc;
-    }
-    VersionGetItem& item = k.item;
-    item.merge_context = mc;  // FinishLookup folds what the memtables or files gathered
-    item.found = view->mem->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
-    for (size_t m = 0; !item.found && m < view->imm.size(); m++) {
-      item.found = view->imm[m]->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
-    }
-    if (item.found) {
-      item.hit_level = -1;
-      continue;
-    }
-    item.key = &*k.lkey;
-    item.value = dst;
-    item.pinned = mc == nullptr ? &values[i] : nullptr;
-    to_files.push_back(&item);
-  }
-  if (!to_files.empty()) view->current->MultiGet(o, to_files.data(), to_files.size(), callback);
-
+  to_files.reserve(std::min(num_keys, kChunk));
   uint64_t bytes_read = 0;
   uint64_t found = 0;
-  for (size_t i : order) {
-    KeyLookup& k = lookups[i];
-    RecordLookupLevel(k.item.found ? k.item.hit_level : -2);
-    statuses[i] = FinishLookup(keys[i], k.item.found ? k.item.status : Status::NotFound(),
-                               k.item.merge_context, &values[i]);
-    if (statuses[i].ok()) {
-      found++;
-      bytes_read += values[i].size();
-    } else {
-      values[i].GetSelf()->clear();  // no stale bytes behind a key that has no value
+  for (size_t start = 0; start < num_keys; start += kChunk) {
+    const size_t len = std::min(kChunk, num_keys - start);
+    const size_t* const chunk = order.data() + start;
+    std::unique_ptr<KeyLookup[]> lookups(new KeyLookup[len]);
+    to_files.clear();
+    for (size_t c = 0; c < len; c++) {
+      const size_t i = chunk[c];
+      KeyLookup& k = lookups[c];
+      values[i].Reset();  // drops what a previous read pinned into it
+      std::string* dst = values[i].GetSelf();
+      k.lkey.emplace(keys[i], seq);
+      // As LookupKeyIn: without a merge operator the first operand ends the lookup with
+      // NotSupported, and a value found in a file stays pinned in its block.
+      MergeContext* mc = nullptr;
+      if (merge_op != nullptr) {
+        k.mc.merge_operator = merge_op;
+        mc = &k.mc;
+      }
+      VersionGetItem& item = k.item;
+      item.merge_context = mc;  // FinishLookup folds what the memtables or files gathered
+      item.found = view->mem->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+      for (size_t m = 0; !item.found && m < view->imm.size(); m++) {
+        item.found = view->imm[m]->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+      }
+      if (item.found) {
+        item.hit_level = -1;
+        continue;
+      }
+      item.key = &*k.lkey;
+      item.value = dst;
+      item.pinned = mc == nullptr ? &values[i] : nullptr;
+      to_files.push_back(&item);
+    }
+    if (!to_files.empty()) view->current->MultiGet(o, to_files.data(), to_files.size(), callback);
+
+    for (size_t c = 0; c < len; c++) {
+      const size_t i = chunk[c];
+      const VersionGetItem& item = lookups[c].item;
+      RecordLookupLevel(item.found ? item.hit_level : -2);
+      statuses[i] = FinishLookup(keys[i], item.found ? item.status : Status::NotFound(),
+                                 item.merge_context, &values[i]);
+      if (statuses[i].ok()) {
+        found++;
+        bytes_read += values[i].size();
+      } else {
+        values[i].GetSelf()->clear();  // no stale bytes behind a key that has no value
+      }
     }
   }
   RecordTick(stats_, NUMBER_MULTIGET_CALLS);
