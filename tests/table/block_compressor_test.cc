@@ -1,9 +1,11 @@
 // BlockCompressor: one compressor reused for many blocks must give blocks that each
-// decompress alone, whatever it compressed before.
+// decompress alone, whatever it compressed before; DecompressBlock from many threads.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "table/compression.h"
@@ -83,6 +85,46 @@ TEST(BlockCompressorTest, OutputStaysValidUntilTheNextCall) {
       EXPECT_EQ(Slice(a.get(), a_size), Slice(block));
       EXPECT_EQ(Slice(b.get(), b_size), Slice(block));
     }
+  }
+}
+
+// DecompressBlock keeps library state per thread (zstd's context): threads decompressing at
+// once, with damaged input among the good, must each get their own blocks back.
+TEST(BlockCompressorTest, ThreadsDecompressAtOnce) {
+  const uint64_t seed = TestSeed();
+  for (CompressionType t : CompressingTypes()) {
+    SCOPED_TRACE(CompressionTypeToString(t));
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int id = 0; id < 4; id++) {
+      threads.emplace_back([&, id] {
+        Random rnd(static_cast<uint32_t>(seed + id));
+        std::vector<std::string> blocks;
+        std::vector<std::string> compressed;
+        for (int i = 0; i < 8; i++) {
+          blocks.push_back(Words(&rnd, 2000 + rnd.Uniform(6000)));
+          compressed.emplace_back();
+          if (!CompressBlock(t, blocks.back(), &compressed.back())) wrong++;
+        }
+        std::unique_ptr<char[]> out;
+        size_t out_size = 0;
+        for (int i = 0; i < 2000; i++) {
+          const size_t which = rnd.Uniform(8);
+          if (rnd.OneIn(5)) {
+            std::string bad = compressed[which];
+            bad[rnd.Uniform(static_cast<uint32_t>(bad.size()))] ^= 0x5a;
+            DecompressBlock(t, bad, &out, &out_size).PermitUncheckedError();
+            continue;
+          }
+          if (!DecompressBlock(t, compressed[which], &out, &out_size).ok() ||
+              Slice(out.get(), out_size) != Slice(blocks[which])) {
+            wrong++;
+          }
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(0, wrong.load());
   }
 }
 
