@@ -223,7 +223,12 @@ class MemTable::Iter final : public InternalIterator {
   void SeekToLast() override { iter_.SeekToLast(); }
   void Seek(const Slice& target) override { iter_.Seek(EncodeTarget(target)); }
   void SeekForPrev(const Slice& target) override { iter_.SeekForPrev(EncodeTarget(target)); }
-  void Next() override { iter_.Next(); }
+  void Next() override {
+    iter_.Next();
+    // In a long forward scan the next nodes are at hand: start loading the entry a few
+    // places ahead, which key() would otherwise wait for.
+    if (const char* ahead = iter_.KeyAhead(kEntryPrefetch)) __builtin_prefetch(EntryOf(ahead));
+  }
   void Prev() override { iter_.Prev(); }
   Slice key() const override { return DecodeLengthPrefixed(EntryOf(iter_.key())); }
   Slice value() const override {
@@ -242,6 +247,8 @@ class MemTable::Iter final : public InternalIterator {
     target_ = cmp_->MakeIndexKey(tmp_.data());
     return reinterpret_cast<const char*>(&target_);
   }
+
+  static constexpr size_t kEntryPrefetch = 8;
 
   Table::Iterator iter_;
   const KeyComparator* const cmp_;

@@ -159,6 +159,76 @@ TEST(SkipListTest, ModelSerializedInsertArena) { RunModelTest<Arena>(false); }
 TEST(SkipListTest, ModelSerializedInsertConcurrentArena) { RunModelTest<ConcurrentArena>(false); }
 TEST(SkipListTest, ModelInsertConcurrentlySingleThread) { RunModelTest<ConcurrentArena>(true); }
 
+// Long forward scans go in batches of segments walked side by side (cut and resumed at a
+// cap): with every cap, a scan from SeekToFirst returns the model's keys in order,
+// KeyAhead agrees with what Next returns later, and a Prev, Seek or SeekToFirst in the
+// middle of a batch continues exactly as a plain cursor would.
+TEST(SkipListTest, BatchedForwardScansMatchModel) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  ConcurrentArena arena;
+  SkipList<KeyCmp, ConcurrentArena> list(KeyCmp(), &arena);
+  std::set<Key> model;
+  for (int i = 0; i < 5000; i++) {
+    const Key k = rnd.Uniform(100000);
+    if (model.insert(k).second) ASSERT_TRUE(InsertKey(&list, k, false));
+  }
+  const std::vector<Key> keys(model.begin(), model.end());
+  for (size_t cap : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{32}}) {
+    SCOPED_TRACE("cap " + std::to_string(cap));
+    SkipList<KeyCmp, ConcurrentArena>::Iterator it(&list);
+    it.TEST_SetSegmentCap(cap);
+    std::vector<Key> got;
+    std::vector<std::pair<size_t, Key>> promised;  // (index, key) KeyAhead announced
+    for (it.SeekToFirst(); it.Valid(); it.Next()) {
+      got.push_back(Decode(it.key()));
+      const size_t ahead = 1 + rnd.Uniform(12);
+      if (const char* k = it.KeyAhead(ahead)) promised.emplace_back(got.size() - 1 + ahead, Decode(k));
+    }
+    ASSERT_EQ(keys, got);
+    ASSERT_FALSE(promised.empty()) << "the scan never went in batches";
+    for (const auto& [index, key] : promised) {
+      ASSERT_LT(index, keys.size());
+      ASSERT_EQ(keys[index], key) << "KeyAhead at " << index;
+    }
+    // Leave a batch at random points in every way a cursor can.
+    for (int round = 0; round < 200; round++) {
+      const size_t steps = rnd.Uniform(static_cast<uint32_t>(keys.size()));
+      it.SeekToFirst();
+      for (size_t i = 0; i < steps; i++) it.Next();
+      ASSERT_TRUE(it.Valid());
+      ASSERT_EQ(keys[steps], Decode(it.key()));
+      switch (rnd.Uniform(3)) {
+        case 0:
+          it.Prev();
+          ASSERT_EQ(steps > 0, it.Valid());
+          if (steps > 0) ASSERT_EQ(keys[steps - 1], Decode(it.key()));
+          break;
+        case 1: {
+          const Key target = rnd.Uniform(100002);
+          it.Seek(Target(target).buf);
+          auto lb = model.lower_bound(target);
+          ASSERT_EQ(lb != model.end(), it.Valid());
+          if (it.Valid()) ASSERT_EQ(*lb, Decode(it.key()));
+          break;
+        }
+        default:
+          it.SeekToFirst();
+          ASSERT_EQ(keys[0], Decode(it.key()));
+      }
+      // And walking on from there stays right.
+      if (it.Valid()) {
+        const Key at = Decode(it.key());
+        size_t pos = static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), at) - keys.begin());
+        for (int i = 0; i < 40 && it.Valid(); i++, pos++) {
+          ASSERT_EQ(keys[pos], Decode(it.key()));
+          it.Next();
+        }
+      }
+    }
+  }
+}
+
 TEST(SkipListTest, SequentialAndReverseOrderInserts) {
   for (bool concurrent : {false, true}) {
     ConcurrentArena arena;
