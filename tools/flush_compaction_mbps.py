@@ -3,7 +3,8 @@
 
 usage: tools/flush_compaction_mbps.py A_DB_BENCH B_DB_BENCH
   environment: REPEAT (rounds, default 3; the median round is kept), NUM (keys, default
-  1000000), CONFIGS (comma-separated subset of the names below), BENCH_DIR (default /tmp).
+  1000000), CONFIGS (comma-separated subset of the names below), BENCH_DIR (default /tmp),
+  ROUNDS=1 (also print every round's figures, to stderr).
 
 Each configuration runs `fillrandom` with automatic compactions off (so every byte the
 flushes write is a flush's own), then `compact` (one manual compaction of all the L0 files
@@ -37,6 +38,7 @@ CONFIGS = {
     "none": "--compression_type=none",
     "lz4": "--compression_type=lz4",
     "snappy": "--compression_type=snappy",
+    "zstd": "--compression_type=zstd",
     "none_ribbon": "--compression_type=none --use_ribbon_filter=1",
 }
 
@@ -124,6 +126,12 @@ def main():
             for _ in range(repeat):
                 for which in (0, 1):
                     samples[which].append(run_once(binaries[which], CONFIGS[name], num, workdir))
+                    if os.environ.get("ROUNDS") == "1":
+                        got = samples[which][-1]
+                        print("round %s %s: flush %.1f MB/s %.1f MB/cpu-s, compaction %.1f MB/s "
+                              "%.1f MB/cpu-s" % (name, "AB"[which], got["flush"][0], got["flush"][1],
+                                                 got["compaction"][0], got["compaction"][1]),
+                              file=sys.stderr)
             for kind in ("flush", "compaction"):
                 wall = [statistics.median(s[kind][0] for s in samples[w]) for w in (0, 1)]
                 cpu = [statistics.median(s[kind][1] for s in samples[w]) for w in (0, 1)]
