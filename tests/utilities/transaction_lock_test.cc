@@ -189,6 +189,21 @@ TEST_F(TransactionLockTest, PlainWritesTakeLocks) {
   EXPECT_EQ(Get("free"), "x");
 }
 
+// A plain write the DB refuses after its keys were locked gives every lock back.
+TEST_F(TransactionLockTest, RefusedPlainWriteLeavesNoLock) {
+  WriteBatch batch;
+  ASSERT_OK(batch.Put("a", "x"));
+  ASSERT_OK(batch.Put("b", "x"));
+  WriteOptions refused;
+  refused.sync = true;
+  refused.disableWAL = true;  // sync without the WAL: InvalidArgument from the DB
+  EXPECT_TRUE(db_->Write(refused, &batch).IsInvalidArgument());
+  EXPECT_TRUE(db_->GetLockStatusData().empty());
+  auto txn = Begin();
+  ASSERT_OK(txn->Put("b", "t"));  // would time out on a leftover lock
+  ASSERT_OK(txn->Commit());
+}
+
 TEST_F(TransactionLockTest, SharedLocksAndLockStatus) {
   auto r1 = Begin();
   auto r2 = Begin();

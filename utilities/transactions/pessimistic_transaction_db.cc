@@ -156,14 +156,13 @@ Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* 
   const int64_t timeout_ms = txn_db_options_.default_lock_timeout;
   requester.lock_timeout_us = timeout_ms < 0 ? -1 : timeout_ms * 1000;
   size_t locked = 0;
-  for (; locked < keys.size() && s.ok(); locked++) {
+  for (; locked < keys.size(); locked++) {
     s = lock_manager_.TryLock(requester, kDefaultFamilyId, keys[locked], /*exclusive=*/true);
+    if (!s.ok()) break;  // keys[locked] was not taken
   }
   if (s.ok()) s = WriteLocked(options, updates);
-  if (locked > 0) {
-    keys.resize(s.ok() ? locked : locked - 1);  // a refused lock was not taken
-    lock_manager_.UnLock(requester.id, kDefaultFamilyId, keys);
-  }
+  keys.resize(locked);
+  lock_manager_.UnLock(requester.id, kDefaultFamilyId, keys);
   return s;
 }
 

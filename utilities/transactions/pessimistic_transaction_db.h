@@ -1,7 +1,7 @@
 // PessimisticTransactionDB: the TransactionDB of pessimistic transactions. It owns the
 // point lock manager, numbers transactions, keeps the registry of named transactions
 // (for GetTransactionByName and the prepared ones) and of those that may expire (whose
-// locks the lock manager may steal), and runs plain writes as internal transactions.
+// locks the lock manager may steal), and locks the keys of plain writes for the write.
 // Which write policy its transactions follow is a subclass's choice (NewTransaction);
 // WriteCommittedTxnDB is the one there is.
 //
