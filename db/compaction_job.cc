@@ -125,7 +125,8 @@ Status CompactionJob::Run() {
              compaction_->level(i));
     inputs_text += buf;
   }
-  SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Compacting %s files to L%d, score %.2f, %" PRIu64
+  SHALE_LOG_INFO(log,
+                 "[default] [JOB %" PRIu64 "] Compacting %s files to L%d, score %.2f, %" PRIu64
                  " input bytes%s",
                  job_id_, inputs_text.c_str(), compaction_->output_level(), compaction_->score(),
                  compaction_->TotalInputBytes(), compaction_->is_manual() ? ", manual" : "");
@@ -191,12 +192,15 @@ Status CompactionJob::Run() {
   RecordInHistogram(st, NUM_FILES_IN_SINGLE_COMPACTION, stats_.num_input_files);
   RecordInHistogram(st, NUM_SUBCOMPACTIONS_SCHEDULED, stats_.num_subcompactions);
   for (const FileMetaData& f : outputs_) {
-    SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Generated table #%" PRIu64 ": %" PRIu64
+    SHALE_LOG_INFO(log,
+                   "[default] [JOB %" PRIu64 "] Generated table #%" PRIu64 ": %" PRIu64
                    " keys, %" PRIu64 " bytes",
                    job_id_, f.number, f.num_entries, f.file_size);
   }
   const double secs = std::max<double>(static_cast<double>(stats_.elapsed_micros), 1) / 1e6;
-  SHALE_LOG_INFO(log, "[default] [JOB %" PRIu64 "] Compacted %s files to L%d: %zu files, "
+  SHALE_LOG_INFO(log,
+                 "[default] [JOB %" PRIu64
+                 "] Compacted %s files to L%d: %zu files, "
                  "MB/sec: %.1f rd, %.1f wr, MB in %.1f out %.1f, write-amplify %.1f, "
                  "records in %" PRIu64 " dropped %" PRIu64 ", %" PRIu64 " bytes written, %" PRIu64
                  " micros, %" PRIu64 " cpu micros, %u subcompactions: %s",
@@ -244,10 +248,9 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
 
   const Comparator* ucmp = icmp_->user_comparator();
   const Slice end(sub->end);
-  CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_,
-                          sub->has_end ? &end : nullptr, options_.merge_operator.get(),
-                          options_.info_log.get(), options_.statistics.get(), snapshot_checker_,
-                          job_snapshot_);
+  CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_, sub->has_end ? &end : nullptr,
+                          options_.merge_operator.get(), options_.info_log.get(),
+                          options_.statistics.get(), snapshot_checker_, job_snapshot_);
   std::string last_user_key;
   bool has_last = false;
   bool cut_pending = false;

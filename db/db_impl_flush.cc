@@ -48,8 +48,8 @@ JobSnapshotContext DBImpl::BeginJobSnapshots() {
     ctx.held = own;
     ctx.job_snapshot = own->GetSequenceNumber();
     if (min_uncommitted > 0) {
-      ctx.checker = std::make_shared<JobSnapshotChecker>(std::move(ctx.checker),
-                                                         ctx.job_snapshot, min_uncommitted);
+      ctx.checker = std::make_shared<JobSnapshotChecker>(std::move(ctx.checker), ctx.job_snapshot,
+                                                         min_uncommitted);
     }
   }
   ctx.snapshots = snapshots_.GetAll();

@@ -44,8 +44,8 @@ class SnapshotChecker {
 // still in flight.
 class JobSnapshotChecker final : public SnapshotChecker {
  public:
-  JobSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker,
-                     SequenceNumber job_snapshot, SequenceNumber min_uncommitted)
+  JobSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker, SequenceNumber job_snapshot,
+                     SequenceNumber min_uncommitted)
       : checker_(std::move(checker)),
         job_snapshot_(job_snapshot),
         min_uncommitted_(min_uncommitted) {}

@@ -152,7 +152,7 @@ class SkipList {
     void TEST_SetSegmentCap(size_t cap) { segment_cap_ = cap; }
 
    private:
-    static constexpr int kScanWarmup = 16;     // plain steps before batches start
+    static constexpr int kScanWarmup = 16;  // plain steps before batches start
     static constexpr size_t kScanSegments = 16;
     static constexpr size_t kSegmentCap = 32;  // a longer segment is cut and resumed
 

@@ -139,8 +139,7 @@ bool BlockCompressor::Compress(const Slice& input, Slice* output) {
       char* out = Reserve(kMaxVarint32Length + bound);
       char* body = EncodeVarint32(out, static_cast<uint32_t>(input.size()));
       // Level 3 is zstd's default and RocksDB's.
-      const size_t n =
-          ZSTD_compressCCtx(state_->zstd, body, bound, input.data(), input.size(), 3);
+      const size_t n = ZSTD_compressCCtx(state_->zstd, body, bound, input.data(), input.size(), 3);
       if (ZSTD_isError(n)) return false;
       *output = Slice(out, static_cast<size_t>(body - out) + n);
       return true;

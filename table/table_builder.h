@@ -91,8 +91,8 @@ class TableBuilder {
 
   BlockBuilder data_block_;
   BlockBuilder index_block_;
-  std::string last_key_;    // the last key added
-  std::string separator_;   // scratch for the index entry's shortened key
+  std::string last_key_;   // the last key added
+  std::string separator_;  // scratch for the index entry's shortened key
   // After a data block is written, its index entry waits for the next key, so that the
   // separator can be shortened to something between the two blocks.
   bool pending_index_entry_ = false;

@@ -58,7 +58,8 @@ TEST(SubBatchSplitterTest, MatchesAModelOnRandomBatches) {
       // Lengths 0..20, sharing long prefixes and suffixes, so that only a full comparison
       // tells some of them apart.
       std::string k(rnd.Uniform(21), 'p');
-      if (!k.empty()) k[rnd.Uniform(static_cast<uint32_t>(k.size()))] = static_cast<char>('a' + i % 26);
+      if (!k.empty())
+        k[rnd.Uniform(static_cast<uint32_t>(k.size()))] = static_cast<char>('a' + i % 26);
       if (k.size() > 1) k[k.size() / 2] = static_cast<char>('A' + i / 26 % 26);
       pool.push_back(k);
     }

@@ -354,8 +354,8 @@ class DBSnapshotCheckerTest : public DBTestBase {
 // below the bound; everything else goes to the DB's checker.
 TEST(JobSnapshotCheckerTest, AnswersFromTheBoundOnlyAtTheJobsSnapshot) {
   KeepAllSnapshotChecker none_committed;
-  auto inner = std::shared_ptr<const SnapshotChecker>(&none_committed,
-                                                      [](const SnapshotChecker*) {});
+  auto inner =
+      std::shared_ptr<const SnapshotChecker>(&none_committed, [](const SnapshotChecker*) {});
   JobSnapshotChecker job(inner, /*job_snapshot=*/50, /*min_uncommitted=*/20);
   using Result = SnapshotChecker::Result;
   EXPECT_EQ(Result::kInSnapshot, job.CheckInSnapshot(19, 50));

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "memtable/concurrent_arena.h"
-#include "util/arena.h"
 #include "tests/testutil/test_util.h"
+#include "util/arena.h"
 #include "util/random.h"
 
 namespace shale {
@@ -183,7 +183,8 @@ TEST(SkipListTest, BatchedForwardScansMatchModel) {
     for (it.SeekToFirst(); it.Valid(); it.Next()) {
       got.push_back(Decode(it.key()));
       const size_t ahead = 1 + rnd.Uniform(12);
-      if (const char* k = it.KeyAhead(ahead)) promised.emplace_back(got.size() - 1 + ahead, Decode(k));
+      if (const char* k = it.KeyAhead(ahead))
+        promised.emplace_back(got.size() - 1 + ahead, Decode(k));
     }
     ASSERT_EQ(keys, got);
     ASSERT_FALSE(promised.empty()) << "the scan never went in batches";
@@ -212,14 +213,13 @@ TEST(SkipListTest, BatchedForwardScansMatchModel) {
           if (it.Valid()) ASSERT_EQ(*lb, Decode(it.key()));
           break;
         }
-        default:
-          it.SeekToFirst();
-          ASSERT_EQ(keys[0], Decode(it.key()));
+        default: it.SeekToFirst(); ASSERT_EQ(keys[0], Decode(it.key()));
       }
       // And walking on from there stays right.
       if (it.Valid()) {
         const Key at = Decode(it.key());
-        size_t pos = static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), at) - keys.begin());
+        size_t pos =
+            static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), at) - keys.begin());
         for (int i = 0; i < 40 && it.Valid(); i++, pos++) {
           ASSERT_EQ(keys[pos], Decode(it.key()));
           it.Next();

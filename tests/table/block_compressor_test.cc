@@ -2,8 +2,8 @@
 // decompress alone, whatever it compressed before; DecompressBlock from many threads.
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,8 +27,8 @@ std::vector<CompressionType> CompressingTypes() {
 // long runs: a compressor that kept the previous block as a dictionary would refer to it,
 // and such a block would not decompress alone.
 std::string Words(Random* rnd, size_t len) {
-  static const char* const kWords[] = {"alpha ", "bravo ", "charlie ", "delta ", "echo ",
-                                       "foxtrot ", "golf ", "hotel-india-juliett "};
+  static const char* const kWords[] = {"alpha ", "bravo ",   "charlie ", "delta ",
+                                       "echo ",  "foxtrot ", "golf ",    "hotel-india-juliett "};
   std::string s;
   while (s.size() < len) {
     s += kWords[rnd->Uniform(8)];

@@ -18,9 +18,9 @@
 
 #include "db/db_impl.h"
 #include "shale/utilities/merge_operators.h"
+#include "tests/utilities/transaction_fixture.h"
 #include "util/coding.h"
 #include "util/random.h"
-#include "tests/utilities/transaction_fixture.h"
 
 namespace shale {
 namespace {

@@ -135,7 +135,9 @@ class WritePreparedDefectsTest : public TransactionTestBase,
                   s.data());
     std::vector<std::string> out;
     for (size_t i = 0; i < keys.size(); i++) {
-      out.push_back(s[i].IsNotFound() ? "NOT_FOUND" : s[i].ok() ? values[i].ToString() : s[i].ToString());
+      out.push_back(s[i].IsNotFound() ? "NOT_FOUND"
+                    : s[i].ok()       ? values[i].ToString()
+                                      : s[i].ToString());
     }
     return out;
   }
@@ -164,9 +166,9 @@ TEST_P(WritePreparedDefectsTest, EvictedCommitIsHiddenFromSnapshotsBeyondTheSnap
   ASSERT_GE(visibility()->max_evicted_seq(), snapshots.back()->GetSequenceNumber());
   EXPECT_EQ("after", Get("k"));
   for (size_t i = 0; i < snapshots.size(); i++) {
-    SCOPED_TRACE("snapshot " + std::to_string(i) + " of " + std::to_string(snapshots.size()) +
-                 ", in the snapshot cache: " +
-                 (i < visibility()->snapshot_cache_size() ? "yes" : "no"));
+    SCOPED_TRACE(
+        "snapshot " + std::to_string(i) + " of " + std::to_string(snapshots.size()) +
+        ", in the snapshot cache: " + (i < visibility()->snapshot_cache_size() ? "yes" : "no"));
     EXPECT_EQ("before", At(snapshots[i], "k"));
     ReadOptions ro;
     ro.snapshot = snapshots[i];
@@ -421,11 +423,8 @@ TEST_P(WritePreparedDefectsTest, ReadersRacingDelayedCommitsAndEvictions) {
           case 0:
             for (const std::string& k : keys) got.push_back(ReadValue(db_.get(), k, ro));
             break;
-          case 1:
-            got = VectorMultiGet(keys, ro);
-            break;
-          default:
-            got = BatchedMultiGet(keys, ro);
+          case 1: got = VectorMultiGet(keys, ro); break;
+          default: got = BatchedMultiGet(keys, ro);
         }
         if (snap == nullptr) read_begun();
         for (int j = 0; j < 16; j++) {

@@ -329,8 +329,7 @@ Status PessimisticTransaction::RecordsToCommit(WriteBatch* combined, WriteBatch*
   return Status::OK();
 }
 
-Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
-                          bool with_merges) {
+Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys, bool with_merges) {
   KeyCollector collector(with_merges);
   Status s = batch.Iterate(&collector);
   keys->swap(collector.keys);

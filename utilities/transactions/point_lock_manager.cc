@@ -122,8 +122,8 @@ Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const
 }
 
 Status PointLockManager::AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn,
-                                       const Slice& key, bool exclusive,
-                                       uint64_t* expire_hint, std::vector<TransactionID>* holders) {
+                                       const Slice& key, bool exclusive, uint64_t* expire_hint,
+                                       std::vector<TransactionID>* holders) {
   auto it = stripe->keys.find(key.ToStringView());
   if (it == stripe->keys.end()) {
     if (!map->TryCountNewKey(max_num_locks_)) return Status::LockLimit();
@@ -235,8 +235,8 @@ void PointLockManager::UnLockAll(TransactionID txn, uint32_t cf_id, const Keys& 
     Stripe* stripe = map->stripes[by_stripe[i].first].get();
     {
       MutexLock l(&stripe->mu);
-      for (const size_t first = by_stripe[i].first; i < by_stripe.size() && by_stripe[i].first == first;
-           i++) {
+      for (const size_t first = by_stripe[i].first;
+           i < by_stripe.size() && by_stripe[i].first == first; i++) {
         UnLockKey(txn, map, stripe, by_stripe[i].second);
       }
     }

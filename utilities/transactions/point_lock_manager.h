@@ -162,9 +162,9 @@ class PointLockManager {
   // One attempt. TimedOut(kLockTimeout) with *holders = the conflicting holders (never
   // txn itself) and *expire_hint = when they expire (0 = not known to expire), or
   // LockLimit(), or OK.
-  Status AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn,
-                       const Slice& key, bool exclusive, uint64_t* expire_hint,
-                       std::vector<TransactionID>* holders) REQUIRES(stripe->mu);
+  Status AcquireLocked(LockMap* map, Stripe* stripe, const LockRequester& txn, const Slice& key,
+                       bool exclusive, uint64_t* expire_hint, std::vector<TransactionID>* holders)
+      REQUIRES(stripe->mu);
   // True if every holder of lock other than txn has expired and gave its locks up.
   bool IsLockExpired(TransactionID txn, const LockInfo& lock, uint64_t* expire_hint);
   void UnLockKey(TransactionID txn, LockMap* map, Stripe* stripe, const Slice& key)
