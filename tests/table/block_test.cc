@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "table/block_builder.h"
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
+#include "util/dbformat.h"
 #include "util/random.h"
 
 namespace shale {
@@ -160,6 +162,72 @@ TEST(BlockTest, ReverseComparator) {
   it->SeekForPrev("n");
   ASSERT_TRUE(it->Valid());
   EXPECT_EQ(it->key().ToString(), "y");
+}
+
+// The bytewise order under a comparator the block iterator does not recognize, so it takes
+// the general path through the comparator's virtual calls.
+class OpaqueBytewise final : public Comparator {
+ public:
+  const char* Name() const override { return "test.OpaqueBytewise"; }
+  int Compare(const Slice& a, const Slice& b) const override {
+    return BytewiseComparator()->Compare(a, b);
+  }
+  void FindShortestSeparator(std::string*, const Slice&) const override {}
+  void FindShortSuccessor(std::string*) const override {}
+};
+
+// Over internal keys with the bytewise user order, the iterator compares inline; Seek and
+// SeekForPrev must land where the general path lands, for user keys that are prefixes of
+// one another, bytes on both sides of 0x80, and one user key at many sequence numbers.
+TEST(BlockTest, InlineInternalKeyOrderMatchesTheComparator) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Random rnd(seed);
+  const char* const alphabet[] = {"", "a", "ab", "abc", "\x7f", "\x80", "\xff", "\xff\xff", "b"};
+  OpaqueBytewise opaque;
+  const InternalKeyComparator general(&opaque);
+  const InternalKeyComparator inline_order(BytewiseComparator());
+  std::vector<std::string> keys;
+  for (const char* u : alphabet) {
+    for (SequenceNumber seq : {1, 7, 100}) {
+      std::string k;
+      AppendInternalKey(&k, u, seq, kTypeValue);
+      keys.push_back(k);
+    }
+  }
+  std::sort(keys.begin(), keys.end(),
+            [&](const std::string& a, const std::string& b) { return general.Compare(a, b) < 0; });
+  for (int interval : {1, 2, 16}) {
+    BlockBuilder b(interval);
+    for (const auto& k : keys) b.Add(k, "v");
+    const std::string contents = b.Finish().ToString();
+    Block block{BlockContents(Slice(contents))};
+    ASSERT_OK(block.status());
+    std::unique_ptr<InternalIterator> fast(block.NewIterator(&inline_order, 8));
+    std::unique_ptr<InternalIterator> slow(block.NewIterator(&general, 8));
+    for (int i = 0; i < 500; i++) {
+      std::string target;
+      const std::string user = std::string(alphabet[rnd.Uniform(9)]) +
+                               (rnd.OneIn(3) ? RandomBinaryString(&rnd, rnd.Uniform(3)) : "");
+      AppendInternalKey(&target, user, rnd.Uniform(120), kTypeValue);
+      // The model: the first key at or after target in the general order.
+      const auto want = std::lower_bound(
+          keys.begin(), keys.end(), target,
+          [&](const std::string& a, const std::string& t) { return general.Compare(a, t) < 0; });
+      fast->Seek(target);
+      slow->Seek(target);
+      ASSERT_EQ(fast->Valid(), want != keys.end()) << i;
+      ASSERT_EQ(slow->Valid(), want != keys.end()) << i;
+      if (want != keys.end()) {
+        ASSERT_EQ(fast->key().ToString(), *want) << i;
+        ASSERT_EQ(slow->key().ToString(), *want) << i;
+      }
+      fast->SeekForPrev(target);
+      slow->SeekForPrev(target);
+      ASSERT_EQ(fast->Valid(), slow->Valid()) << i;
+      if (slow->Valid()) ASSERT_EQ(fast->key().ToString(), slow->key().ToString()) << i;
+    }
+  }
 }
 
 // Every positioning call on a block; returns the status seen (never crashes).
