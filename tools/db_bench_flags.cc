@@ -242,6 +242,10 @@ DEFINE_uint64(transaction_lock_timeout, 100,
 DEFINE_int32(transaction_sleep, 0,
              "Accepted for RocksDB's command lines; its db_bench reads it nowhere either");
 
+DEFINE_uint64(benchmark_write_rate_limit, 0,
+              "If non-zero, the background writer of readwhilewriting, readwhilemerging "
+              "and the like writes at most this many bytes (keys and values) per second");
+
 // ---- Accepted for compatibility; shale has nothing to act on yet. ----
 DEFINE_string(memtablerep, "skip_list", "Memtable kind; shale has skip_list only");
 DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every N bytes");
@@ -254,9 +258,6 @@ OPTION_FLAG(bool, bool, enable_write_thread_adaptive_yield);
 OPTION_FLAG(uint64, uint64_t, write_thread_max_yield_usec);
 OPTION_FLAG(uint64, uint64_t, write_thread_slow_yield_usec);
 DEFINE_string(wal_dir, "", "If not empty, use the given dir for WAL");
-DEFINE_uint64(benchmark_write_rate_limit, 0,
-              "If non-zero, db_bench will rate-limit the writes going into RocksDB. This is "
-              "the global rate in bytes/second.");
 DEFINE_int32(disable_seek_compaction, 0, "Not used, left here for backwards compatibility");
 DEFINE_int32(max_grandparent_overlap_factor, 10, "Not used, left here for backwards compatibility");
 DEFINE_uint64(delete_obsolete_files_period_micros, 0,
@@ -283,7 +284,6 @@ constexpr CompatFlag kCompatFlags[] = {
      "--compaction_style: shale has leveled compaction (0) only; another style would "
      "measure a different LSM shape"},
     {"wal_dir", nullptr},
-    {"benchmark_write_rate_limit", nullptr},
     {"perf_level", nullptr},
     {"memtablerep", nullptr},
     {"bytes_per_sync", nullptr},

@@ -60,6 +60,7 @@ DECLARE_bool(two_write_queues);
 DECLARE_bool(enable_write_thread_adaptive_yield);
 DECLARE_uint64(write_thread_max_yield_usec);
 DECLARE_uint64(write_thread_slow_yield_usec);
+DECLARE_uint64(benchmark_write_rate_limit);
 DECLARE_bool(sync);
 DECLARE_bool(disable_wal);
 DECLARE_string(merge_operator);

@@ -280,6 +280,17 @@ done
   --max_successive_merges=4 --mergereadpercent=50 >/dev/null 2>"$DIR/quiet.err"
 grep -q 'WARNING: --' "$DIR/quiet.err" && fail "unexpected warning: $(grep 'WARNING: --' "$DIR/quiet.err")"
 
+# --benchmark_write_rate_limit paces readwhilewriting's writer: at 200,000 bytes/s for one
+# second, 116-byte writes, about 1,700 (an unpaced writer does tens of thousands).
+"$BIN" --db="$DIR/db" --benchmarks=fillseq --num=1000 >/dev/null 2>&1
+"$BIN" --db="$DIR/db" --use_existing_db=1 --benchmarks=readwhilewriting --num=1000 \
+  --duration=1 --threads=1 --statistics=1 --benchmark_write_rate_limit=200000 \
+  >"$DIR/rate.out" 2>"$DIR/rate.err" || fail "--benchmark_write_rate_limit run failed"
+grep -q 'WARNING: --' "$DIR/rate.err" && fail "--benchmark_write_rate_limit warns"
+written=$(awk '/number.keys.written COUNT/{print $NF}' "$DIR/rate.out")
+[ -n "$written" ] && [ "$written" -gt 0 ] && [ "$written" -le 2600 ] \
+  || fail "--benchmark_write_rate_limit=200000: ${written:-no} keys written in 1 s"
+
 # Benchmarks shale cannot run yet fail, with a message, before running anything.
 for b in xorupdaterandom compact0; do
   if "$BIN" --db="$DIR/db" --benchmarks="fillseq,$b" --num=10 >"$DIR/uns.out" 2>"$DIR/uns.err"; then

@@ -2,10 +2,12 @@
 // it did in thread->stats. Operation counts, key choice, bytes counted and messages follow
 // RocksDB db_bench's workloads of the same names.
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "shale/iterator.h"
@@ -217,6 +219,11 @@ void Benchmark::BGWriter(ThreadState* thread, bool merge) {
   std::string key;
   int64_t bytes = 0;
   SharedState* shared = thread->shared;
+  // --benchmark_write_rate_limit (bytes/second): the writer sleeps whenever it is ahead of
+  // the rate, so that readers can be compared under the same write load whatever each
+  // engine's write speed.
+  const uint64_t rate = FLAGS_benchmark_write_rate_limit;
+  const uint64_t start = NowMicros();
   while (shared->num_done.load(std::memory_order_acquire) + 1 < shared->total) {
     MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
     Slice value = gen.Generate(static_cast<size_t>(value_size_));
@@ -225,6 +232,11 @@ void Benchmark::BGWriter(ThreadState* thread, bool merge) {
     if (!s.ok()) Fail(merge ? "merge" : "put", s);
     bytes += static_cast<int64_t>(key.size() + value.size());
     thread->stats.FinishedOps(1, merge ? OpType::kMerge : OpType::kWrite);
+    if (rate > 0) {
+      const uint64_t due = static_cast<uint64_t>(bytes) * 1000000 / rate;
+      const uint64_t elapsed = NowMicros() - start;
+      if (due > elapsed) std::this_thread::sleep_for(std::chrono::microseconds(due - elapsed));
+    }
   }
   thread->stats.AddBytes(bytes);
 }
