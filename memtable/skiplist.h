@@ -69,6 +69,8 @@ class SkipList {
 
   // Links the key allocated by AllocateKey. Returns false (and wastes the space) if an
   // equal key is already present. REQUIRES: no other insert runs concurrently.
+  // A key that lands where the previous Insert's did (just after it, as in an ascending
+  // run) costs a comparison or two instead of a search from the head: see hint_prev_.
   bool Insert(const char* key);
 
   // Like Insert, but may run concurrently with other InsertConcurrently calls.
@@ -399,6 +401,26 @@ class SkipList {
     }
   }
 
+  // Whether the splice recorded by the last Insert (hint_prev_/hint_next_) is where `key`
+  // goes on every level below `height`. It is when, on level 0, key falls between the pair
+  // (prev < key <= next) and the pair on each of those levels is still adjacent: the pairs
+  // are nested (each level's lies around the one below), so the level-0 bracket holds above
+  // too, and the adjacency check catches nodes that InsertConcurrently linked in between
+  // since. Levels at or above `height` are not used by this insert and not checked.
+  bool HintFits(const char* key, int height, int max_height) const {
+    // No hint yet, or another inserter raised the height since: levels are missing.
+    if (hint_levels_ != max_height) return false;
+    const Node* p = hint_prev_[0];
+    const Node* n = hint_next_[0];
+    if (p != head_ && compare_(p->Key(), key) >= 0) return false;
+    if (n != nullptr && compare_(n->Key(), key) < 0) return false;
+    const int levels = height < max_height ? height : max_height;
+    for (int i = 0; i < levels; i++) {
+      if (hint_prev_[i]->Next(i) != hint_next_[i]) return false;
+    }
+    return true;
+  }
+
   // Fills prev/next for levels [0, top) from the top down, each level starting where the
   // one above stopped.
   void FindSplice(const char* key, int top, Node** prev, Node** next) const {
@@ -417,6 +439,16 @@ class SkipList {
   // Height of the tallest node ever linked (or being linked). Readers may see it before the
   // head's pointers at the new levels are set; those read as nullptr and are skipped.
   std::atomic<int> max_height_;
+  // The splice of the last Insert, for levels [0, hint_levels_): on each level a node
+  // before the key and the node after it, adjacent when recorded, and after the insert the
+  // inserted node as `prev` on the levels it was linked at. Sequential writes (db_bench
+  // fillseq, bulk loads in key order) then find their place without a search: about 20
+  // comparisons from the head per insert at a million entries became one or two. Touched
+  // only by Insert, whose callers are serialized. InsertConcurrently leaves it alone;
+  // HintFits notices what it linked meanwhile.
+  Node* hint_prev_[kMaxHeight];
+  Node* hint_next_[kMaxHeight];
+  int hint_levels_ = 0;
 };
 
 template <typename Comparator, typename Allocator>
@@ -424,20 +456,29 @@ bool SkipList<Comparator, Allocator>::Insert(const char* key) {
   Node* x = Node::FromKey(key);
   const int height = x->StashedHeight();
   const int max_height = GetMaxHeight();
-  Node* prev[kMaxHeight];
-  Node* next[kMaxHeight];
-  FindSplice(key, max_height, prev, next);
+  // The splice is built in the hint arrays themselves, so that it is recorded for the next
+  // insert without a copy; a full search leaves an exact splice there as well.
+  Node** prev = hint_prev_;
+  Node** next = hint_next_;
+  if (!HintFits(key, height, max_height)) {
+    FindSplice(key, max_height, prev, next);
+    hint_levels_ = max_height;
+  }
   if (next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
   for (int i = max_height; i < height; i++) {
     prev[i] = head_;
     next[i] = nullptr;
   }
-  if (height > max_height) max_height_.store(height, std::memory_order_relaxed);
+  if (height > max_height) {
+    max_height_.store(height, std::memory_order_relaxed);
+    hint_levels_ = height;
+  }
   for (int i = 0; i < height; i++) {
     // x is unreachable until prev[i] points at it, so its own pointer needs no barrier;
     // the release store below publishes it together with the key bytes.
     x->NoBarrierSetNext(i, next[i]);
     prev[i]->SetNext(i, x);
+    prev[i] = x;  // the next key in an ascending run goes right after x
   }
   return true;
 }

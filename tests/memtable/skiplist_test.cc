@@ -389,6 +389,86 @@ TEST(SkipListTest, ConcurrentInserters) {
   for (Key k : model) ASSERT_TRUE(list.Contains(Target(k).buf)) << k;
 }
 
+// Counts its calls, to see how much searching an insert does.
+struct CountingCmp {
+  size_t* calls;
+  int operator()(const char* a, const char* b) const {
+    ++*calls;
+    return KeyCmp()(a, b);
+  }
+};
+
+// Serialized inserts in ascending order start from the previous insert's splice: a
+// comparison or two each, where a search from the head takes about 2 log2(n).
+TEST(SkipListTest, AscendingInsertsCompareLittle) {
+  size_t calls = 0;
+  Arena arena;
+  SkipList<CountingCmp, Arena> list(CountingCmp{&calls}, &arena);
+  const Key kNum = 100000;
+  for (Key k = 0; k < kNum; k++) ASSERT_TRUE(InsertKey(&list, k * 2, false));
+  EXPECT_LE(calls, 2 * kNum) << "comparisons for " << kNum << " ascending inserts";
+  // A duplicate of the last key and one just behind it are still found by a search.
+  EXPECT_FALSE(InsertKey(&list, (kNum - 1) * 2, false));
+  ASSERT_TRUE(InsertKey(&list, (kNum - 1) * 2 - 1, false));
+  EXPECT_FALSE(InsertKey(&list, 1000, false));
+  ASSERT_TRUE(InsertKey(&list, 1001, false));
+  ASSERT_TRUE(InsertKey(&list, 1003, false));
+  std::set<Key> model;
+  for (Key k = 0; k < kNum; k++) model.insert(k * 2);
+  model.insert({(kNum - 1) * 2 - 1, 1001, 1003});
+  Random rnd(TestSeed());
+  CheckAgainstModel(list, model, kNum * 2 + 2, &rnd);
+}
+
+// Phases of serialized inserts (ascending runs from a random start, descending runs,
+// random keys, duplicates) alternate with phases of InsertConcurrently from two threads,
+// some landing right around the last serialized key: the splice the serialized inserts
+// keep between calls goes stale in those phases and must not be trusted then.
+TEST(SkipListTest, SerializedRunsBetweenConcurrentPhases) {
+  const uint64_t seed = TestSeed();
+  Random rnd(seed);
+  const Key kRange = 40000;
+  ConcurrentArena arena;
+  SkipList<KeyCmp, ConcurrentArena> list(KeyCmp(), &arena);
+  std::set<Key> model;
+  Key last = kRange / 2;
+  for (int phase = 0; phase < 100; phase++) {
+    const int kind = static_cast<int>(rnd.Uniform(4));
+    Key start = rnd.OneIn(2) ? last : rnd.Uniform(kRange);
+    for (int i = 0; i < 200; i++) {
+      Key k;
+      switch (kind) {
+        case 0: k = start + i; break;
+        case 1: k = start >= static_cast<Key>(i) ? start - i : kRange + i; break;
+        case 2: k = rnd.Uniform(kRange); break;
+        default: k = rnd.OneIn(2) ? last : last + 1; break;
+      }
+      const bool fresh = model.insert(k).second;
+      ASSERT_EQ(InsertKey(&list, k, false), fresh) << "phase " << phase << " key " << k;
+      last = k;
+    }
+    // Two threads at once, from just after `last` on (between it and its successor, where
+    // the next serialized key is likely to go), and at random.
+    std::vector<std::vector<Key>> added(2);
+    std::vector<std::thread> threads;
+    const Key near = last;
+    for (int t = 0; t < 2; t++) {
+      threads.emplace_back([&, t] {
+        Random trnd(seed + 1000 * phase + t);
+        for (int i = 0; i < 100; i++) {
+          Key k = i % 2 == 0 ? near + 1 + 2 * i + t : trnd.Uniform(kRange);
+          if (InsertKey(&list, k, true)) added[t].push_back(k);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (const auto& v : added) {
+      for (Key k : v) ASSERT_TRUE(model.insert(k).second) << "accepted twice: " << k;
+    }
+  }
+  CheckAgainstModel(list, model, kRange + 400, &rnd);
+}
+
 TEST(SkipListTest, ConcurrentArenaAlignmentAndAccounting) {
   ConcurrentArena arena;
   EXPECT_EQ(arena.AllocatedBytes(), 0u);
