@@ -282,13 +282,20 @@ class DBImpl final : public DB {
   Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
   // Numbers group's writers from last_allocated_ + 1 (Writer::sequence, last_sequence),
   // logs them unless the group's WAL is off (record: the group's one record; null with
-  // seq_per_batch, where each writer logs its own), syncs if asked, then allocates the
-  // count numbers, tells each member its WAL (a prepare's is counted in prepared_logs_)
-  // and runs its PreReleaseCallback. Under log_mutex_ with two write queues.
-  Status LogAndAllocate(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count);
-  // The same, by the only appender: log_mutex_ held, or a single queue's WAL leader.
-  Status LogAndAllocateExclusive(WriteThread::WriteGroup* group, WriteBatch* record,
-                                 uint64_t count);
+  // seq_per_batch, where each writer logs its own), syncs if asked, allocates the count
+  // numbers, tells each member its WAL (a prepare's is counted in prepared_logs_) and runs
+  // its PreReleaseCallback; main_queue: called by the main queue's WAL leader, else by the
+  // second queue's. The locks with two write queues, and when callbacks run: see the .cc.
+  Status LogAndAllocate(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count,
+                        bool main_queue);
+  // LogAndAllocate's steps. NumberGroup only numbers the members (returns the first);
+  // AllocateShared also takes the numbers (alloc_mutex_ held).
+  SequenceNumber NumberGroup(WriteThread::WriteGroup* group);
+  SequenceNumber AllocateShared(WriteThread::WriteGroup* group, uint64_t count)
+      REQUIRES(alloc_mutex_);
+  Status AppendGroup(WriteThread::WriteGroup* group, WriteBatch* record, SequenceNumber first);
+  void NoteLogged(WriteThread::WriteGroup* group, uint64_t log_number);
+  void RunPreRelease(WriteThread::WriteGroup* group, uint64_t log_number);
   void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
   // Publishes the sequences of the batch group begins (its inserts being done), ends it.
   void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
@@ -440,8 +447,10 @@ class DBImpl final : public DB {
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
   uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)
-  // Sequences handed out: advanced by the main queue's WAL leader (under log_mutex_ when
-  // logged). Published: what new reads and snapshots see (see db_impl_write.cc).
+  // Sequences handed out: advanced by a WAL leader (with two write queues, under
+  // alloc_mutex_, taken inside log_mutex_ by a logged write). Published: what new reads and
+  // snapshots see (see db_impl_write.cc).
+  Mutex alloc_mutex_;
   std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};
   // WritePrepared (set at open): numbers per sub-batch (db/sub_batch.h); with two write

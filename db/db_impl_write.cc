@@ -11,11 +11,13 @@
 //                      writer then inserts its own batch alone (options.h says what readers
 //                      may see meanwhile);
 //   WAL only           two_write_queues: batches with no records for the memtable take a
-//                      second queue and share only the WAL (under log_mutex_) with the first.
+//                      second queue and share only the WAL (under log_mutex_) and the
+//                      numbering (under alloc_mutex_) with the first.
 //
-// Sequence numbers: last_allocated_ is advanced by the WAL stage (under log_mutex_ when the
-// batch is logged, so WAL order is sequence order); last_published_ by the group that
-// finishes its inserts (ordered, pipelined) or by the WAL stage (unordered).
+// Sequence numbers: last_allocated_ is advanced by the WAL stage (with two queues under
+// alloc_mutex_, inside log_mutex_ when the batch is logged, so WAL order is sequence order);
+// last_published_ by the group that finishes its inserts (ordered, pipelined), by the WAL
+// stage (unordered), or by the second queue's commits (WritePrepared with two queues).
 #include <algorithm>
 
 #include "db/db_impl.h"
@@ -286,7 +288,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
           [&](Writer* m) { WriteBatchInternal::Append(record, m->batch).PermitUncheckedError(); });
     }
   }
-  s = LogAndAllocate(group, record, count);
+  s = LogAndAllocate(group, record, count, /*main_queue=*/true);
   if (!leader->disable_wal) {
     stats.write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
     RecordTick(stats_, WRITE_WITH_WAL, group->size);
@@ -305,15 +307,58 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   return Status::OK();
 }
 
-Status DBImpl::LogAndAllocate(WriteGroup* group, WriteBatch* record, uint64_t count) {
-  // With one queue, its WAL leader is the only appender (and the one that switches WALs).
-  if (!options_.two_write_queues) return LogAndAllocateExclusive(group, record, count);
+Status DBImpl::LogAndAllocate(WriteGroup* group, WriteBatch* record, uint64_t count,
+                              bool main_queue) {
+  const bool wal = !group->leader->disable_wal;
+  // With one queue, its WAL leader is the only appender and the only allocator: it numbers,
+  // logs, and only then takes the numbers, so that a failed append consumes none.
+  if (!options_.two_write_queues) {
+    const SequenceNumber first = NumberGroup(group);
+    const uint64_t log_number = wal ? log_->log_number() : 0;
+    Status s = wal ? AppendGroup(group, record, first) : Status::OK();
+    if (!s.ok()) return s;
+    if (count > 0) last_allocated_.store(first + count - 1, std::memory_order_relaxed);
+    NoteLogged(group, log_number);
+    RunPreRelease(group, log_number);
+    return s;
+  }
+  // Two queues. Numbers are taken under alloc_mutex_; a logged write takes them inside
+  // log_mutex_ and appends before letting go of it, so that WAL order stays sequence order.
+  // A write that skips the WAL (WritePrepared's number-only commits) takes alloc_mutex_
+  // alone and never waits for another group's WAL write.
+  //
+  // Only the second queue publishes while the main queue allocates (with WritePrepared),
+  // so the main queue's callbacks (a prepare put in flight) run with its numbers taken, in
+  // the same hold of alloc_mutex_: no commit numbered after them can be published first.
+  // They run before the append, and a failed append leaves such a prepare in flight:
+  // hidden, as a write that failed must be. The second queue's callbacks run after its
+  // append (a commit is recorded once its marker is logged); its groups go one at a time.
+  if (!wal) {
+    {
+      MutexLock alloc_lock(&alloc_mutex_);
+      AllocateShared(group, count);
+      if (main_queue) RunPreRelease(group, 0);
+    }
+    NoteLogged(group, 0);
+    if (!main_queue) RunPreRelease(group, 0);
+    return Status::OK();
+  }
   MutexLock log_lock(&log_mutex_);
-  return LogAndAllocateExclusive(group, record, count);
+  const uint64_t log_number = log_->log_number();
+  SequenceNumber first;
+  {
+    MutexLock alloc_lock(&alloc_mutex_);
+    first = AllocateShared(group, count);
+    if (main_queue) RunPreRelease(group, log_number);
+  }
+  Status s = AppendGroup(group, record, first);
+  if (!s.ok()) return s;
+  NoteLogged(group, log_number);
+  if (!main_queue) RunPreRelease(group, log_number);
+  return s;
 }
 
-Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, uint64_t count) {
-  const bool wal = !group->leader->disable_wal;
+SequenceNumber DBImpl::NumberGroup(WriteGroup* group) {
   const SequenceNumber first = last_allocated_.load(std::memory_order_relaxed) + 1;
   SequenceNumber next = first;
   group->ForEach([&](Writer* m) {
@@ -321,9 +366,17 @@ Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, ui
     next += m->seq_count;
   });
   group->last_sequence = next - 1;
+  return first;
+}
 
+SequenceNumber DBImpl::AllocateShared(WriteGroup* group, uint64_t count) {
+  const SequenceNumber first = NumberGroup(group);
+  if (count > 0) last_allocated_.store(first + count - 1, std::memory_order_relaxed);
+  return first;
+}
+
+Status DBImpl::AppendGroup(WriteGroup* group, WriteBatch* record, SequenceNumber first) {
   Status s;
-  const uint64_t log_number = wal ? log_->log_number() : 0;
   size_t logged = 0;
   auto append = [&](WriteBatch* batch, SequenceNumber seq, bool flush) {
     WriteBatchInternal::SetSequence(batch, seq);
@@ -331,9 +384,9 @@ Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, ui
     logged += contents.size();
     return log_->AddRecord(contents, flush);
   };
-  if (wal && record != nullptr) {
+  if (record != nullptr) {
     s = append(record, first, /*flush=*/true);
-  } else if (wal) {
+  } else {
     // Numbered per sub-batch, a concatenation would hide where each writer's numbering
     // starts (recovery recounts sub-batches from it): each writer logs its own record,
     // and the group's records reach the OS together.
@@ -346,25 +399,28 @@ Status DBImpl::LogAndAllocateExclusive(WriteGroup* group, WriteBatch* record, ui
     internal_stats_->wal_bytes.fetch_add(logged, std::memory_order_relaxed);
     RecordTick(stats_, WAL_FILE_BYTES, logged);
   }
-  if (s.ok() && wal && group->leader->sync) {
+  if (s.ok() && group->leader->sync) {
     StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
     s = log_->Sync(options_.use_fsync);
     internal_stats_->wal_syncs.fetch_add(1, std::memory_order_relaxed);
     RecordTick(stats_, WAL_FILE_SYNCED);
   }
-  if (!s.ok()) return s;
-  // Allocated only once logged, under the same lock: WAL order is sequence order. (A
-  // group that takes no numbers stores nothing, so it cannot undo another's allocation.)
-  if (count > 0) last_allocated_.store(first + count - 1, std::memory_order_relaxed);
-  // A prepare's WAL is kept from here on: no memtable switch (which needs this thread's
-  // queue, or log_mutex_) can retire it before it is counted. The callbacks run before any
-  // of these numbers can be published (db/pre_release_callback.h).
+  return s;
+}
+
+void DBImpl::NoteLogged(WriteGroup* group, uint64_t log_number) {
+  // A prepare's WAL is kept from here on: no memtable switch (which needs the main queue,
+  // or log_mutex_) can retire it before it is counted.
   group->ForEach([&](Writer* m) {
     m->log_used = log_number;
-    if (wal && m->prepares) prepared_logs_.Add(log_number);
+    if (log_number != 0 && m->prepares) prepared_logs_.Add(log_number);
+  });
+}
+
+void DBImpl::RunPreRelease(WriteGroup* group, uint64_t log_number) {
+  group->ForEach([&](Writer* m) {
     if (m->pre_release != nullptr) m->pre_release->Callback(m->sequence, m->seq_count, log_number);
   });
-  return s;
 }
 
 void DBImpl::InsertOwnBatch(Writer* w, bool concurrent) {
@@ -422,7 +478,7 @@ Status DBImpl::WriteWalOnly(Writer* w) {
         });
       }
     }
-    s = LogAndAllocate(&group, record, count);
+    s = LogAndAllocate(&group, record, count, /*main_queue=*/false);
     if (!s.ok()) {
       DbLock l(this);
       RecordBackgroundError(s);

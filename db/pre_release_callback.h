@@ -2,11 +2,13 @@
 // they are allocated and before any read can see them: WritePrepared transactions record
 // a prepare as in flight, or a commit in the commit cache, here (utilities/transactions/).
 //
-// When it runs: once per write, after its batch is logged (or, without the WAL, after its
-// numbers are allocated) and before its memtable inserts; in any case before the write's
-// numbers, or any larger one, are published to readers. With two write queues it runs
-// under the WAL lock, so a write allocated later, in either queue, is published only after
-// it. A write whose WAL append failed never calls it.
+// When it runs: once per write, before its memtable inserts, and in any case before the
+// write's numbers, or any larger one, are published to readers. With one write queue, after
+// the batch is logged (or, without the WAL, after its numbers are allocated); a write whose
+// WAL append failed never calls it. With two write queues, a main-queue write's callback
+// runs as its numbers are allocated, under the allocation lock and before its WAL append
+// (a failed append has called it), so that no commit from the second queue numbered later
+// is published before it; a second-queue write's runs after its append.
 //
 // Thread safety: writers of different groups may call one callback object concurrently.
 // It must be quick (it may hold up the other queue) and cannot fail.

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -99,6 +101,62 @@ class RecordingCallback : public PreReleaseCallback {
   uint64_t log = 0;
   SequenceNumber published_before = 0;
   int calls = 0;
+};
+
+// An Env whose WAL files hold each append while the gate is closed: a stand-in for a WAL
+// write that takes long, so that a test can see what waits for it.
+class GatedWalEnv : public EnvWrapper {
+ public:
+  GatedWalEnv() : EnvWrapper(Env::Default()) {}
+
+  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
+                         const EnvOptions& options) override {
+    Status s = EnvWrapper::NewWritableFile(fname, result, options);
+    if (s.ok() && fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".log") == 0) {
+      *result = std::make_unique<File>(this, std::move(*result));
+    }
+    return s;
+  }
+  void SetOpen(bool open) {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = open;
+    cv_.notify_all();
+  }
+  void WaitForHeldAppend() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return held_ > 0; });
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(GatedWalEnv* env, std::unique_ptr<WritableFile> target)
+        : env_(env), target_(std::move(target)) {}
+    Status Append(const Slice& data) override {
+      env_->Pass();
+      return target_->Append(data);
+    }
+    Status Flush() override { return target_->Flush(); }
+    Status Sync() override { return target_->Sync(); }
+    Status Close() override { return target_->Close(); }
+    uint64_t GetFileSize() override { return target_->GetFileSize(); }
+
+   private:
+    GatedWalEnv* const env_;
+    const std::unique_ptr<WritableFile> target_;
+  };
+  void Pass() {
+    std::unique_lock<std::mutex> l(mu_);
+    held_++;
+    cv_.notify_all();
+    cv_.wait(l, [this] { return open_; });
+    held_--;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int held_ = 0;
 };
 
 class DBSeqPerBatchTest : public ::testing::Test {
@@ -361,6 +419,46 @@ TEST_F(DBSeqPerBatchTest, WithTwoQueuesCallbacksRunBeforeAnyLargerNumberIsPublis
     EXPECT_EQ("NOT_FOUND", Get("alone"));
     db_.reset();
   }
+}
+
+// Two write queues: a commit that only takes a number (the WAL off) takes it beside a
+// main-queue write held in its WAL append, instead of waiting for the append to end; and
+// the main-queue write's callback has run by then, as its numbers were taken.
+TEST_F(DBSeqPerBatchTest, WithTwoQueuesANumberOnlyCommitDoesNotWaitForAWalAppend) {
+  GatedWalEnv env;
+  options_.env = &env;
+  options_.two_write_queues = true;
+  Open();
+  RecordingCallback prepare(impl());
+  env.SetOpen(false);
+  std::thread main_queue([&] {
+    WriteBatch data;
+    ASSERT_OK(data.Put("k", "v"));
+    ASSERT_OK(WriteTxn(&data, /*wal_only=*/false, &prepare));
+  });
+  env.WaitForHeldAppend();
+  EXPECT_EQ(1, prepare.calls);
+
+  std::atomic<bool> committed{false};
+  SequenceNumber commit_seq = 0;
+  std::thread commit([&] {
+    WriteBatch empty;
+    WriteOptions no_wal;
+    no_wal.disableWAL = true;
+    ASSERT_OK(WriteTxn(&empty, /*wal_only=*/true, nullptr, no_wal, &commit_seq));
+    committed = true;
+  });
+  for (int i = 0; i < 500 && !committed.load(); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(committed.load()) << "the number-only commit waited for the main queue's append";
+  env.SetOpen(true);
+  main_queue.join();
+  commit.join();
+  EXPECT_EQ(prepare.first + 1, commit_seq);
+  EXPECT_EQ(commit_seq, db_->GetLatestSequenceNumber());
+  EXPECT_EQ("v", Get("k"));
+  db_.reset();
 }
 
 }  // namespace
