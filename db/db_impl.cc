@@ -178,6 +178,7 @@ bool DBImpl::BlockCacheUsage(uint64_t* value) const {
 void DBImpl::RecordBackgroundError(const Status& s) {
   if (bg_error_.ok() && !s.ok()) {
     bg_error_ = s;
+    has_bg_error_.store(true, std::memory_order_release);
     bg_cv_.SignalAll();
   }
 }

@@ -438,8 +438,11 @@ class DBImpl final : public DB {
   std::atomic<bool> shutting_down_{false};
   bool closed_ = false;
   Status bg_error_ GUARDED_BY(mutex_);
-  // Writes that reached only the memtable (disableWAL) since the last flush.
-  bool has_unpersisted_data_ GUARDED_BY(mutex_) = false;
+  // Whether bg_error_ is set (it is never cleared): the write path's check without the mutex.
+  std::atomic<bool> has_bg_error_{false};
+  // Writes that reached only the memtable (disableWAL) since the last flush: set by write
+  // leaders without the mutex, cleared by Flush under it.
+  std::atomic<bool> has_unpersisted_data_{false};
 
   // The WAL: appended by the main queue's WAL leader, under log_mutex_ when two queues
   // append (a memtable switch replaces it holding log_mutex_, not the DB mutex, which is

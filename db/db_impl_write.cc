@@ -243,11 +243,19 @@ Status DBImpl::UnorderedWriteImpl(Writer* w) {
 
 Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   Status s;
-  {
+  // Most writes find room: no error, no stall, and a memtable that is not full. The WAL
+  // leader (the only thread that switches memtables) checks that without the DB mutex, as
+  // MakeRoomForWrite would find it, and takes the mutex only for what needs it.
+  if (has_bg_error_.load(std::memory_order_acquire) ||
+      shutting_down_.load(std::memory_order_relaxed) ||
+      write_controller_.state() != WriteController::State::kNormal ||
+      default_cf_->mem_for_wal_leader()->ShouldFlush()) {
     DbLock l(this);
     s = MakeRoomForWrite(/*force=*/false, leader->batch->GetDataSize(), leader->no_slowdown);
-    // A group shares the leader's disable_wal: its writes reach only the memtable.
-    if (s.ok() && leader->disable_wal) has_unpersisted_data_ = true;
+  }
+  // A group shares the leader's disable_wal: its writes reach only the memtable.
+  if (s.ok() && leader->disable_wal && !has_unpersisted_data_.load(std::memory_order_relaxed)) {
+    has_unpersisted_data_.store(true, std::memory_order_relaxed);
   }
   write_thread_.EnterAsBatchGroupLeader(leader, group);
   if (!s.ok()) {
@@ -460,7 +468,7 @@ Status DBImpl::WriteWalOnly(Writer* w) {
   WriteGroup group;
   nonmem_write_thread_.EnterAsBatchGroupLeader(w, &group);
   Status s;
-  {
+  if (has_bg_error_.load(std::memory_order_acquire)) {
     DbLock l(this);
     s = bg_error_;
   }

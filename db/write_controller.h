@@ -7,6 +7,8 @@
 // (db/db_impl.h), so the compiler checks every call; the leader sleeps without the mutex.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <string>
 
@@ -34,7 +36,9 @@ class WriteController {
   // Recomputes the state from the tree's shape. Returns true if it changed.
   bool Update(int num_l0_files, uint64_t pending_compaction_bytes, bool auto_compactions);
 
-  State state() const { return state_; }
+  // Also read without the DB mutex (the write path's check for room): a change seen one
+  // write late is as if that write had come first.
+  State state() const { return state_.load(std::memory_order_relaxed); }
   // Bytes per second while delayed.
   uint64_t delayed_write_rate() const { return rate_; }
   Cause cause() const { return cause_; }
@@ -61,7 +65,7 @@ class WriteController {
   uint64_t hard_pending_limit_ = 0;
   uint64_t rate_ = 0;  // bytes per second while delayed
 
-  State state_ = State::kNormal;
+  std::atomic<State> state_{State::kNormal};  // written under the DB mutex
   Cause cause_ = kMemtableLimit;
   uint64_t next_write_micros_ = 0;  // when the next delayed write may start
   uint64_t stall_micros_[kNumCauses][2] = {};
