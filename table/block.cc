@@ -1,5 +1,6 @@
 #include "table/block.h"
 
+#include <algorithm>
 #include <cstring>
 #include <typeinfo>
 
@@ -33,6 +34,17 @@ inline int CompareInternalBytewise(const Slice& a, const Slice& b) {
   const uint64_t af = DecodeFixed64(a.data() + an);
   const uint64_t bf = DecodeFixed64(b.data() + bn);
   return af > bf ? -1 : (af < bf ? +1 : 0);
+}
+
+// The first 8 bytes of a user key as a big-endian number, zero-padded. Bytewise order of
+// keys implies (non-strict) order of these, so a binary search over them brackets the
+// answer; equal ones must be told apart by whole keys.
+inline uint64_t UserKeyPrefix(const Slice& user_key) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(b, user_key.data(), user_key.size() < 8 ? user_key.size() : 8);
+  uint64_t v = 0;
+  for (unsigned char c : b) v = (v << 8) | c;
+  return v;
 }
 
 }  // namespace
@@ -74,6 +86,26 @@ Block::Block(BlockContents&& contents, const std::string* file_name, uint64_t fi
   }
   restart_offset_ = restart_offset;
   num_restarts_ = count;
+}
+
+void Block::BuildRestartPrefixes() {
+  if (malformed_ != nullptr) return;
+  const char* data = contents_.data.data();
+  const char* const limit = data + restart_offset_;
+  std::vector<uint64_t> prefixes(num_restarts_);
+  for (uint32_t i = 0; i < num_restarts_; i++) {
+    const uint32_t offset = DecodeFixed32(limit + i * sizeof(uint32_t));
+    uint32_t shared = 0, non_shared = 0, value_len = 0;
+    const char* p = data + offset;
+    if (offset >= restart_offset_ || (p = GetVarint32Ptr(p, limit, &shared)) == nullptr ||
+        (p = GetVarint32Ptr(p, limit, &non_shared)) == nullptr ||
+        (p = GetVarint32Ptr(p, limit, &value_len)) == nullptr || shared != 0 ||
+        non_shared < 8 || non_shared > static_cast<uint64_t>(limit - p)) {
+      return;  // the iterator reports the damage; Seek searches without a summary
+    }
+    prefixes[i] = UserKeyPrefix(Slice(p, non_shared - 8));
+  }
+  restart_prefixes_ = std::move(prefixes);
 }
 
 Status Block::status() const {
@@ -126,6 +158,18 @@ class Block::Iter final : public InternalIterator {
     // The last restart point whose key is < target; the answer is at or after it.
     uint32_t left = 0;
     uint32_t right = num_restarts_ - 1;
+    const std::vector<uint64_t>& prefixes = block_->restart_prefixes_;
+    if (internal_bytewise_ && !prefixes.empty() && target.size() >= 8) {
+      // Restart keys with a smaller prefix sort before target, those with a larger one
+      // after it: only the run of equal prefixes (and the one before it) is in doubt.
+      const uint64_t tp = UserKeyPrefix(ExtractUserKey(target));
+      const auto lo = static_cast<uint32_t>(
+          std::lower_bound(prefixes.begin(), prefixes.end(), tp) - prefixes.begin());
+      uint32_t hi = lo;
+      while (hi < num_restarts_ && prefixes[hi] == tp) hi++;
+      left = lo > 0 ? lo - 1 : 0;
+      right = hi > 0 ? hi - 1 : 0;
+    }
     while (left < right) {
       const uint32_t mid = left + (right - left + 1) / 2;
       Slice mid_key;

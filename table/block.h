@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shale/comparator.h"
 #include "table/data_block_hash_index.h"
@@ -51,6 +52,17 @@ class Block {
   // target is an internal key, and equal user keys are equal bytes under ucmp.
   bool SeekForGet(InternalIterator* iter, const Slice& target, const Comparator* ucmp) const;
 
+  // Keeps, for each restart point, the first 8 bytes of its key's user key as a big-endian
+  // number (zero-padded): Seek then narrows its binary search on this dense array before
+  // comparing whole keys, which are spread over the block. For long-lived blocks searched
+  // by every lookup (a table's index): a 64 MiB table's index has about 30,000 restart
+  // points, whose binary search otherwise misses the CPU cache at nearly every step. Costs
+  // 8 bytes per restart point. Leaves no summary if a restart entry is malformed. Only
+  // iterators over the internal key order with the bytewise user order use it.
+  // REQUIRES: the keys are internal keys in that order; no iterator over the block yet.
+  void BuildRestartPrefixes();
+  size_t restart_prefix_bytes() const { return restart_prefixes_.size() * sizeof(uint64_t); }
+
  private:
   class Iter;
 
@@ -61,6 +73,7 @@ class Block {
   uint32_t num_restarts_ = 0;        // 0 when the block is malformed
   const char* malformed_ = nullptr;  // why, when it is
   DataBlockHashIndex hash_index_;    // present() only in data blocks written with one
+  std::vector<uint64_t> restart_prefixes_;  // empty, or one per restart point
 };
 
 }  // namespace shale

@@ -363,6 +363,8 @@ Status TableReader::LoadIndex(const BlockHandle& handle) {
     // a pinned one stays in the reader.
     if (!pin) return Status::OK();
   }
+  // Kept for the reader's life and searched by every lookup: worth a dense summary.
+  if (options_.icmp->user_comparator() == BytewiseComparator()) block->BuildRestartPrefixes();
   index_block_ = std::move(block);
   index_fixed_ = index_block_.get();
   return Status::OK();

@@ -225,9 +225,76 @@ TEST(BlockTest, InlineInternalKeyOrderMatchesTheComparator) {
       fast->SeekForPrev(target);
       slow->SeekForPrev(target);
       ASSERT_EQ(fast->Valid(), slow->Valid()) << i;
-      if (slow->Valid()) ASSERT_EQ(fast->key().ToString(), slow->key().ToString()) << i;
+      if (slow->Valid()) {
+        ASSERT_EQ(fast->key().ToString(), slow->key().ToString()) << i;
+      }
     }
   }
+}
+
+// With the restart-prefix summary (what a table's index keeps), Seek must land where the
+// model says: keys whose first 8 bytes tie (longer keys sharing them, shorter keys that
+// only differ by trailing zero bytes), keys shorter than 8 bytes, and targets before,
+// between and after them all.
+TEST(BlockTest, RestartPrefixSummaryKeepsSeekExact) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Random rnd(seed);
+  const InternalKeyComparator icmp(BytewiseComparator());
+  auto user_key = [&]() {
+    switch (rnd.Uniform(4)) {
+      case 0:
+        return std::string("prefix01") + RandomBinaryString(&rnd, rnd.Uniform(4));
+      case 1:
+        return std::string("ab") + std::string(rnd.Uniform(7), '\0');
+      case 2:
+        return RandomBinaryString(&rnd, rnd.Uniform(10));
+      default:
+        return std::string(1 + rnd.Uniform(9), static_cast<char>(0xff));
+    }
+  };
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; i++) {
+    std::string k;
+    AppendInternalKey(&k, user_key(), rnd.Uniform(5), kTypeValue);
+    keys.push_back(k);
+  }
+  auto less = [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; };
+  std::sort(keys.begin(), keys.end(), less);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (int interval : {1, 3}) {
+    BlockBuilder b(interval);
+    for (const auto& k : keys) b.Add(k, "v");
+    const std::string contents = b.Finish().ToString();
+    Block block{BlockContents(Slice(contents))};
+    block.BuildRestartPrefixes();
+    ASSERT_GT(block.restart_prefix_bytes(), 0u);
+    std::unique_ptr<InternalIterator> it(block.NewIterator(&icmp, 8));
+    for (int i = 0; i < 2000; i++) {
+      std::string target;
+      AppendInternalKey(&target, user_key(), rnd.Uniform(6), kTypeValue);
+      const auto want = std::lower_bound(keys.begin(), keys.end(), target, less);
+      it->Seek(target);
+      ASSERT_OK(it->status());
+      ASSERT_EQ(it->Valid(), want != keys.end()) << i;
+      if (want != keys.end()) {
+        ASSERT_EQ(it->key().ToString(), *want) << i;
+      }
+    }
+  }
+}
+
+// A malformed restart entry leaves no summary (and the iterator reports the damage).
+TEST(BlockTest, RestartPrefixSummarySkipsMalformedBlocks) {
+  BlockBuilder b(1);
+  std::string k;
+  AppendInternalKey(&k, "key", 1, kTypeValue);
+  b.Add(k, "v");
+  std::string contents = b.Finish().ToString();
+  contents[0] = '\x05';  // the first entry claims a shared prefix at a restart point
+  Block block{BlockContents(Slice(contents))};
+  block.BuildRestartPrefixes();
+  EXPECT_EQ(block.restart_prefix_bytes(), 0u);
 }
 
 // Every positioning call on a block; returns the status seen (never crashes).
