@@ -34,15 +34,6 @@ const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value) {
   return nullptr;
 }
 
-bool GetVarint32(Slice* input, uint32_t* value) {
-  const char* p = input->data();
-  const char* limit = p + input->size();
-  const char* q = GetVarint32Ptr(p, limit, value);
-  if (q == nullptr) return false;
-  *input = Slice(q, limit - q);
-  return true;
-}
-
 bool GetVarint64(Slice* input, uint64_t* value) {
   const char* p = input->data();
   const char* limit = p + input->size();
@@ -64,16 +55,6 @@ bool GetFixed64(Slice* input, uint64_t* value) {
   *value = DecodeFixed64(input->data());
   input->remove_prefix(8);
   return true;
-}
-
-bool GetLengthPrefixedSlice(Slice* input, Slice* result) {
-  uint32_t len;
-  if (GetVarint32(input, &len) && input->size() >= len) {
-    *result = Slice(input->data(), len);
-    input->remove_prefix(len);
-    return true;
-  }
-  return false;
 }
 
 }  // namespace shale

@@ -102,10 +102,28 @@ inline const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* va
 }
 const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value);
 
-bool GetVarint32(Slice* input, uint32_t* value);
+// Inline, with GetLengthPrefixedSlice: every write parses its batch with them (twice: the
+// check before the write group, then the memtable insert), and the calls showed in a
+// fillseq profile.
+inline bool GetVarint32(Slice* input, uint32_t* value) {
+  const char* p = input->data();
+  const char* limit = p + input->size();
+  const char* q = GetVarint32Ptr(p, limit, value);
+  if (q == nullptr) return false;
+  *input = Slice(q, static_cast<size_t>(limit - q));
+  return true;
+}
 bool GetVarint64(Slice* input, uint64_t* value);
 bool GetFixed32(Slice* input, uint32_t* value);
 bool GetFixed64(Slice* input, uint64_t* value);
-bool GetLengthPrefixedSlice(Slice* input, Slice* result);
+inline bool GetLengthPrefixedSlice(Slice* input, Slice* result) {
+  uint32_t len;
+  if (GetVarint32(input, &len) && input->size() >= len) {
+    *result = Slice(input->data(), len);
+    input->remove_prefix(len);
+    return true;
+  }
+  return false;
+}
 
 }  // namespace shale
