@@ -383,6 +383,53 @@ TEST_F(MemTableTest, ReplayAppliesNothingFromABadBatch) {
   EXPECT_TRUE(mem_->IsEmpty());
 }
 
+// A batch of one Put (what DB::Put writes) is checked and applied without the general
+// walk; it must be numbered and refused exactly as the walk would.
+TEST_F(MemTableTest, SinglePutBatchIsCheckedAndAppliedLikeAnyOther) {
+  WriteBatch one;
+  ASSERT_OK(one.Put("k", "v1"));
+  bool has_merge = true;
+  uint64_t sub_batches = 0;
+  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&one, false, &has_merge, &sub_batches));
+  EXPECT_FALSE(has_merge);
+  EXPECT_EQ(sub_batches, 1u);
+  ASSERT_OK(WriteBatchInternal::InsertInto(&one, 10, mem_, false, 0, nullptr));
+  WriteBatch two;
+  ASSERT_OK(two.Put("k", "v2"));
+  ASSERT_OK(WriteBatchInternal::InsertInto(&two, 11, mem_, true, 1, nullptr));
+  SequenceNumber seq;
+  EXPECT_EQ(Get("k", 9, &seq), "ABSENT");
+  EXPECT_EQ(Get("k", 10, &seq), "v1");
+  EXPECT_EQ(seq, 10u);
+  EXPECT_EQ(Get("k", kMaxSequenceNumber, &seq), "v2");
+  EXPECT_EQ(seq, 11u);
+
+  // Near misses of the single-Put form: each is refused with what the walk finds.
+  const std::string data = one.Data();
+  std::vector<std::string> corrupt;
+  corrupt.push_back(data + "x");                       // a byte after the record
+  corrupt.push_back(data.substr(0, data.size() - 1));  // the value cut short
+  std::string twice = data + data.substr(WriteBatchInternal::kHeader);
+  corrupt.push_back(twice);  // two records, count 1
+  std::string long_value = data;
+  long_value[long_value.size() - 3] = 3;  // the value's length says 3, 2 bytes follow
+  corrupt.push_back(long_value);
+  for (const std::string& c : corrupt) {
+    WriteBatch b(c);
+    Status s = WriteBatchInternal::ValidateForWrite(&b, false, &has_merge, &sub_batches);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  }
+  FakeColumnFamily other(3);
+  WriteBatch cf;
+  ASSERT_OK(cf.Put(&other, "k", "v"));
+  Status s = WriteBatchInternal::ValidateForWrite(&cf, false, &has_merge, &sub_batches);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  WriteBatch merge;
+  ASSERT_OK(merge.Merge("k", "m"));
+  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&merge, false, &has_merge, &sub_batches));
+  EXPECT_TRUE(has_merge);
+}
+
 TEST(WriteBatchTest, SavePointWithoutOneIsNotFound) {
   WriteBatch b;
   EXPECT_TRUE(b.RollbackToSavePoint().IsNotFound());
