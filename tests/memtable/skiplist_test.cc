@@ -469,6 +469,47 @@ TEST(SkipListTest, SerializedRunsBetweenConcurrentPhases) {
   CheckAgainstModel(list, model, kRange + 400, &rnd);
 }
 
+// Threads sharing shards (more threads than shards) allocate at once: every allocation
+// is their own, none overlaps another (each is filled with its owner's byte and checked
+// after all are done), and the accounting adds up.
+TEST(SkipListTest, ConcurrentArenaThreadsGetDisjointMemory) {
+  const uint64_t seed = TestSeed();
+  ConcurrentArena arena;
+  const int kThreads = 6;
+  const int kAllocs = 20000;
+  struct Piece {
+    char* p;
+    size_t n;
+  };
+  std::vector<std::vector<Piece>> pieces(kThreads);
+  std::vector<size_t> asked(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      Random rnd(seed + t);
+      for (int i = 0; i < kAllocs; i++) {
+        const size_t n = 1 + rnd.Uniform(rnd.OneIn(50) ? 3000 : 120);
+        char* p = rnd.OneIn(2) ? arena.AllocateAligned(n) : arena.Allocate(n);
+        memset(p, 'a' + t, n);
+        pieces[t].push_back({p, n});
+        asked[t] += n;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  size_t total = 0;
+  for (int t = 0; t < kThreads; t++) {
+    total += asked[t];
+    for (const Piece& piece : pieces[t]) {
+      for (size_t i = 0; i < piece.n; i++) {
+        ASSERT_EQ(piece.p[i], 'a' + t) << "thread " << t << " byte " << i;
+      }
+    }
+  }
+  EXPECT_GE(arena.AllocatedBytes(), total);
+  EXPECT_LT(arena.AllocatedBytes(), total + kThreads * kAllocs * ConcurrentArena::kAlignment);
+}
+
 TEST(SkipListTest, ConcurrentArenaAlignmentAndAccounting) {
   ConcurrentArena arena;
   EXPECT_EQ(arena.AllocatedBytes(), 0u);
