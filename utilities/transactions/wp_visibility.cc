@@ -1,6 +1,7 @@
 #include "utilities/transactions/wp_visibility.h"
 
 #include <algorithm>
+#include <new>
 #include <utility>
 
 #include "util/dbformat.h"
@@ -27,9 +28,9 @@ WritePreparedVisibility::WritePreparedVisibility(int commit_cache_bits, int snap
       commit_cache_size_(size_t{1} << commit_cache_bits),
       delta_bits_(64 - kSequenceBits + commit_cache_bits),
       snapshot_cache_size_(size_t{1} << snapshot_cache_bits),
-      commit_cache_(new std::atomic<uint64_t>[commit_cache_size_]),
+      commit_cache_(static_cast<uint64_t*>(std::calloc(commit_cache_size_, sizeof(uint64_t)))),
       snapshot_cache_(new std::atomic<SequenceNumber>[snapshot_cache_size_]) {
-  for (size_t i = 0; i < commit_cache_size_; i++) commit_cache_[i].store(0);
+  if (commit_cache_ == nullptr) throw std::bad_alloc();
   for (size_t i = 0; i < snapshot_cache_size_; i++) snapshot_cache_[i].store(0);
 }
 
@@ -52,7 +53,7 @@ WritePreparedVisibility::CommitEntry WritePreparedVisibility::Unpack(size_t inde
 }
 
 bool WritePreparedVisibility::LoadCommitEntry(size_t index, CommitEntry* entry) const {
-  const uint64_t word = commit_cache_[index].load(std::memory_order_acquire);
+  const uint64_t word = Slot(index).load(std::memory_order_acquire);
   if (word == 0) return false;
   *entry = Unpack(index, word);
   return true;
@@ -76,12 +77,13 @@ void WritePreparedVisibility::AddCommitted(SequenceNumber prepare_seq, SequenceN
     return;
   }
   const size_t index = prepare_seq & (commit_cache_size_ - 1);
-  uint64_t old = commit_cache_[index].load(std::memory_order_acquire);
+  const std::atomic_ref<uint64_t> slot = Slot(index);
+  uint64_t old = slot.load(std::memory_order_acquire);
   for (;;) {
     // The maximum passes the old commit before the old entry leaves the slot: a reader
     // that misses it in the slot then finds it below the maximum.
     if (old != 0) Evict(Unpack(index, old));
-    if (commit_cache_[index].compare_exchange_strong(old, word, std::memory_order_acq_rel)) return;
+    if (slot.compare_exchange_strong(old, word, std::memory_order_acq_rel)) return;
     // Another commit took the slot first; old is now its entry, evicted in turn.
   }
 }
