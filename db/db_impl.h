@@ -433,6 +433,11 @@ class DBImpl final : public DB {
   uint64_t nothing_to_pick_at_ GUARDED_BY(mutex_) = UINT64_MAX;
   std::unique_ptr<InternalStats> internal_stats_;
   WriteController write_controller_ GUARDED_BY(mutex_){options_};
+  // The stall state without the mutex, for the WAL leader's check for room (its state is
+  // an atomic; a change seen one write late is as if that write had come first).
+  WriteController::State StallStateWithoutMutex() const NO_THREAD_SAFETY_ANALYSIS {
+    return write_controller_.state();
+  }
   // Set once by Close, under mutex_ (so that a waiter on bg_cv_ cannot miss it); read
   // anywhere, with or without the mutex (a compaction job polls it to stop early).
   std::atomic<bool> shutting_down_{false};

@@ -248,7 +248,7 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   // MakeRoomForWrite would find it, and takes the mutex only for what needs it.
   if (has_bg_error_.load(std::memory_order_acquire) ||
       shutting_down_.load(std::memory_order_relaxed) ||
-      write_controller_.state() != WriteController::State::kNormal ||
+      StallStateWithoutMutex() != WriteController::State::kNormal ||
       default_cf_->mem_for_wal_leader()->ShouldFlush()) {
     DbLock l(this);
     s = MakeRoomForWrite(/*force=*/false, leader->batch->GetDataSize(), leader->no_slowdown);
