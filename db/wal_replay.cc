@@ -166,8 +166,13 @@ class WalReplayer::Pass : public WriteBatch::Handler {
 Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, MemTable* mem,
                           SequenceNumber* next_seq) {
   const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
+  // A prepared section logged under the other write policy is refused (with allow_2pc;
+  // without it, any prepared section is).
+  const PreparePolicy policy =
+      seq_per_batch_ ? PreparePolicy::kWritePrepared : PreparePolicy::kWriteCommitted;
   Pass check(this, /*apply=*/false, log, mem, first);
-  Status s = batch.Iterate(&check);
+  Status s = allow_2pc_ ? WriteBatchInternal::IterateForRecovery(&batch, &check, policy)
+                        : batch.Iterate(&check);
   if (s.ok() && check.in_prepare()) {
     s = Status::Corruption("WAL batch", "prepared section without EndPrepare");
   }

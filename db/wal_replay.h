@@ -69,6 +69,9 @@ class WalReplayer {
   // WAL prepared: its records would be lost (Corruption). A Commit or Rollback of an unknown name
   // in an older WAL, or without allow_2pc, is passed over, as RocksDB's recovery does.
   // seq_per_batch: a prepared section that does not hold the whole batch is Corruption.
+  // A prepared section that the other write policy logged (seq_per_batch tells this one's:
+  // WRITE_PREPARED) is NotSupported, nothing applied: the WAL must be emptied under the
+  // policy that wrote it before the policy changes (RocksDB's rule).
   Status Apply(const WriteBatch& batch, uint64_t log, MemTable* mem, SequenceNumber* next_seq);
 
   // The transactions still prepared, by name; the replayer forgets them.

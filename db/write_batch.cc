@@ -30,9 +30,27 @@ uint32_t ColumnFamilyId(ColumnFamilyHandle* column_family) {
 
 bool TooLarge(const Slice& s) { return s.size() > std::numeric_limits<uint32_t>::max(); }
 
+// What recovery under one write policy answers for a prepared section the other logged.
+// A WAL of the other policy would be misread (the records of a WRITE_PREPARED prepare are
+// in the memtable or SST files already, numbered per sub-batch; a WRITE_COMMITTED
+// prepare's are not, and are numbered at their commit): refused, never guessed at.
+Status OtherPolicysPrepare(PreparePolicy logged_by) {
+  const bool wp = logged_by == PreparePolicy::kWritePrepared;
+  return Status::NotSupported(
+      std::string("the WAL holds a prepared transaction logged under the ") +
+      (wp ? "WRITE_PREPARED" : "WRITE_COMMITTED") + " write policy, and the DB is opened with " +
+      (wp ? "WRITE_COMMITTED" : "WRITE_PREPARED") +
+      ". If it is not due to corruption, the WAL must be emptied before changing the "
+      "WritePolicy: reopen with the old policy, commit or roll back every prepared "
+      "transaction, and flush.");
+}
+
 // Walks the records of rep in order, calling handler for each (null: only validates).
 // Corruption on anything malformed; the handler's first non-OK status is returned as is.
-Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
+// policy (recovery only; null: any): the write policy a prepared section must be logged
+// by.
+Status IterateRep(const Slice& rep, WriteBatch::Handler* handler,
+                  const PreparePolicy* policy = nullptr) {
   if (rep.size() < kHeader) {
     return Status::Corruption("malformed WriteBatch: shorter than its 12-byte header");
   }
@@ -71,6 +89,7 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
       case kTypeCommitXID:
       case kTypeRollbackXID: ok = GetLengthPrefixedSlice(&input, &key); break;  // key: the xid
       case kTypeBeginPrepareXID:
+      case kTypeBeginPersistedPrepareXID:
       case kTypeNoop: ok = true; break;
       default:
         return Status::Corruption("malformed WriteBatch: unknown tag " + std::to_string(tag) +
@@ -81,8 +100,8 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
                                 std::to_string(tag) + ") at byte " + std::to_string(pos));
     }
     const bool counted = tag != kTypeLogData && tag != kTypeBeginPrepareXID &&
-                         tag != kTypeEndPrepareXID && tag != kTypeCommitXID &&
-                         tag != kTypeRollbackXID && tag != kTypeNoop;
+                         tag != kTypeBeginPersistedPrepareXID && tag != kTypeEndPrepareXID &&
+                         tag != kTypeCommitXID && tag != kTypeRollbackXID && tag != kTypeNoop;
     if (counted) found++;
     const bool was_empty = empty;
     empty = false;
@@ -99,7 +118,16 @@ Status IterateRep(const Slice& rep, WriteBatch::Handler* handler) {
       case kTypeColumnFamilySingleDeletion:
       case kTypeSingleDeletion: s = handler->SingleDeleteCF(cf, key); break;
       case kTypeLogData: handler->LogData(key); break;
-      case kTypeBeginPrepareXID: s = handler->MarkBeginPrepare(); break;
+      case kTypeBeginPrepareXID:
+      case kTypeBeginPersistedPrepareXID: {
+        s = handler->MarkBeginPrepare();
+        const PreparePolicy logged_by = tag == kTypeBeginPrepareXID ? PreparePolicy::kWriteCommitted
+                                                                    : PreparePolicy::kWritePrepared;
+        if (s.ok() && policy != nullptr && *policy != logged_by) {
+          s = OtherPolicysPrepare(logged_by);
+        }
+        break;
+      }
       case kTypeEndPrepareXID: s = handler->MarkEndPrepare(key); break;
       case kTypeCommitXID: s = handler->MarkCommit(key); break;
       case kTypeRollbackXID: s = handler->MarkRollback(key); break;
@@ -420,6 +448,11 @@ Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents)
   return Status::OK();
 }
 
+Status WriteBatchInternal::IterateForRecovery(const WriteBatch* batch, WriteBatch::Handler* handler,
+                                              PreparePolicy policy) {
+  return IterateRep(batch->rep_, handler, &policy);
+}
+
 Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   if (src->rep_.size() < kHeader) {
     return Status::Corruption("malformed WriteBatch: shorter than its 12-byte header");
@@ -441,13 +474,17 @@ void WriteBatchInternal::InsertNoop(WriteBatch* batch) {
   batch->rep_.push_back(static_cast<char>(kTypeNoop));
 }
 
-Status WriteBatchInternal::MarkEndPrepare(WriteBatch* batch, const Slice& xid) {
+Status WriteBatchInternal::MarkEndPrepare(WriteBatch* batch, const Slice& xid,
+                                          PreparePolicy policy) {
   std::string& rep = batch->rep_;
   if (rep.size() <= kHeader || static_cast<unsigned char>(rep[kHeader]) != kTypeNoop) {
     return Status::InvalidArgument("MarkEndPrepare: the batch does not start with a Noop");
   }
   if (TooLarge(xid)) return Status::InvalidArgument("transaction name is too large");
-  rep[kHeader] = static_cast<char>(kTypeBeginPrepareXID);
+  const unsigned char begin = policy == PreparePolicy::kWritePrepared
+                                  ? kTypeBeginPersistedPrepareXID
+                                  : static_cast<unsigned char>(kTypeBeginPrepareXID);
+  rep[kHeader] = static_cast<char>(begin);
   rep.push_back(static_cast<char>(kTypeEndPrepareXID));
   PutLengthPrefixedSlice(&rep, xid);
   return Status::OK();

@@ -18,6 +18,18 @@ namespace shale {
 class DBImpl;
 class MemTable;
 
+// The write policy whose transaction logged a prepared section. Their WALs differ (a
+// WRITE_COMMITTED prepare holds records that reach the memtable at its commit; a
+// WRITE_PREPARED prepare's records reached it at once, numbered per sub-batch), so the
+// section's BeginPrepare tag says which policy wrote it, and recovery under the other
+// policy refuses the WAL instead of misreading it.
+enum class PreparePolicy : unsigned char { kWriteCommitted, kWritePrepared };
+
+// BeginPrepare as a WRITE_PREPARED transaction logs it (kTypeBeginPrepareXID, in
+// util/dbformat.h, is WRITE_COMMITTED's). Persisted in WALs, RocksDB's value: never
+// renumber. It never appears in an internal key.
+inline constexpr unsigned char kTypeBeginPersistedPrepareXID = 0x12;
+
 class WriteBatchInternal {
  public:
   // 8-byte sequence number, then 4-byte count.
@@ -48,8 +60,10 @@ class WriteBatchInternal {
   // MarkEndPrepare turns that placeholder into BeginPrepare and appends EndPrepare(xid)
   // (InvalidArgument, the batch unchanged, if the batch does not start with a Noop or is
   // already prepared); MarkCommit and MarkRollback append Commit(xid) / Rollback(xid).
+  // policy: the write policy of the transaction, which picks BeginPrepare's tag.
   static void InsertNoop(WriteBatch* batch);
-  static Status MarkEndPrepare(WriteBatch* batch, const Slice& xid);
+  static Status MarkEndPrepare(WriteBatch* batch, const Slice& xid,
+                               PreparePolicy policy = PreparePolicy::kWriteCommitted);
   static void MarkCommit(WriteBatch* batch, const Slice& xid);
   static void MarkRollback(WriteBatch* batch, const Slice& xid);
 
@@ -61,6 +75,12 @@ class WriteBatchInternal {
   // (db/sub_batch.h), at least 1.
   static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge,
                                  uint64_t* sub_batches = nullptr);
+
+  // WriteBatch::Iterate for recovery under a write policy: a prepared section that the
+  // other policy logged fails with NotSupported (after handler's MarkBeginPrepare, whose
+  // own error comes first), telling the user to empty the WAL before changing the policy.
+  static Status IterateForRecovery(const WriteBatch* batch, WriteBatch::Handler* handler,
+                                   PreparePolicy policy);
 
   // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
   // first_seq upward (the batch's own header is not read; markers are passed over):

@@ -284,7 +284,7 @@ TEST_F(DBSeqPerBatchTest, APrepareGoesToTheMemtableAndComesBackPrepared) {
   WriteBatchInternal::InsertNoop(&prepare);
   ASSERT_OK(prepare.Put("k", "v1"));
   ASSERT_OK(prepare.Put("k", "v2"));
-  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "xid1"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "xid1", PreparePolicy::kWritePrepared));
   RecordingCallback cb(impl());
   SequenceNumber seq = 0;
   uint64_t log = 0;
@@ -331,7 +331,7 @@ TEST_F(DBSeqPerBatchTest, RefusesWhatAWritePreparedWriteCannotBe) {
   WriteBatch prepare;
   WriteBatchInternal::InsertNoop(&prepare);
   ASSERT_OK(prepare.Put("k", "v"));
-  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "x"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "x", PreparePolicy::kWritePrepared));
   // A prepare is inserted, not WAL-only.
   EXPECT_TRUE(WriteTxn(&prepare, /*wal_only=*/true, nullptr).IsInvalidArgument());
   // A commit inserts no prepared records.

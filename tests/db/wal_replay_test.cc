@@ -24,11 +24,12 @@ class WalReplayTest : public testing::Test {
   WalReplayTest() : icmp_(BytewiseComparator()), mem_(new MemTable(icmp_, 1 << 20)) { mem_->Ref(); }
   ~WalReplayTest() override { mem_->Unref(); }
 
-  static WriteBatch Prepared(const std::string& name, const std::string& key) {
+  static WriteBatch Prepared(const std::string& name, const std::string& key,
+                             PreparePolicy policy = PreparePolicy::kWriteCommitted) {
     WriteBatch b;
     WriteBatchInternal::InsertNoop(&b);
     EXPECT_OK(b.Put(key, name));
-    EXPECT_OK(WriteBatchInternal::MarkEndPrepare(&b, name));
+    EXPECT_OK(WriteBatchInternal::MarkEndPrepare(&b, name, policy));
     return b;
   }
   static WriteBatch At(WriteBatch b, SequenceNumber seq) {
@@ -124,7 +125,7 @@ TEST_F(WalReplayTest, WritePreparedPrepareIsAppliedAtOnceAndCommitOnlyResolves) 
   ASSERT_OK(prepare.Put("a", "1"));
   ASSERT_OK(prepare.Put("a", "2"));  // a second sub-batch
   ASSERT_OK(prepare.Put("b", "3"));
-  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "t1"));
+  ASSERT_OK(WriteBatchInternal::MarkEndPrepare(&prepare, "t1", PreparePolicy::kWritePrepared));
   ASSERT_OK(r.Apply(At(prepare, 10), 5, mem_, &next));
   EXPECT_EQ(next, 12u) << "two sub-batches: 10 and 11";
   EXPECT_EQ(mem_->num_entries(), 3u);
@@ -152,7 +153,7 @@ TEST_F(WalReplayTest, WritePreparedPrepareIsAppliedAtOnceAndCommitOnlyResolves) 
 TEST_F(WalReplayTest, WritePreparedPrepareMustHoldItsWholeRecord) {
   WalReplayer r(/*allow_2pc=*/true, /*seq_per_batch=*/true, /*min_data_log=*/1);
   SequenceNumber next = 0;
-  WriteBatch after = Prepared("t1", "k");
+  WriteBatch after = Prepared("t1", "k", PreparePolicy::kWritePrepared);
   ASSERT_OK(after.Put("x", "1"));
   EXPECT_TRUE(r.Apply(At(after, 10), 1, mem_, &next).IsCorruption());
   WriteBatch before;
@@ -161,6 +162,45 @@ TEST_F(WalReplayTest, WritePreparedPrepareMustHoldItsWholeRecord) {
   EXPECT_TRUE(r.Apply(At(before, 10), 1, mem_, &next).IsCorruption());
   EXPECT_EQ(mem_->num_entries(), 0u) << "a refused batch applies nothing";
   EXPECT_TRUE(r.TakePrepared().empty());
+}
+
+TEST_F(WalReplayTest, APrepareOfTheOtherWritePolicyIsRefused) {
+  SequenceNumber next = 0;
+  for (bool seq_per_batch : {false, true}) {
+    SCOPED_TRACE(seq_per_batch ? "replayed as WRITE_PREPARED" : "replayed as WRITE_COMMITTED");
+    const PreparePolicy other =
+        seq_per_batch ? PreparePolicy::kWriteCommitted : PreparePolicy::kWritePrepared;
+    WalReplayer r(/*allow_2pc=*/true, seq_per_batch, /*min_data_log=*/1);
+    Status s = r.Apply(At(Prepared("t1", "k", other), 10), 1, mem_, &next);
+    EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("the WAL must be emptied")) << s.ToString();
+    // Also behind other records (which a WRITE_PREPARED prepare never is: Corruption
+    // first), and in an older WAL read only for its markers.
+    WriteBatch behind;
+    ASSERT_OK(behind.Put("x", "1"));
+    WriteBatch prepare = Prepared("t2", "k", other);
+    ASSERT_OK(WriteBatchInternal::Append(&behind, &prepare));
+    s = r.Apply(At(behind, 10), 1, mem_, &next);
+    EXPECT_TRUE(seq_per_batch ? s.IsCorruption() : s.IsNotSupported()) << s.ToString();
+    WalReplayer old_logs(/*allow_2pc=*/true, seq_per_batch, /*min_data_log=*/5);
+    EXPECT_TRUE(
+        old_logs.Apply(At(Prepared("t3", "k", other), 10), 1, nullptr, &next).IsNotSupported());
+    EXPECT_EQ(mem_->num_entries(), 0u) << "a refused batch applies nothing";
+    EXPECT_TRUE(r.TakePrepared().empty());
+    EXPECT_TRUE(old_logs.TakePrepared().empty());
+    // The policy's own tag is accepted.
+    const PreparePolicy own =
+        seq_per_batch ? PreparePolicy::kWritePrepared : PreparePolicy::kWriteCommitted;
+    EXPECT_OK(r.Apply(At(Prepared("t4", "k", own), 10), 1, mem_, &next));
+    EXPECT_EQ(1u, r.TakePrepared().size());
+  }
+  // Without allow_2pc, either tag asks for a TransactionDB, as before.
+  for (PreparePolicy p : {PreparePolicy::kWriteCommitted, PreparePolicy::kWritePrepared}) {
+    WalReplayer plain(/*allow_2pc=*/false, /*min_data_log=*/1);
+    Status s = plain.Apply(At(Prepared("t", "k", p), 10), 1, mem_, &next);
+    EXPECT_TRUE(s.IsNotSupported());
+    EXPECT_NE(std::string::npos, s.ToString().find("TransactionDB::Open()")) << s.ToString();
+  }
 }
 
 }  // namespace

@@ -33,9 +33,7 @@ class Recorder : public WriteBatch::Handler {
     return Add("EndPrepare(" + xid.ToString() + ")");
   }
   Status MarkCommit(const Slice& xid) override { return Add("Commit(" + xid.ToString() + ")"); }
-  Status MarkRollback(const Slice& xid) override {
-    return Add("Rollback(" + xid.ToString() + ")");
-  }
+  Status MarkRollback(const Slice& xid) override { return Add("Rollback(" + xid.ToString() + ")"); }
   Status MarkNoop(bool empty_batch) override {
     return Add(empty_batch ? "Noop(first)" : "Noop(later)");
   }
@@ -48,33 +46,39 @@ class Recorder : public WriteBatch::Handler {
 };
 
 // A prepared transaction's batch, as a TransactionDB's Prepare will log it.
-WriteBatch Prepared(const std::string& xid) {
+WriteBatch Prepared(const std::string& xid, PreparePolicy policy = PreparePolicy::kWriteCommitted) {
   WriteBatch b;
   WriteBatchInternal::InsertNoop(&b);
   EXPECT_OK(b.Put("a", "1"));
   EXPECT_OK(b.Delete("b"));
-  EXPECT_OK(WriteBatchInternal::MarkEndPrepare(&b, xid));
+  EXPECT_OK(WriteBatchInternal::MarkEndPrepare(&b, xid, policy));
   return b;
 }
 
 TEST(WriteBatchMarkersTest, PreparedBatchReadsBackWithItsMarkers) {
-  WriteBatch b = Prepared("xid1");
-  Recorder r;
-  ASSERT_OK(b.Iterate(&r));
-  EXPECT_EQ(r.seen, "BeginPrepare Put(a,1) Delete(b) EndPrepare(xid1)");
-  EXPECT_EQ(b.Count(), 2u) << "markers are not counted";
-  EXPECT_TRUE(b.HasBeginPrepare());
-  EXPECT_TRUE(b.HasEndPrepare());
-  EXPECT_FALSE(b.HasCommit());
-  EXPECT_FALSE(b.HasRollback());
-  EXPECT_TRUE(b.HasPut());
+  for (PreparePolicy policy : {PreparePolicy::kWriteCommitted, PreparePolicy::kWritePrepared}) {
+    WriteBatch b = Prepared("xid1", policy);
+    // The policy is in BeginPrepare's tag (RocksDB's values), for recovery to check.
+    EXPECT_EQ(
+        policy == PreparePolicy::kWritePrepared ? 0x12 : 0x9,
+        static_cast<unsigned char>(WriteBatchInternal::Contents(&b)[WriteBatchInternal::kHeader]));
+    Recorder r;
+    ASSERT_OK(b.Iterate(&r));
+    EXPECT_EQ(r.seen, "BeginPrepare Put(a,1) Delete(b) EndPrepare(xid1)");
+    EXPECT_EQ(b.Count(), 2u) << "markers are not counted";
+    EXPECT_TRUE(b.HasBeginPrepare());
+    EXPECT_TRUE(b.HasEndPrepare());
+    EXPECT_FALSE(b.HasCommit());
+    EXPECT_FALSE(b.HasRollback());
+    EXPECT_TRUE(b.HasPut());
 
-  // The bytes are a well-formed batch: a WAL record of them decodes to the same thing.
-  WriteBatch copy;
-  ASSERT_OK(WriteBatchInternal::SetContents(&copy, WriteBatchInternal::Contents(&b)));
-  Recorder r2;
-  ASSERT_OK(copy.Iterate(&r2));
-  EXPECT_EQ(r2.seen, r.seen);
+    // The bytes are a well-formed batch: a WAL record of them decodes to the same thing.
+    WriteBatch copy;
+    ASSERT_OK(WriteBatchInternal::SetContents(&copy, WriteBatchInternal::Contents(&b)));
+    Recorder r2;
+    ASSERT_OK(copy.Iterate(&r2));
+    EXPECT_EQ(r2.seen, r.seen);
+  }
 }
 
 TEST(WriteBatchMarkersTest, CommitAndRollbackMarkers) {

@@ -309,11 +309,11 @@ class TransactionReplayer : public WriteBatch::Handler {
 
 }  // namespace
 
-Status PessimisticTransaction::PreparedBatch(WriteBatch* prepared) {
+Status PessimisticTransaction::PreparedBatch(WriteBatch* prepared, PreparePolicy policy) {
   // The Noop becomes BeginPrepare when the end marker is added.
   WriteBatchInternal::InsertNoop(prepared);
   Status s = WriteBatchInternal::Append(prepared, batch_.GetWriteBatch());
-  if (s.ok()) s = WriteBatchInternal::MarkEndPrepare(prepared, name_);
+  if (s.ok()) s = WriteBatchInternal::MarkEndPrepare(prepared, name_, policy);
   return s;
 }
 

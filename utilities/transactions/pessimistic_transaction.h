@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "db/wal_replay.h"
+#include "db/write_batch_internal.h"
 #include "shale/utilities/transaction_db.h"
 #include "utilities/transactions/point_lock_manager.h"
 #include "utilities/transactions/transaction_base.h"
@@ -79,8 +80,9 @@ class PessimisticTransaction : public TransactionBaseImpl {
   virtual Status CommitInternal() = 0;
   // Rollback of a PREPARED one.
   virtual Status RollbackInternal() = 0;
-  // What Prepare logs: BeginPrepare, the transaction's records, EndPrepare(name_).
-  Status PreparedBatch(WriteBatch* prepared);
+  // What Prepare logs: BeginPrepare (tagged with the write policy, which recovery checks),
+  // the transaction's records, EndPrepare(name_).
+  Status PreparedBatch(WriteBatch* prepared, PreparePolicy policy);
   // What a commit without Prepare writes: the transaction's records, then the commit-time
   // batch's (concatenated in *combined when there are both). *records is null when there
   // is nothing to write: a transaction that wrote nothing logs nothing.

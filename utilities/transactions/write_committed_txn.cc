@@ -12,7 +12,7 @@ Status WriteCommittedTxn::PrepareInternal() {
   // logged and not applied: recovery finds it there until a Commit or Rollback marker
   // resolves it.
   WriteBatch prepared;
-  Status s = PreparedBatch(&prepared);
+  Status s = PreparedBatch(&prepared, PreparePolicy::kWriteCommitted);
   if (!s.ok()) return s;
   uint64_t log = 0;
   DBImpl::TxnWrite t;

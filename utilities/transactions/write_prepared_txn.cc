@@ -31,7 +31,7 @@ Status WritePreparedTxn::PrepareInternal() {
   // BeginPrepare (the Noop the marker call turns into it), the records, EndPrepare(name):
   // logged and inserted, each number recorded as prepared before it can be published.
   WriteBatch prepared;
-  Status s = PreparedBatch(&prepared);
+  Status s = PreparedBatch(&prepared, PreparePolicy::kWritePrepared);
   if (!s.ok()) return s;
   return wp_db_->Prepare(write_options_, &prepared, &prepare_seq_, &prepare_count_, &log_number_);
 }
