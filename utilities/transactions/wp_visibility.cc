@@ -129,8 +129,13 @@ void WritePreparedVisibility::RemovePrepared(SequenceNumber seq, size_t count) {
   WriterMutexLock l(&prepared_mu_);
   for (size_t i = 0; i < count; i++) {
     const SequenceNumber s = seq + i;
-    if (delayed_prepared_.erase(s) != 0) {
+    if (!delayed_prepared_.empty() && delayed_prepared_.erase(s) != 0) {
       delayed_prepared_commits_.erase(s);
+      continue;
+    }
+    // Writes mostly resolve in the order they prepared: the oldest leaves at once.
+    if (!prepared_.empty() && prepared_.top() == s) {
+      prepared_.pop();
       continue;
     }
     prepared_removed_.push(s);
@@ -142,7 +147,7 @@ void WritePreparedVisibility::RemovePrepared(SequenceNumber seq, size_t count) {
     // or one moved to the delayed set) is dropped here.
     prepared_removed_.pop();
   }
-  if (prepared_.empty()) prepared_removed_ = {};
+  if (prepared_.empty()) prepared_removed_.clear();
   delayed_prepared_empty_.store(delayed_prepared_.empty(), std::memory_order_release);
 }
 

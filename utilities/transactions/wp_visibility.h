@@ -184,12 +184,17 @@ class WritePreparedVisibility {
 
   // Guards the in-flight prepares. The flag mirrors delayed_prepared_.empty() for the
   // lock-free path: set false before max_evicted_seq_ passes a delayed prepare.
+  // A min-heap of sequences that keeps its storage when emptied (a write that commits at
+  // once passes through both heaps below: reallocating them cost an allocation per write).
+  class SeqHeap
+      : public std::priority_queue<SequenceNumber, std::vector<SequenceNumber>, std::greater<>> {
+   public:
+    void clear() { c.clear(); }
+  };
   mutable SharedMutex prepared_mu_;
-  std::priority_queue<SequenceNumber, std::vector<SequenceNumber>, std::greater<>> prepared_
-      GUARDED_BY(prepared_mu_);
+  SeqHeap prepared_ GUARDED_BY(prepared_mu_);
   // Removed from prepared_ while not at its top: skipped when they reach it.
-  std::priority_queue<SequenceNumber, std::vector<SequenceNumber>, std::greater<>> prepared_removed_
-      GUARDED_BY(prepared_mu_);
+  SeqHeap prepared_removed_ GUARDED_BY(prepared_mu_);
   std::set<SequenceNumber> delayed_prepared_ GUARDED_BY(prepared_mu_);
   std::unordered_map<SequenceNumber, SequenceNumber> delayed_prepared_commits_
       GUARDED_BY(prepared_mu_);
@@ -224,9 +229,7 @@ class WritePreparedSnapshotChecker final : public SnapshotChecker {
     if (released) return Result::kSnapshotReleased;
     return in ? Result::kInSnapshot : Result::kNotInSnapshot;
   }
-  SequenceNumber SmallestUncommitted() const override {
-    return visibility_->SmallestUncommitted();
-  }
+  SequenceNumber SmallestUncommitted() const override { return visibility_->SmallestUncommitted(); }
 
  private:
   const WritePreparedVisibility* const visibility_;

@@ -26,13 +26,14 @@ class PrepareCallback final : public PreReleaseCallback {
   WritePreparedVisibility* const visibility_;
 };
 
-// Commits, at the write's last number, the ranges given and (commit_own) the write's own
-// numbers.
+// Commits, at the write's last number, up to two ranges (a write's prepared step, a
+// prepare committing with it; empty ones are skipped) and (commit_own) the write's own
+// numbers. (Held inline: a vector of ranges cost an allocation per commit.)
 class CommitCallback final : public PreReleaseCallback {
  public:
   using Range = std::pair<SequenceNumber, uint64_t>;  // first number, count
-  CommitCallback(WritePreparedVisibility* visibility, std::vector<Range> ranges, bool commit_own)
-      : visibility_(visibility), ranges_(std::move(ranges)), commit_own_(commit_own) {}
+  CommitCallback(WritePreparedVisibility* visibility, Range first, Range second, bool commit_own)
+      : visibility_(visibility), ranges_{first, second}, commit_own_(commit_own) {}
   void Callback(SequenceNumber first_seq, uint64_t count, uint64_t) override {
     const SequenceNumber commit = first_seq + count - 1;
     if (commit_own_) {
@@ -45,7 +46,7 @@ class CommitCallback final : public PreReleaseCallback {
 
  private:
   WritePreparedVisibility* const visibility_;
-  const std::vector<Range> ranges_;
+  const Range ranges_[2];
   const bool commit_own_;
 };
 
@@ -60,6 +61,7 @@ WritePreparedVisibility::Hooks VisibilityHooks(DBImpl* db) {
 
 WritePreparedTxnDB::WritePreparedTxnDB(DB* db, const TransactionDBOptions& txn_db_options)
     : PessimisticTransactionDB(db, txn_db_options),
+      two_write_queues_(db->GetDBOptions().two_write_queues),
       visibility_(txn_db_options.wp_commit_cache_bits, txn_db_options.wp_snapshot_cache_bits,
                   VisibilityHooks(db_impl())),
       checker_(std::make_shared<WritePreparedSnapshotChecker>(&visibility_)) {
@@ -230,9 +232,9 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
 Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
                                           std::pair<SequenceNumber, uint64_t> prepared) {
   DBImpl::TxnWrite t;
-  if (!GetDBOptions().two_write_queues) {
+  if (!two_write_queues_) {
     // One write, committed at its own last number before it is published.
-    CommitCallback commit(&visibility_, {prepared}, /*commit_own=*/true);
+    CommitCallback commit(&visibility_, prepared, {0, 0}, /*commit_own=*/true);
     t.pre_release = &commit;
     Status s = db_impl()->WriteTxn(options, batch, t);
     if (s.ok() && prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);
@@ -249,7 +251,7 @@ Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatc
   WriteOptions number_only = options;
   number_only.disableWAL = true;  // the first step's record needs no marker to count
   number_only.sync = false;
-  CommitCallback commit(&visibility_, {{prepare.first, prepare.count}, prepared},
+  CommitCallback commit(&visibility_, {prepare.first, prepare.count}, prepared,
                         /*commit_own=*/false);
   DBImpl::TxnWrite c;
   c.wal_only = true;
@@ -278,7 +280,7 @@ Status WritePreparedTxnDB::Prepare(const WriteOptions& options, WriteBatch* prep
 
 Status WritePreparedTxnDB::CommitPrepared(const WriteOptions& options, WriteBatch* marker,
                                           SequenceNumber prepare_seq, uint64_t count) {
-  CommitCallback commit(&visibility_, {{prepare_seq, count}}, /*commit_own=*/false);
+  CommitCallback commit(&visibility_, {prepare_seq, count}, {0, 0}, /*commit_own=*/false);
   DBImpl::TxnWrite t;
   t.wal_only = true;
   t.pre_release = &commit;

@@ -94,7 +94,6 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // an eviction raced it).
   const Snapshot* GetSnapshot() override;
 
-
   // ---- For WritePreparedTxn.
   WritePreparedVisibility* visibility() { return &visibility_; }
   // Writes batch and commits it; with prepared (count > 0), the prepare at prepared.first ..
@@ -133,6 +132,8 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // above it exist (AdvanceSeqByOne), else yields.
   void WaitForSafeSnapshot();
 
+  // The DB's option, read once: GetDBOptions copies every option on each call.
+  const bool two_write_queues_;
   WritePreparedVisibility visibility_;
   std::shared_ptr<const WritePreparedSnapshotChecker> checker_;
 };
