@@ -27,6 +27,10 @@ constexpr size_t kHandlesOffset = 1;
 constexpr size_t kVersionOffset = kHandlesOffset + 2 * BlockHandle::kMaxEncodedLength;
 constexpr size_t kFooterCrcOffset = kVersionOffset + 4;
 constexpr size_t kMagicOffset = kFooterCrcOffset + 4;
+
+// Holds the stored form of a compressed block of the default 4 KiB size and of blocks
+// somewhat larger (a compressed form is at most 7/8 of its block).
+constexpr size_t kBlockReadStackBuffer = 8192;
 static_assert(kMagicOffset + 8 == Footer::kEncodedLength);
 
 }  // namespace
@@ -117,16 +121,25 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
                         "size " + std::to_string(size));
   }
   const size_t n = static_cast<size_t>(size);
-  std::unique_ptr<char[]> buf(new char[n + kBlockTrailerSize]);
+  // A compressed block's stored form is only read from: on the stack, it costs no
+  // allocation and no free, and the kernel copies it into memory that is already in the
+  // CPU cache. Everything else is read into the allocation the block will keep.
+  char stack_buf[kBlockReadStackBuffer];
+  std::unique_ptr<char[]> buf;
+  char* scratch = stack_buf;
+  if (!source.expect_compressed || n + kBlockTrailerSize > sizeof(stack_buf)) {
+    buf.reset(new char[n + kBlockTrailerSize]);
+    scratch = buf.get();
+  }
   Slice contents;
-  Status s = source.file->Read(offset, n + kBlockTrailerSize, &contents, buf.get());
+  Status s = source.file->Read(offset, n + kBlockTrailerSize, &contents, scratch);
   if (!s.ok()) return s;
   if (contents.size() != n + kBlockTrailerSize) {
     return CorruptionAt(source.file_name, offset, "truncated block read");
   }
-  // Some files (an in-memory Env) return their own memory; keep one owned copy.
-  if (contents.data() != buf.get()) memcpy(buf.get(), contents.data(), contents.size());
-  const char* data = buf.get();
+  // Some files (an in-memory Env, a mapped file) return their own memory, which is only
+  // read from here as well.
+  const char* data = contents.data();
 
   if (verify_checksums && source.checksum_type != kNoChecksum) {
     const uint32_t stored = DecodeFixed32(data + n + 1);
@@ -138,6 +151,12 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
 
   const auto type = static_cast<CompressionType>(data[n]);
   if (type == kNoCompression) {
+    // The block keeps its bytes: in buf when they were read there, else in a copy.
+    if (buf == nullptr || data != buf.get()) {
+      std::unique_ptr<char[]> owned(new char[n]);
+      memcpy(owned.get(), data, n);
+      buf = std::move(owned);
+    }
     *result = BlockContents(std::move(buf), n);
     return Status::OK();
   }

@@ -109,6 +109,10 @@ struct BlockReadSource {
   uint64_t file_size = 0;
   const std::string* file_name = nullptr;  // may be null
   ChecksumType checksum_type = kCRC32c;
+  // The file was written with compression, so its blocks are most likely compressed: a
+  // small block is then read into a buffer on the stack and decompressed from there, with
+  // no allocation for its stored form. A wrong guess costs a copy, never a wrong answer.
+  bool expect_compressed = false;
 };
 
 // Reads the block at handle (and its trailer), verifies the checksum when

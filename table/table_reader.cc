@@ -251,6 +251,7 @@ Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify,
   source.file_size = file_size_;
   source.file_name = &options_.file_name;
   source.checksum_type = footer_.checksum_type();
+  source.expect_compressed = expect_compressed_;
   StopWatch sw(nullptr, options_.statistics, SST_READ_MICROS);
   return ReadBlock(source, handle, verify, contents);
 }
@@ -319,6 +320,7 @@ Status TableReader::ReadMetaBlocks() {
   if (!s.ok()) return s;
   s = DecodeTableProperties(contents.data, name, properties_handle.offset(), &props_);
   if (!s.ok()) return s;
+  expect_compressed_ = props_.compression_name != CompressionTypeToString(kNoCompression);
   const char* cmp_name = options_.icmp->user_comparator()->Name();
   if (props_.comparator_name != cmp_name) {
     return Status::InvalidArgument(

@@ -175,6 +175,8 @@ class TableReader {
   const uint64_t file_size_;
   Footer footer_;
   TableProperties props_;
+  // The file was written with compression (a hint for ReadBlock, set once props_ is read).
+  bool expect_compressed_ = false;
   Cache* cache_ = nullptr;  // null: no block cache
   uint64_t cache_id_ = 0;   // this reader's cache key prefix
   // The index: index_fixed_ points at it when the reader keeps it (owned in index_block_,

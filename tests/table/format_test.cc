@@ -247,6 +247,69 @@ TEST(ReadBlockTest, CompressedBlocks) {
   }
 }
 
+// A file that hands out its own memory instead of filling the caller's buffer, as a mapped
+// file or an in-memory Env may.
+class OwnMemorySource final : public RandomAccessFile {
+ public:
+  explicit OwnMemorySource(std::string contents) : contents_(std::move(contents)) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* /*scratch*/) const override {
+    if (offset > contents_.size()) return Status::IOError("read past the end");
+    *result = Slice(contents_.data() + offset, std::min(n, contents_.size() - offset));
+    return Status::OK();
+  }
+
+ private:
+  std::string contents_;
+};
+
+// ReadBlock reads a block the table expects to be compressed into a buffer of its own and
+// decompresses from there; every combination of that guess, the block's real compression,
+// its size (below and above the buffer) and a file that returns its own memory must give
+// the same bytes, owned by the result and valid after the file is gone.
+TEST(ReadBlockTest, EveryCompressionGuessGivesOwnedBytes) {
+  Random rnd(TestSeed());
+  for (size_t target : {100u, 4000u, 9000u, 40000u}) {
+    std::string data;
+    // Half random bytes, half repeats: compressible, and the large ones compress to more
+    // than the stack buffer holds.
+    while (data.size() < target) {
+      data += RandomString(&rnd, 16);
+      data += std::string(16, 'x');
+    }
+    for (CompressionType t : SupportedCompressions()) {
+      std::string stored = data;
+      if (t != kNoCompression) {
+        ASSERT_TRUE(CompressBlock(t, data, &stored));
+      }
+      const std::string file = "pad" + WithTrailer(stored, t, kXXH3);
+      for (bool expect : {false, true}) {
+        for (bool own_memory : {false, true}) {
+          SCOPED_TRACE(std::string(CompressionTypeToString(t)) + " size " + std::to_string(target) +
+                       (expect ? " expected" : " unexpected") +
+                       (own_memory ? " own memory" : " scratch"));
+          std::unique_ptr<RandomAccessFile> src;
+          if (own_memory) {
+            src = std::make_unique<OwnMemorySource>(file);
+          } else {
+            src = std::make_unique<StringSource>(file);
+          }
+          BlockReadSource source;
+          source.file = src.get();
+          source.file_size = file.size();
+          source.checksum_type = kXXH3;
+          source.expect_compressed = expect;
+          BlockContents c;
+          ASSERT_OK(ReadBlock(source, BlockHandle(3, stored.size()), true, &c));
+          src.reset();
+          ASSERT_NE(c.allocation, nullptr);
+          EXPECT_EQ(c.data.data(), c.allocation.get());
+          EXPECT_EQ(c.data.ToString(), data);
+        }
+      }
+    }
+  }
+}
+
 // A small table file on disk, for footer damage.
 class TableFileTest : public ::testing::Test {
  protected:
