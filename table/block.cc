@@ -18,8 +18,7 @@ namespace {
 // pointer comparison, paid once per iterator.
 bool IsInternalBytewise(const Comparator* cmp, size_t min_key_size) {
   return min_key_size >= 8 && typeid(*cmp) == typeid(InternalKeyComparator) &&
-         static_cast<const InternalKeyComparator*>(cmp)->user_comparator() ==
-             BytewiseComparator();
+         static_cast<const InternalKeyComparator*>(cmp)->user_comparator() == BytewiseComparator();
 }
 
 // InternalKeyComparator::Compare over BytewiseComparator, inline.
@@ -99,8 +98,8 @@ void Block::BuildRestartPrefixes() {
     const char* p = data + offset;
     if (offset >= restart_offset_ || (p = GetVarint32Ptr(p, limit, &shared)) == nullptr ||
         (p = GetVarint32Ptr(p, limit, &non_shared)) == nullptr ||
-        (p = GetVarint32Ptr(p, limit, &value_len)) == nullptr || shared != 0 ||
-        non_shared < 8 || non_shared > static_cast<uint64_t>(limit - p)) {
+        (p = GetVarint32Ptr(p, limit, &value_len)) == nullptr || shared != 0 || non_shared < 8 ||
+        non_shared > static_cast<uint64_t>(limit - p)) {
       return;  // the iterator reports the damage; Seek searches without a summary
     }
     prefixes[i] = UserKeyPrefix(Slice(p, non_shared - 8));
@@ -113,245 +112,238 @@ Status Block::status() const {
   return CorruptionAt(file_name_, file_offset_, malformed_);
 }
 
-// Position: current_ is the offset of the current entry; current_ == restarts_ means not
-// valid. value_ ends where the next entry begins.
-class Block::Iter final : public InternalIterator {
- public:
-  Iter(const Block* block, const Comparator* cmp, size_t min_key_size)
-      : block_(block),
-        cmp_(cmp),
-        min_key_size_(min_key_size),
-        internal_bytewise_(IsInternalBytewise(cmp, min_key_size)),
-        data_(block->contents_.data.data()),
-        restarts_(block->restart_offset_),
-        num_restarts_(block->num_restarts_),
-        current_(restarts_),
-        restart_index_(num_restarts_) {}
+Block::Iter::Iter(const Block* block, const Comparator* cmp, size_t min_key_size)
+    : block_(block),
+      cmp_(cmp),
+      min_key_size_(min_key_size),
+      internal_bytewise_(IsInternalBytewise(cmp, min_key_size)),
+      data_(block->contents_.data.data()),
+      restarts_(block->malformed_ == nullptr ? block->restart_offset_ : 0),
+      num_restarts_(block->malformed_ == nullptr ? block->num_restarts_ : 0),
+      current_(restarts_),
+      restart_index_(num_restarts_),
+      key_(key_inline_) {
+  if (block->malformed_ != nullptr) status_ = block->status();
+}
 
-  bool Valid() const override { return current_ < restarts_; }
-  Status status() const override { return status_; }
-  Slice key() const override { return Slice(key_); }
-  Slice value() const override { return value_; }
+Block::Iter::~Iter() {
+  if (key_ != key_inline_) delete[] key_;
+}
 
-  void Next() override {
-    if (!Valid()) return;
-    ParseNextKey();
+void Block::Iter::Prev() {
+  if (!Valid()) return;
+  const uint32_t original = current_;
+  while (RestartPoint(restart_index_) >= original) {
+    if (restart_index_ == 0) {
+      Invalidate();
+      return;
+    }
+    restart_index_--;
   }
-
-  void Prev() override {
-    if (!Valid()) return;
-    const uint32_t original = current_;
-    while (RestartPoint(restart_index_) >= original) {
-      if (restart_index_ == 0) {
-        Invalidate();
-        return;
-      }
-      restart_index_--;
-    }
-    SeekToRestartPoint(restart_index_);
-    while (ParseNextKey() && NextEntryOffset() < original) {
-    }
+  SeekToRestartPoint(restart_index_);
+  while (ParseNextKey() && NextEntryOffset() < original) {
   }
+}
 
-  void Seek(const Slice& target) override {
-    if (!status_.ok()) return;
-    // The last restart point whose key is < target; the answer is at or after it.
-    uint32_t left = 0;
-    uint32_t right = num_restarts_ - 1;
-    const std::vector<uint64_t>& prefixes = block_->restart_prefixes_;
-    if (internal_bytewise_ && !prefixes.empty() && target.size() >= 8) {
-      // Restart keys with a smaller prefix sort before target, those with a larger one
-      // after it: only the run of equal prefixes (and the one before it) is in doubt.
-      const uint64_t tp = UserKeyPrefix(ExtractUserKey(target));
-      const auto lo = static_cast<uint32_t>(
-          std::lower_bound(prefixes.begin(), prefixes.end(), tp) - prefixes.begin());
-      uint32_t hi = lo;
-      while (hi < num_restarts_ && prefixes[hi] == tp) hi++;
-      left = lo > 0 ? lo - 1 : 0;
-      right = hi > 0 ? hi - 1 : 0;
-    }
-    while (left < right) {
-      const uint32_t mid = left + (right - left + 1) / 2;
-      Slice mid_key;
-      if (!RestartKey(mid, &mid_key)) return;
-      if (Compare(mid_key, target) < 0) {
-        left = mid;
-      } else {
-        right = mid - 1;
-      }
-    }
-    SeekToRestartPoint(left);
-    while (ParseNextKey()) {
-      if (Compare(Slice(key_), target) >= 0) return;
+void Block::Iter::Seek(const Slice& target) {
+  if (!status_.ok()) return;
+  // The last restart point whose key is < target; the answer is at or after it.
+  uint32_t left = 0;
+  uint32_t right = num_restarts_ - 1;
+  const std::vector<uint64_t>& prefixes = block_->restart_prefixes_;
+  if (internal_bytewise_ && !prefixes.empty() && target.size() >= 8) {
+    // Restart keys with a smaller prefix sort before target, those with a larger one
+    // after it: only the run of equal prefixes (and the one before it) is in doubt.
+    const uint64_t tp = UserKeyPrefix(ExtractUserKey(target));
+    const auto lo = static_cast<uint32_t>(std::lower_bound(prefixes.begin(), prefixes.end(), tp) -
+                                          prefixes.begin());
+    uint32_t hi = lo;
+    while (hi < num_restarts_ && prefixes[hi] == tp) hi++;
+    left = lo > 0 ? lo - 1 : 0;
+    right = hi > 0 ? hi - 1 : 0;
+  }
+  while (left < right) {
+    const uint32_t mid = left + (right - left + 1) / 2;
+    Slice mid_key;
+    if (!RestartKey(mid, &mid_key)) return;
+    if (Compare(mid_key, target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
     }
   }
+  SeekToRestartPoint(left);
+  while (ParseNextKey()) {
+    if (Compare(key(), target) >= 0) return;
+  }
+}
 
-  // See Block::SeekForGet.
-  bool SeekForGet(const Slice& target, const Comparator* ucmp) {
-    if (!status_.ok()) return true;
-    const Slice user_key = ExtractUserKey(target);
-    uint8_t entry = block_->hash_index_.Lookup(user_key);
-    if (entry == kHashCollision) {
-      Seek(target);
+bool Block::Iter::SeekForGet(const Slice& target, const Comparator* ucmp) {
+  if (!status_.ok()) return true;
+  const Slice user_key = ExtractUserKey(target);
+  uint8_t entry = block_->hash_index_.Lookup(user_key);
+  if (entry == kHashCollision) {
+    Seek(target);
+    return true;
+  }
+  // No bucket: the user key is not in this block, but the first key after it may be in
+  // the last interval (or, past the block's last key, in the next block).
+  const uint32_t restart = entry == kHashNoEntry ? num_restarts_ - 1 : entry;
+  const uint32_t limit = restart + 1 < num_restarts_ ? RestartPoint(restart + 1) : restarts_;
+  SeekToRestartPoint(restart);
+  for (;;) {
+    if (NextEntryOffset() >= limit) {
+      // Every key of the interval sorts before target, and the index says no version of
+      // its user key at or below target's sequence lies in the rest of the block: the
+      // answer, if any, is in the next block.
+      Invalidate();
       return true;
     }
-    // No bucket: the user key is not in this block, but the first key after it may be in
-    // the last interval (or, past the block's last key, in the next block).
-    const uint32_t restart = entry == kHashNoEntry ? num_restarts_ - 1 : entry;
-    const uint32_t limit = restart + 1 < num_restarts_ ? RestartPoint(restart + 1) : restarts_;
-    SeekToRestartPoint(restart);
-    for (;;) {
-      if (NextEntryOffset() >= limit) {
-        // Every key of the interval sorts before target, and the index says no version of
-        // its user key at or below target's sequence lies in the rest of the block: the
-        // answer, if any, is in the next block.
-        Invalidate();
-        return true;
-      }
-      if (!ParseNextKey()) return true;  // corruption, in status()
-      if (Compare(Slice(key_), target) >= 0) break;
+    if (!ParseNextKey()) return true;  // corruption, in status()
+    if (Compare(key(), target) >= 0) break;
+  }
+  // The first key at or after target: another user key means target's is in no later
+  // block either.
+  return ucmp->Compare(ExtractUserKey(key()), user_key) == 0;
+}
+
+void Block::Iter::SeekForPrev(const Slice& target) {
+  Seek(target);
+  if (!Valid()) {
+    SeekToLast();
+  }
+  while (Valid() && Compare(key(), target) > 0) Prev();
+}
+
+void Block::Iter::SeekToFirst() {
+  if (!status_.ok()) return;
+  SeekToRestartPoint(0);
+  ParseNextKey();
+}
+
+void Block::Iter::SeekToLast() {
+  if (!status_.ok()) return;
+  SeekToRestartPoint(num_restarts_ - 1);
+  while (ParseNextKey() && NextEntryOffset() < restarts_) {
+  }
+}
+
+// cmp_->Compare(key, target). key is a decoded entry key (at least min_key_size_ long).
+inline int Block::Iter::Compare(const Slice& key, const Slice& target) const {
+  if (internal_bytewise_ && target.size() >= 8) return CompareInternalBytewise(key, target);
+  return cmp_->Compare(key, target);
+}
+
+inline uint32_t Block::Iter::RestartPoint(uint32_t index) const {
+  return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
+}
+
+inline void Block::Iter::SeekToRestartPoint(uint32_t index) {
+  key_size_ = 0;
+  restart_index_ = index;
+  value_ = Slice(data_ + RestartPoint(index), 0);
+}
+
+void Block::Iter::Invalidate() {
+  current_ = restarts_;
+  restart_index_ = num_restarts_;
+  key_size_ = 0;
+  value_ = Slice();
+}
+
+void Block::Iter::CorruptionError(uint32_t entry_offset) {
+  Invalidate();
+  if (status_.ok()) {
+    status_ = CorruptionAt(block_->file_name_, block_->file_offset_, "bad entry in block",
+                           "entry at block offset " + std::to_string(entry_offset));
+  }
+}
+
+// Decodes the entry header at offset; false if it does not fit before the restarts.
+inline bool Block::Iter::DecodeEntry(uint32_t offset, uint32_t* shared, uint32_t* non_shared,
+                                     uint32_t* value_len, const char** key_delta) const {
+  const char* p = data_ + offset;
+  const char* limit = data_ + restarts_;
+  if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return false;
+  if ((p = GetVarint32Ptr(p, limit, non_shared)) == nullptr) return false;
+  if ((p = GetVarint32Ptr(p, limit, value_len)) == nullptr) return false;
+  const auto room = static_cast<uint64_t>(limit - p);
+  if (static_cast<uint64_t>(*non_shared) + *value_len > room) return false;
+  *key_delta = p;
+  return true;
+}
+
+// The whole key stored at restart point index (which shares nothing with its
+// predecessor); false and Corruption if it is malformed.
+bool Block::Iter::RestartKey(uint32_t index, Slice* key) {
+  const uint32_t offset = RestartPoint(index);
+  uint32_t shared, non_shared, value_len;
+  const char* delta;
+  if (offset >= restarts_ || !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) ||
+      shared != 0 || non_shared < min_key_size_) {
+    CorruptionError(offset);
+    return false;
+  }
+  *key = Slice(delta, non_shared);
+  return true;
+}
+
+void Block::Iter::SetKey(uint32_t shared, const char* delta, uint32_t n) {
+  // A key is at most the block's size (the entry was checked to fit), so this cannot wrap.
+  const uint32_t size = shared + n;
+  if (size > key_capacity_) {
+    uint32_t capacity = key_capacity_ * 2;
+    while (capacity < size) capacity *= 2;
+    char* grown = new char[capacity];
+    std::memcpy(grown, key_, shared);
+    if (key_ != key_inline_) delete[] key_;
+    key_ = grown;
+    key_capacity_ = capacity;
+  }
+  std::memcpy(key_ + shared, delta, n);
+  key_size_ = size;
+}
+
+// Moves to the entry after the current one; false at the end or on corruption.
+bool Block::Iter::ParseNextKey() {
+  current_ = NextEntryOffset();
+  if (current_ >= restarts_) {
+    // The end, with a restart point not yet reached: it lay inside the last entry.
+    if (current_ == restarts_ && restart_index_ + 1 < num_restarts_) {
+      CorruptionError(current_);
+      return false;
     }
-    // The first key at or after target: another user key means target's is in no later
-    // block either.
-    return ucmp->Compare(ExtractUserKey(Slice(key_)), user_key) == 0;
-  }
-
-  void SeekForPrev(const Slice& target) override {
-    Seek(target);
-    if (!Valid()) {
-      SeekToLast();
-    }
-    while (Valid() && Compare(Slice(key_), target) > 0) Prev();
-  }
-
-  void SeekToFirst() override {
-    if (!status_.ok()) return;
-    SeekToRestartPoint(0);
-    ParseNextKey();
-  }
-
-  void SeekToLast() override {
-    if (!status_.ok()) return;
-    SeekToRestartPoint(num_restarts_ - 1);
-    while (ParseNextKey() && NextEntryOffset() < restarts_) {
-    }
-  }
-
- private:
-  // cmp_->Compare(key, target). key is a decoded entry key (at least min_key_size_ long).
-  int Compare(const Slice& key, const Slice& target) const {
-    if (internal_bytewise_ && target.size() >= 8) return CompareInternalBytewise(key, target);
-    return cmp_->Compare(key, target);
-  }
-  uint32_t RestartPoint(uint32_t index) const {
-    return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
-  }
-  uint32_t NextEntryOffset() const {
-    return static_cast<uint32_t>((value_.data() + value_.size()) - data_);
-  }
-  void SeekToRestartPoint(uint32_t index) {
-    key_.clear();
-    restart_index_ = index;
-    value_ = Slice(data_ + RestartPoint(index), 0);
-  }
-  void Invalidate() {
-    current_ = restarts_;
-    restart_index_ = num_restarts_;
-    key_.clear();
-    value_ = Slice();
-  }
-  void CorruptionError(uint32_t entry_offset) {
     Invalidate();
-    if (status_.ok()) {
-      status_ = CorruptionAt(block_->file_name_, block_->file_offset_, "bad entry in block",
-                             "entry at block offset " + std::to_string(entry_offset));
-    }
+    return false;
   }
-
-  // Decodes the entry header at offset p; false if it does not fit before the restarts.
-  bool DecodeEntry(uint32_t offset, uint32_t* shared, uint32_t* non_shared, uint32_t* value_len,
-                   const char** key_delta) const {
-    const char* p = data_ + offset;
-    const char* limit = data_ + restarts_;
-    if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return false;
-    if ((p = GetVarint32Ptr(p, limit, non_shared)) == nullptr) return false;
-    if ((p = GetVarint32Ptr(p, limit, value_len)) == nullptr) return false;
-    const auto room = static_cast<uint64_t>(limit - p);
-    if (static_cast<uint64_t>(*non_shared) + *value_len > room) return false;
-    *key_delta = p;
-    return true;
+  uint32_t shared, non_shared, value_len;
+  const char* delta;
+  if (!DecodeEntry(current_, &shared, &non_shared, &value_len, &delta) || shared > key_size_) {
+    CorruptionError(current_);
+    return false;
   }
-
-  // The whole key stored at restart point index (which shares nothing with its
-  // predecessor); false and Corruption if it is malformed.
-  bool RestartKey(uint32_t index, Slice* key) {
-    const uint32_t offset = RestartPoint(index);
-    uint32_t shared, non_shared, value_len;
-    const char* delta;
-    if (offset >= restarts_ || !DecodeEntry(offset, &shared, &non_shared, &value_len, &delta) ||
-        shared != 0 || non_shared < min_key_size_) {
-      CorruptionError(offset);
-      return false;
-    }
-    *key = Slice(delta, non_shared);
-    return true;
+  SetKey(shared, delta, non_shared);
+  if (key_size_ < min_key_size_) {
+    CorruptionError(current_);
+    return false;
   }
-
-  // Moves to the entry after the current one; false at the end or on corruption.
-  bool ParseNextKey() {
-    current_ = NextEntryOffset();
-    if (current_ >= restarts_) {
-      // The end, with a restart point not yet reached: it lay inside the last entry.
-      if (current_ == restarts_ && restart_index_ + 1 < num_restarts_) {
-        CorruptionError(current_);
-        return false;
-      }
-      Invalidate();
-      return false;
-    }
-    uint32_t shared, non_shared, value_len;
-    const char* delta;
-    if (!DecodeEntry(current_, &shared, &non_shared, &value_len, &delta) || shared > key_.size()) {
+  value_ = Slice(delta + non_shared, value_len);
+  // Entries must start exactly at every restart point they reach, with no shared prefix
+  // there: otherwise Prev and Seek, which start from restart points, would parse other
+  // entries than a forward scan does.
+  while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
+    restart_index_++;
+    if (RestartPoint(restart_index_) != current_) {
       CorruptionError(current_);
       return false;
     }
-    key_.resize(shared);
-    key_.append(delta, non_shared);
-    if (key_.size() < min_key_size_) {
-      CorruptionError(current_);
-      return false;
-    }
-    value_ = Slice(delta + non_shared, value_len);
-    // Entries must start exactly at every restart point they reach, with no shared prefix
-    // there: otherwise Prev and Seek, which start from restart points, would parse other
-    // entries than a forward scan does.
-    while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
-      restart_index_++;
-      if (RestartPoint(restart_index_) != current_) {
-        CorruptionError(current_);
-        return false;
-      }
-    }
-    if (RestartPoint(restart_index_) == current_ && shared != 0) {
-      CorruptionError(current_);
-      return false;
-    }
-    return true;
   }
-
-  const Block* const block_;
-  const Comparator* const cmp_;
-  const size_t min_key_size_;
-  const bool internal_bytewise_;  // compare inline; see IsInternalBytewise
-  const char* const data_;
-  const uint32_t restarts_;
-  const uint32_t num_restarts_;
-  uint32_t current_;
-  uint32_t restart_index_;  // the restart block current_ falls in
-  std::string key_;
-  Slice value_;
-  Status status_;
-};
+  if (RestartPoint(restart_index_) == current_ && shared != 0) {
+    CorruptionError(current_);
+    return false;
+  }
+  return true;
+}
 
 bool Block::SeekForGet(InternalIterator* iter, const Slice& target, const Comparator* ucmp) const {
   if (malformed_ != nullptr || !hash_index_.present()) {
@@ -362,7 +354,6 @@ bool Block::SeekForGet(InternalIterator* iter, const Slice& target, const Compar
 }
 
 InternalIterator* Block::NewIterator(const Comparator* cmp, size_t min_key_size) const {
-  if (malformed_ != nullptr) return NewEmptyInternalIterator(status());
   return new Iter(this, cmp, min_key_size);
 }
 

@@ -22,6 +22,8 @@ namespace shale {
 
 class Block {
  public:
+  class Iter;
+
   // file_name (may be null; must outlive the block) and file_offset only label errors.
   explicit Block(BlockContents&& contents, const std::string* file_name = nullptr,
                  uint64_t file_offset = 0);
@@ -36,7 +38,7 @@ class Block {
   // added in). An entry whose key is shorter than min_key_size is Corruption (pass 8 for
   // internal keys, which the internal comparator may not see shorter). The caller owns it;
   // the block and cmp must outlive it. Values point into the block; keys live in the
-  // iterator until it moves.
+  // iterator until it moves. (Block::Iter, below, is the same iterator as a value.)
   InternalIterator* NewIterator(const Comparator* cmp, size_t min_key_size = 0) const;
 
   // True if the block carries a data block hash index (data_block_hash_index.h).
@@ -64,16 +66,81 @@ class Block {
   size_t restart_prefix_bytes() const { return restart_prefixes_.size() * sizeof(uint64_t); }
 
  private:
-  class Iter;
-
   BlockContents contents_;
   const std::string* file_name_;
   uint64_t file_offset_;
-  uint32_t restart_offset_ = 0;      // where the restart array starts
-  uint32_t num_restarts_ = 0;        // 0 when the block is malformed
-  const char* malformed_ = nullptr;  // why, when it is
-  DataBlockHashIndex hash_index_;    // present() only in data blocks written with one
+  uint32_t restart_offset_ = 0;             // where the restart array starts
+  uint32_t num_restarts_ = 0;               // 0 when the block is malformed
+  const char* malformed_ = nullptr;         // why, when it is
+  DataBlockHashIndex hash_index_;           // present() only in data blocks written with one
   std::vector<uint64_t> restart_prefixes_;  // empty, or one per restart point
+};
+
+// The iterator NewIterator returns, also usable as a local value: a point lookup positions
+// one per block it searches, and keeping it on the stack saves an allocation each time.
+// Over a malformed block it is empty, with the block's Corruption in status().
+//
+// Position: current_ is the offset of the current entry; current_ == restarts_ means not
+// valid. value_ ends where the next entry begins. The current key is rebuilt from the
+// entries' shared prefixes in key_, inline for keys up to kInlineKey bytes.
+class Block::Iter final : public InternalIterator {
+ public:
+  // The block and cmp must outlive the iterator; see NewIterator for min_key_size.
+  Iter(const Block* block, const Comparator* cmp, size_t min_key_size);
+  ~Iter() override;
+
+  bool Valid() const override { return current_ < restarts_; }
+  Status status() const override { return status_; }
+  Slice key() const override { return Slice(key_, key_size_); }
+  Slice value() const override { return value_; }
+
+  void Next() override {
+    if (!Valid()) return;
+    ParseNextKey();
+  }
+  void Prev() override;
+  void Seek(const Slice& target) override;
+  void SeekForPrev(const Slice& target) override;
+  void SeekToFirst() override;
+  void SeekToLast() override;
+
+  // See Block::SeekForGet.
+  bool SeekForGet(const Slice& target, const Comparator* ucmp);
+
+ private:
+  static constexpr size_t kInlineKey = 64;
+
+  int Compare(const Slice& key, const Slice& target) const;
+  uint32_t RestartPoint(uint32_t index) const;
+  uint32_t NextEntryOffset() const {
+    return static_cast<uint32_t>((value_.data() + value_.size()) - data_);
+  }
+  void SeekToRestartPoint(uint32_t index);
+  void Invalidate();
+  void CorruptionError(uint32_t entry_offset);
+  bool DecodeEntry(uint32_t offset, uint32_t* shared, uint32_t* non_shared, uint32_t* value_len,
+                   const char** key_delta) const;
+  bool RestartKey(uint32_t index, Slice* key);
+  bool ParseNextKey();
+  // Keeps the first `shared` bytes of the key and appends delta[0, n).
+  // REQUIRES: shared <= key_size_.
+  void SetKey(uint32_t shared, const char* delta, uint32_t n);
+
+  const Block* const block_;
+  const Comparator* const cmp_;
+  const size_t min_key_size_;
+  const bool internal_bytewise_;  // compare inline; see IsInternalBytewise in block.cc
+  const char* const data_;
+  const uint32_t restarts_;
+  const uint32_t num_restarts_;
+  uint32_t current_;
+  uint32_t restart_index_;  // the restart block current_ falls in
+  Slice value_;
+  Status status_;
+  char* key_;  // key_inline_, or a heap buffer of key_capacity_ bytes for longer keys
+  uint32_t key_size_ = 0;
+  uint32_t key_capacity_ = kInlineKey;
+  char key_inline_[kInlineKey];
 };
 
 }  // namespace shale

@@ -1,5 +1,7 @@
 #include "table/table_reader.h"
 
+#include <optional>
+
 #include "table/filter.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
@@ -571,16 +573,15 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
   BlockRef index;
   Status s = GetIndexBlock(read_options, &index);
   if (!s.ok()) return s;
-  std::unique_ptr<InternalIterator> index_iter(
-      index.block->NewIterator(options_.icmp, kInternalKeyMin));
-  index_iter->Seek(ikey);
+  Block::Iter index_iter(index.block, options_.icmp, kInternalKeyMin);
+  index_iter.Seek(ikey);
   BlockCursor cursor;
   bool advanced;
-  return SearchFrom(read_options, index_iter.get(), &cursor, ikey, filtered, &advanced, visit);
+  return SearchFrom(read_options, &index_iter, &cursor, ikey, filtered, &advanced, visit);
 }
 
 template <typename Visit>
-Status TableReader::SearchFrom(const ReadOptions& read_options, InternalIterator* index_iter,
+Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* index_iter,
                                BlockCursor* cursor, const Slice& ikey, bool filtered,
                                bool* advanced, Visit&& visit) {
   Statistics* const stats = options_.statistics;
@@ -604,30 +605,29 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, InternalIterator
       cursor->offset = handle.offset();
     }
     BlockRef* data = &cursor->ref;
-    std::unique_ptr<InternalIterator> iter(
-        data->block->NewIterator(options_.icmp, kInternalKeyMin));
+    Block::Iter iter(data->block, options_.icmp, kInternalKeyMin);
     if (first_block) {
       first_block = false;
-      if (!use_hash_index_) {
-        iter->Seek(ikey);
-      } else if (!data->block->SeekForGet(iter.get(), ikey, options_.icmp->user_comparator())) {
+      if (!use_hash_index_ || !data->block->has_hash_index()) {
+        iter.Seek(ikey);
+      } else if (!iter.SeekForGet(ikey, options_.icmp->user_comparator())) {
         // The block's hash index answered: not in this file.
-        return iter->status();
+        return iter.status();
       }
     } else {
-      iter->SeekToFirst();
+      iter.SeekToFirst();
     }
-    for (; iter->Valid(); iter->Next()) {
+    for (; iter.Valid(); iter.Next()) {
       if (first_entry) {
         first_entry = false;
-        if (filtered && options_.icmp->user_comparator()->Compare(ExtractUserKey(iter->key()),
+        if (filtered && options_.icmp->user_comparator()->Compare(ExtractUserKey(iter.key()),
                                                                   ExtractUserKey(ikey)) == 0) {
           RecordTick(stats, BLOOM_FILTER_FULL_TRUE_POSITIVE);
         }
       }
-      if (!visit(iter->key(), iter->value(), data)) return iter->status();
+      if (!visit(iter.key(), iter.value(), data)) return iter.status();
     }
-    if (!iter->status().ok()) return iter->status();
+    if (!iter.status().ok()) return iter.status();
   }
   return index_iter->status();
 }
@@ -642,7 +642,7 @@ void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, 
   // The index is fetched when the first key passes the filter, and then kept.
   BlockRef index;
   Status index_status;
-  std::unique_ptr<InternalIterator> index_iter;
+  std::optional<Block::Iter> index_iter;
   BlockCursor cursor;
   // Where index_iter was sought last, while it still stands there: a later key at or
   // after that one, and at or before the entry it stands on, needs no seek of its own.
@@ -661,11 +661,9 @@ void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, 
       continue;
     }
     if (filtered) RecordTick(stats, BLOOM_FILTER_FULL_POSITIVE);
-    if (index_iter == nullptr && index_status.ok()) {
+    if (!index_iter.has_value() && index_status.ok()) {
       index_status = GetIndexBlock(read_options, &index);
-      if (index_status.ok()) {
-        index_iter.reset(index.block->NewIterator(options_.icmp, kInternalKeyMin));
-      }
+      if (index_status.ok()) index_iter.emplace(index.block, options_.icmp, kInternalKeyMin);
     }
     if (!index_status.ok()) {
       k.status = index_status;
@@ -678,7 +676,7 @@ void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, 
       last_seek = k.ikey;
     }
     bool advanced;
-    k.status = SearchFrom(read_options, index_iter.get(), &cursor, k.ikey, filtered, &advanced,
+    k.status = SearchFrom(read_options, &*index_iter, &cursor, k.ikey, filtered, &advanced,
                           [&](const Slice& key, const Slice& value, BlockRef* block) {
                             return visit(k.arg, key, value, block);
                           });

@@ -166,9 +166,8 @@ class TableReader {
   // next key of a batch in the same block is not fetched again. *advanced tells whether
   // index_iter was moved past its position. filtered: a filter said the key may match.
   template <typename Visit>
-  Status SearchFrom(const ReadOptions& read_options, InternalIterator* index_iter,
-                    BlockCursor* cursor, const Slice& ikey, bool filtered, bool* advanced,
-                    Visit&& visit);
+  Status SearchFrom(const ReadOptions& read_options, Block::Iter* index_iter, BlockCursor* cursor,
+                    const Slice& ikey, bool filtered, bool* advanced, Visit&& visit);
 
   const TableReaderOptions options_;
   const std::unique_ptr<RandomAccessFile> file_;

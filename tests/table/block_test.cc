@@ -131,6 +131,44 @@ TEST(BlockTest, PrefixCompressionShrinksSharedKeys) {
   EXPECT_LT(compressed.size(), plain.size() / 2);
 }
 
+// The iterator rebuilds keys in a buffer that holds short keys inline and moves to the heap
+// for longer ones: keys from empty to several hundred bytes, sharing long prefixes across
+// that boundary, read back the same in every direction.
+TEST(BlockTest, KeysLongerThanTheInlineBuffer) {
+  Random rnd(TestSeed());
+  for (int interval : {1, 4, 16}) {
+    SCOPED_TRACE("interval " + std::to_string(interval));
+    Model m;
+    const std::string prefix = RandomString(&rnd, 60);
+    while (m.size() < 300) {
+      const size_t len = rnd.Uniform(600);
+      std::string k = len < prefix.size() ? prefix.substr(0, len)
+                                          : prefix + RandomString(&rnd, len - prefix.size());
+      m[k] = RandomBinaryString(&rnd, rnd.Uniform(10));
+    }
+    CheckAgainstModel(m, Build(m, interval), &rnd);
+  }
+}
+
+// The iterator as a local value (as a point lookup uses it) over a malformed block is empty
+// and reports the block's damage.
+TEST(BlockTest, IteratorValueOverMalformedBlock) {
+  std::string contents;
+  PutFixed32(&contents, 0);  // zero restarts
+  Block block{BlockContents(Slice(contents))};
+  ASSERT_TRUE(block.status().IsCorruption());
+  Block::Iter it(&block, BytewiseComparator(), 0);
+  EXPECT_FALSE(it.Valid());
+  EXPECT_TRUE(it.status().IsCorruption());
+  it.SeekToFirst();
+  EXPECT_FALSE(it.Valid());
+  it.Seek("a");
+  EXPECT_FALSE(it.Valid());
+  it.SeekToLast();
+  EXPECT_FALSE(it.Valid());
+  EXPECT_TRUE(it.status().IsCorruption());
+}
+
 TEST(BlockTest, ResetStartsAnEmptyBlock) {
   BlockBuilder b(4);
   b.Add("x", "1");
@@ -243,14 +281,10 @@ TEST(BlockTest, RestartPrefixSummaryKeepsSeekExact) {
   const InternalKeyComparator icmp(BytewiseComparator());
   auto user_key = [&]() {
     switch (rnd.Uniform(4)) {
-      case 0:
-        return std::string("prefix01") + RandomBinaryString(&rnd, rnd.Uniform(4));
-      case 1:
-        return std::string("ab") + std::string(rnd.Uniform(7), '\0');
-      case 2:
-        return RandomBinaryString(&rnd, rnd.Uniform(10));
-      default:
-        return std::string(1 + rnd.Uniform(9), static_cast<char>(0xff));
+      case 0: return std::string("prefix01") + RandomBinaryString(&rnd, rnd.Uniform(4));
+      case 1: return std::string("ab") + std::string(rnd.Uniform(7), '\0');
+      case 2: return RandomBinaryString(&rnd, rnd.Uniform(10));
+      default: return std::string(1 + rnd.Uniform(9), static_cast<char>(0xff));
     }
   };
   std::vector<std::string> keys;
