@@ -160,9 +160,8 @@ Status DBImpl::Recover() {
   // edit is durable, a crash replays the same WALs again.
   logfile_number_ = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
-  EnvOptions env_options;
-  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
-  s = env_->NewWritableFile(LogFileName(dbname_, logfile_number_), &file, env_options);
+  s = env_->NewWritableFile(LogFileName(dbname_, logfile_number_), &file,
+                            log::WalFileOptions(options_));
   if (!s.ok()) return s;
   s = db_dir_->Fsync();
   if (!s.ok()) return s;

@@ -599,9 +599,8 @@ Status DBImpl::SwitchMemtable() {
   // Creating the new WAL file is I/O under the mutex; it happens once per memtable.
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
-  EnvOptions env_options;
-  env_options.writable_file_max_buffer_size = options_.writable_file_max_buffer_size;
-  Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &file, env_options);
+  Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &file,
+                                   log::WalFileOptions(options_));
   if (s.ok() && db_dir_ != nullptr) {
     // The new WAL's directory entry must be durable before a synced write relies on it.
     s = db_dir_->Fsync();

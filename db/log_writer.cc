@@ -7,6 +7,13 @@
 
 namespace shale::log {
 
+EnvOptions WalFileOptions(const DBOptions& options) {
+  EnvOptions env_options;
+  env_options.writable_file_max_buffer_size = options.writable_file_max_buffer_size;
+  env_options.use_mmap_writes = true;
+  return env_options;
+}
+
 Writer::Writer(std::unique_ptr<WritableFile>&& dest, uint64_t log_number)
     : dest_(std::move(dest)),
       log_number_(log_number),

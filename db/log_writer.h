@@ -14,10 +14,15 @@
 
 #include "db/log_format.h"
 #include "shale/env.h"
+#include "shale/options.h"
 #include "shale/slice.h"
 #include "shale/status.h"
 
 namespace shale::log {
+
+// How the DB opens a WAL file for a Writer: through a shared mapping where the Env can, so
+// that AddRecord's push to the OS is a copy into the page cache, not a write() per record.
+EnvOptions WalFileOptions(const DBOptions& options);
 
 class Writer {
  public:

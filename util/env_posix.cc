@@ -1,6 +1,7 @@
 // Env::Default(): the POSIX Env.
 //
-// Writable files buffer up to writable_file_max_buffer_size bytes in user space. With
+// Writable files buffer up to writable_file_max_buffer_size bytes in user space, or with
+// EnvOptions::use_mmap_writes copy appends into a shared mapping of the file. With
 // O_DIRECT (EnvOptions::use_direct_reads / use_direct_writes) every transfer is aligned to
 // kDirectIOAlignment in offset, length and memory; when the file system refuses O_DIRECT
 // (tmpfs, some network file systems) the file silently falls back to buffered I/O and
@@ -9,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -113,6 +115,14 @@ bool PwriteFully(int fd, const char* buf, size_t n, uint64_t offset) {
     offset += static_cast<uint64_t>(r);
   }
   return true;
+}
+
+// fsync (full) or fdatasync.
+Status SyncFd(int fd, bool full, const std::string& fname) {
+  if ((full ? fsync(fd) : fdatasync(fd)) != 0) {
+    return PosixError(std::string(full ? "While fsync" : "While fdatasync") + ": " + fname, errno);
+  }
+  return Status::OK();
 }
 
 class PosixSequentialFile final : public SequentialFile {
@@ -329,11 +339,7 @@ class PosixWritableFile final : public WritableFile {
     Status s = Flush();
     if (s.ok() && direct_) s = CutPadding();
     if (!s.ok()) return s;
-    int r = full ? fsync(fd_) : fdatasync(fd_);
-    if (r != 0)
-      return PosixError(std::string(full ? "While fsync" : "While fdatasync") + ": " + fname_,
-                        errno);
-    return Status::OK();
+    return SyncFd(fd_, full, fname_);
   }
 
   const std::string fname_;
@@ -345,6 +351,136 @@ class PosixWritableFile final : public WritableFile {
   size_t buffered_ = 0;         // bytes in the buffer
   uint64_t buffer_offset_ = 0;  // direct only: file offset of the buffer's first byte
   uint64_t filesize_ = 0;       // bytes appended
+};
+
+// Append-only file written through a shared mapping (EnvOptions::use_mmap_writes, which the
+// DB asks for its WAL). An append is a memcpy into the page cache with no system call: the
+// bytes survive a process crash as soon as Append returns, as a pwrite's would, and a
+// machine crash only after Sync (fdatasync/fsync write back pages dirtied through a mapping
+// like any others). The file grows a window at a time; each window is allocated with
+// fallocate before it is mapped, so that a full disk is a NoSpace status from Append and
+// never a SIGBUS on a page fault. Past the last append the file reads as zeros until Close
+// cuts it to the appended size; a crash leaves that zeroed tail, which log::Reader takes as
+// the clean end of the log. Where the file system refuses fallocate or the mapping, the
+// file goes on with a buffer and pwrite for the rest of its life.
+class PosixMmapWritableFile final : public WritableFile {
+ public:
+  PosixMmapWritableFile(std::string fname, int fd) : fname_(std::move(fname)), fd_(fd) {}
+
+  ~PosixMmapWritableFile() override {
+    if (fd_ >= 0) Close().PermitUncheckedError();
+  }
+
+  Status Append(const Slice& data) override {
+    if (fd_ < 0) return Status::IOError("Append to a closed file", fname_);
+    const char* src = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      if (pwrite_only_) {
+        pending_.append(src, left);
+        filesize_ += left;
+        return Status::OK();
+      }
+      if (filesize_ == window_end_) {
+        Status s = NextWindow();
+        if (!s.ok()) return s;
+        continue;
+      }
+      const size_t n = std::min<uint64_t>(left, window_end_ - filesize_);
+      memcpy(base_ + (filesize_ - window_start_), src, n);
+      src += n;
+      left -= n;
+      filesize_ += n;
+    }
+    return Status::OK();
+  }
+
+  // Mapped, the appended bytes are in the page cache already.
+  Status Flush() override {
+    if (pending_.empty()) return Status::OK();
+    if (!PwriteFully(fd_, pending_.data(), pending_.size(), filesize_ - pending_.size())) {
+      return WriteError(errno);
+    }
+    pending_.clear();
+    return Status::OK();
+  }
+
+  Status Sync() override { return SyncImpl(false); }
+  Status Fsync() override { return SyncImpl(true); }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    Status s = Flush();
+    Status u = Unmap();
+    if (s.ok()) s = u;
+    if (ftruncate(fd_, static_cast<off_t>(filesize_)) != 0 && s.ok()) {
+      s = PosixError("While ftruncate to " + std::to_string(filesize_) + ": " + fname_, errno);
+    }
+    if (close(fd_) != 0 && s.ok()) s = PosixError("While closing file: " + fname_, errno);
+    fd_ = -1;
+    return s;
+  }
+
+  uint64_t GetFileSize() override { return filesize_; }
+
+ private:
+  static constexpr size_t kFirstWindow = 64 << 10;
+  static constexpr size_t kMaxWindow = 4 << 20;
+
+  Status WriteError(int err) { return PosixError("While appending to file: " + fname_, err); }
+
+  // Maps the next window, which starts where the last one ended (page-aligned, since every
+  // window's size is a multiple of the page size).
+  Status NextWindow() {
+    Status s = Unmap();
+    if (!s.ok()) return s;
+    window_start_ = window_end_;
+    window_size_ = window_size_ == 0 ? kFirstWindow : std::min(window_size_ * 2, kMaxWindow);
+    int r;
+    do {
+      r = fallocate(fd_, 0, static_cast<off_t>(window_start_), static_cast<off_t>(window_size_));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) {
+      if (errno == ENOSPC || errno == EDQUOT || errno == EIO) return WriteError(errno);
+      pwrite_only_ = true;  // EOPNOTSUPP and the like: this file system cannot preallocate
+      return Status::OK();
+    }
+    void* p = mmap(nullptr, window_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                   static_cast<off_t>(window_start_));
+    if (p == MAP_FAILED) {
+      pwrite_only_ = true;
+      return Status::OK();
+    }
+    base_ = static_cast<char*>(p);
+    window_end_ = window_start_ + window_size_;
+    return Status::OK();
+  }
+
+  Status Unmap() {
+    if (base_ == nullptr) return Status::OK();
+    const int r = munmap(base_, window_size_);
+    base_ = nullptr;
+    if (r != 0) return PosixError("While munmap: " + fname_, errno);
+    return Status::OK();
+  }
+
+  Status SyncImpl(bool full) {
+    if (fd_ < 0) return Status::IOError("Sync of a closed file", fname_);
+    Status s = Flush();
+    if (!s.ok()) return s;
+    return SyncFd(fd_, full, fname_);
+  }
+
+  const std::string fname_;
+  int fd_;
+  char* base_ = nullptr;       // the mapped window, or null
+  uint64_t window_start_ = 0;  // file offset of base_[0]
+  uint64_t window_end_ = 0;    // file offset one past the window (the file's size on disk)
+  size_t window_size_ = 0;
+  uint64_t filesize_ = 0;  // bytes appended
+  // Without a mapping: appends wait here for the next Flush.
+  bool pwrite_only_ = false;
+  std::string pending_;
 };
 
 class PosixDirectory final : public Directory {
@@ -399,6 +535,15 @@ class PosixEnv final : public Env {
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
                          const EnvOptions& options) override {
     result->reset();
+    if (options.use_mmap_writes && !options.use_direct_writes) {
+      int fd;
+      do {
+        fd = open(fname.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      } while (fd < 0 && errno == EINTR);
+      if (fd < 0) return PosixError("While open a file for appending: " + fname, errno);
+      *result = std::make_unique<PosixMmapWritableFile>(fname, fd);
+      return Status::OK();
+    }
     bool direct;
     int fd = OpenMaybeDirect(fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644,
                              options.use_direct_writes, &direct);

@@ -30,6 +30,12 @@ struct EnvOptions {
   bool use_direct_writes = false;
   // Bytes buffered by a WritableFile before it writes to the OS.
   size_t writable_file_max_buffer_size = 1024 * 1024;
+  // Write through a shared mapping of the file: an append reaches the OS (the page cache)
+  // without a system call, so it needs no Flush to survive a process crash. The file's
+  // size on disk runs ahead of what was appended, in zeros, until Close; a reader of a file
+  // left by a crash must take a zeroed tail as its end. Ignored with use_direct_writes, and
+  // by an Env that cannot map files. The DB asks for it for its WAL.
+  bool use_mmap_writes = false;
 };
 
 // Read from the start to the end, in order.
