@@ -18,7 +18,6 @@ LRUHandle* NewHandle(const Slice& key, uint32_t hash, void* value, size_t charge
   auto* e = new (mem) LRUHandle();
   e->value = value;
   e->deleter = deleter;
-  e->next_hash = nullptr;
   e->next = nullptr;
   e->prev = nullptr;
   e->charge = charge;
@@ -43,59 +42,86 @@ void FreeHandleMemory(LRUHandle* e) {
 
 // ---- HandleTable ----
 
-HandleTable::HandleTable() { Resize(); }
+namespace {
+constexpr uint32_t kMinTableLength = 16;
+}  // namespace
 
-HandleTable::~HandleTable() { delete[] list_; }
+HandleTable::HandleTable() { Resize(kMinTableLength); }
 
-LRUHandle** HandleTable::FindPointer(const Slice& key, uint32_t hash) {
-  LRUHandle** ptr = &list_[hash & (length_ - 1)];
-  while (*ptr != nullptr && ((*ptr)->hash != hash || key != (*ptr)->key())) {
-    ptr = &(*ptr)->next_hash;
+HandleTable::~HandleTable() { delete[] slots_; }
+
+uint32_t HandleTable::FindSlot(const Slice& key, uint32_t hash) const {
+  const uint32_t mask = length_ - 1;
+  uint32_t i = hash & mask;
+  // Never endless: at most half the slots are full.
+  while (slots_[i].handle != nullptr &&
+         (slots_[i].hash != hash || key != slots_[i].handle->key())) {
+    i = (i + 1) & mask;
   }
-  return ptr;
+  return i;
 }
 
-LRUHandle* HandleTable::Lookup(const Slice& key, uint32_t hash) { return *FindPointer(key, hash); }
+LRUHandle* HandleTable::Lookup(const Slice& key, uint32_t hash) {
+  return slots_[FindSlot(key, hash)].handle;
+}
 
 LRUHandle* HandleTable::Insert(LRUHandle* h) {
-  LRUHandle** ptr = FindPointer(h->key(), h->hash);
-  LRUHandle* old = *ptr;
-  h->next_hash = old == nullptr ? nullptr : old->next_hash;
-  *ptr = h;
-  if (old == nullptr) {
-    ++elems_;
-    if (elems_ > length_) Resize();
-  }
+  const uint32_t i = FindSlot(h->key(), h->hash);
+  LRUHandle* old = slots_[i].handle;
+  slots_[i] = Slot{h->hash, h};
+  if (old == nullptr && ++elems_ > length_ / 2) Resize(length_ * 2);
   return old;
 }
 
 LRUHandle* HandleTable::Remove(const Slice& key, uint32_t hash) {
-  LRUHandle** ptr = FindPointer(key, hash);
-  LRUHandle* result = *ptr;
-  if (result != nullptr) {
-    *ptr = result->next_hash;
-    --elems_;
-  }
+  const uint32_t i = FindSlot(key, hash);
+  LRUHandle* result = slots_[i].handle;
+  if (result != nullptr) EraseSlot(i);
   return result;
 }
 
-void HandleTable::Resize() {
-  uint32_t new_length = 16;
-  while (new_length < elems_ * 3 / 2 && new_length < (1u << 30)) new_length *= 2;
-  auto** new_list = new LRUHandle*[new_length]();
-  for (uint32_t i = 0; i < length_; i++) {
-    LRUHandle* h = list_[i];
-    while (h != nullptr) {
-      LRUHandle* next = h->next_hash;
-      LRUHandle** bucket = &new_list[h->hash & (new_length - 1)];
-      h->next_hash = *bucket;
-      *bucket = h;
-      h = next;
-    }
+void HandleTable::RemoveEntry(LRUHandle* h) {
+  const uint32_t mask = length_ - 1;
+  uint32_t i = h->hash & mask;
+  while (slots_[i].handle != h) {
+    assert(slots_[i].handle != nullptr);
+    i = (i + 1) & mask;
   }
-  delete[] list_;
-  list_ = new_list;
+  EraseSlot(i);
+}
+
+void HandleTable::EraseSlot(uint32_t i) {
+  // Backward shift: an entry after the hole moves into it unless its home slot lies
+  // (cyclically) after the hole and at or before the entry, where a probe for it starts
+  // past the hole anyway.
+  const uint32_t mask = length_ - 1;
+  uint32_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (slots_[j].handle == nullptr) break;
+    const uint32_t home = slots_[j].hash & mask;
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    slots_[i] = slots_[j];
+    i = j;
+  }
+  slots_[i] = Slot{0, nullptr};
+  --elems_;
+}
+
+void HandleTable::Resize(uint32_t new_length) {
+  Slot* old = slots_;
+  const uint32_t old_length = length_;
+  slots_ = new Slot[new_length]();
   length_ = new_length;
+  const uint32_t mask = new_length - 1;
+  for (uint32_t k = 0; k < old_length; k++) {
+    if (old[k].handle == nullptr) continue;
+    uint32_t i = old[k].hash & mask;
+    while (slots_[i].handle != nullptr) i = (i + 1) & mask;
+    slots_[i] = old[k];
+  }
+  delete[] old;
 }
 
 // ---- LRUCacheShard ----
@@ -114,7 +140,7 @@ LRUCacheShard::~LRUCacheShard() {
     while (lru_.next != &lru_) {
       LRUHandle* e = lru_.next;
       LRURemove(e);
-      table_.Remove(e->key(), e->hash);
+      table_.RemoveEntry(e);
       e->in_cache = false;
       usage_ -= e->charge;
       e->next = chain;
@@ -191,7 +217,7 @@ void LRUCacheShard::EvictFromLRU(size_t charge, LRUHandle** to_free) {
   while ((usage_ + charge > capacity_ || usage_ + charge < usage_) && lru_.next != &lru_) {
     LRUHandle* old = lru_.next;
     LRURemove(old);
-    table_.Remove(old->key(), old->hash);
+    table_.RemoveEntry(old);
     old->in_cache = false;
     usage_ -= old->charge;
     old->next = *to_free;
@@ -273,7 +299,7 @@ bool LRUCacheShard::Release(LRUHandle* e, bool erase_if_last_ref) {
         if (usage_ > capacity_ || erase_if_last_ref) {
           // Over capacity (only possible without a strict limit) or asked to: drop it
           // rather than list it.
-          table_.Remove(e->key(), e->hash);
+          table_.RemoveEntry(e);
           e->in_cache = false;
         } else {
           LRUInsert(e);
@@ -335,7 +361,7 @@ void LRUCacheShard::EraseUnRefEntries() {
     while (lru_.next != &lru_) {
       LRUHandle* old = lru_.next;
       LRURemove(old);
-      table_.Remove(old->key(), old->hash);
+      table_.RemoveEntry(old);
       old->in_cache = false;
       usage_ -= old->charge;
       old->next = to_free;

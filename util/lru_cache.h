@@ -1,6 +1,6 @@
 // LRUCache: the sharded LRU implementation of Cache (shale/cache.h) that NewLRUCache returns.
 //
-// Each shard owns a mutex, an intrusive hash table and a circular LRU list of the entries
+// Each shard owns a mutex, an open-addressing hash table and a circular LRU list of the entries
 // that are in the cache and unreferenced (only those can be evicted). The list runs from
 // the oldest entry to the newest; its newest part is the high-priority pool, holding HIGH
 // entries and entries that were looked up again, up to high_pri_pool_ratio of the shard's
@@ -34,9 +34,8 @@ namespace lru_internal {
 struct LRUHandle {
   void* value;
   Cache::DeleterFn deleter;
-  LRUHandle* next_hash;  // chain in the hash table bucket
-  LRUHandle* next;       // LRU list: towards newer entries
-  LRUHandle* prev;       // LRU list: towards older entries
+  LRUHandle* next;  // LRU list: towards newer entries; also chains entries to free
+  LRUHandle* prev;  // LRU list: towards older entries
   size_t charge;
   size_t key_length;
   uint32_t refs;  // handles held by users
@@ -51,7 +50,12 @@ struct LRUHandle {
   Slice key() const { return Slice(key_data(), key_length); }
 };
 
-// Chained hash table of LRUHandle*, grown to keep about one entry per bucket.
+// Open-addressing hash table of LRUHandle* with linear probing, kept at most half full.
+// Each slot holds its entry's hash beside the pointer, so a probe reads only the slot
+// array (four slots to a cache line) and touches an entry only when its hash matches: a
+// miss, and the removal of an evicted entry (found by pointer), cost about one cache line
+// instead of a bucket and a chain of entries spread over the heap. Removal shifts later
+// slots of the probe run back (no tombstones), so probe runs stay short.
 class HandleTable {
  public:
   HandleTable();
@@ -63,15 +67,24 @@ class HandleTable {
   // Inserts h and returns the entry it replaces (same key), or nullptr.
   LRUHandle* Insert(LRUHandle* h);
   LRUHandle* Remove(const Slice& key, uint32_t hash);
+  // Removes h itself. REQUIRES: h is in the table.
+  void RemoveEntry(LRUHandle* h);
   size_t size() const { return elems_; }
 
  private:
-  LRUHandle** FindPointer(const Slice& key, uint32_t hash);
-  void Resize();
+  struct Slot {
+    uint32_t hash;
+    LRUHandle* handle;  // null: empty
+  };
 
-  uint32_t length_ = 0;
+  // The slot holding key, or the empty slot that ends its probe run.
+  uint32_t FindSlot(const Slice& key, uint32_t hash) const;
+  void EraseSlot(uint32_t i);
+  void Resize(uint32_t new_length);
+
+  uint32_t length_ = 0;  // a power of two
   uint32_t elems_ = 0;
-  LRUHandle** list_ = nullptr;
+  Slot* slots_ = nullptr;
 };
 
 class alignas(64) LRUCacheShard {

@@ -6,11 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "shale/cache.h"
+#include "tests/testutil/test_util.h"
 #include "tests/util/cache_fixture.h"
+#include "util/random.h"
 
 namespace shale::cache_test {
 namespace {
@@ -137,6 +143,67 @@ TEST_F(LRUCacheTest, ShardingDefaults) {
 TEST_F(LRUCacheTest, ManyThreadsWithThePool) {
   NewCache(2000, 4, false, 0.3);
   RunConcurrentOps(cache_.get(), TestSeed(), 16 * 3);
+}
+
+// The shard's hash table against a std::map, through growth and many removals. Hashes are
+// drawn from a few values so that keys share home slots and probe runs wrap around the end
+// of the table; removals by key and by entry both shift later slots back, and a lookup
+// must still find every key that is left.
+TEST(LRUHandleTableTest, AgreesWithAMap) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  lru_internal::HandleTable table;
+  std::map<std::string, lru_internal::LRUHandle*> model;
+  std::vector<std::unique_ptr<char[]>> memory;
+  auto make = [&](const std::string& key, uint32_t hash) {
+    memory.emplace_back(new char[sizeof(lru_internal::LRUHandle) + key.size()]);
+    auto* h = new (memory.back().get()) lru_internal::LRUHandle();
+    h->key_length = key.size();
+    h->hash = hash;
+    std::memcpy(h->key_data(), key.data(), key.size());
+    return h;
+  };
+  // Hashes agree with keys (a key always has the same hash), over few distinct values.
+  auto hash_of = [](const std::string& key) {
+    uint32_t h = 0;
+    for (char c : key) h = h * 31 + static_cast<unsigned char>(c);
+    return (h % 7) * 0x9e3779b9u + (h % 3 == 0 ? 15u : 0u);
+  };
+  for (int op = 0; op < 20000; op++) {
+    std::string key = "k";
+    key += std::to_string(rnd.Uniform(op < 10000 ? 400 : 60));
+    const uint32_t hash = hash_of(key);
+    switch (rnd.Uniform(4)) {
+      case 0:
+      case 1: {
+        lru_internal::LRUHandle* h = make(key, hash);
+        lru_internal::LRUHandle* old = table.Insert(h);
+        auto it = model.find(key);
+        ASSERT_EQ(old, it == model.end() ? nullptr : it->second) << "seed " << seed;
+        model[key] = h;
+        break;
+      }
+      case 2: {
+        lru_internal::LRUHandle* got = table.Remove(key, hash);
+        auto it = model.find(key);
+        ASSERT_EQ(got, it == model.end() ? nullptr : it->second) << "seed " << seed;
+        if (it != model.end()) model.erase(it);
+        break;
+      }
+      default: {
+        auto it = model.find(key);
+        if (it == model.end()) break;
+        table.RemoveEntry(it->second);
+        model.erase(it);
+        break;
+      }
+    }
+    ASSERT_EQ(table.size(), model.size());
+    if (op % 97 == 0) {
+      for (const auto& [k, h] : model) ASSERT_EQ(table.Lookup(k, hash_of(k)), h) << "seed " << seed;
+    }
+    ASSERT_EQ(table.Lookup(key, hash), model.count(key) != 0 ? model[key] : nullptr);
+  }
 }
 
 }  // namespace
