@@ -103,10 +103,10 @@ Status DBImpl::WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite
   w.wal_only = t.wal_only;
   w.pre_release = t.pre_release;
   uint64_t sub_batches = 0;
-  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/true, &w.has_merge,
-                                                  seq_per_batch_ ? &sub_batches : nullptr);
+  Status s =
+      WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/true, &w.has_merge,
+                                           seq_per_batch_ ? &sub_batches : nullptr, &w.prepares);
   if (!s.ok()) return s;
-  w.prepares = batch->HasBeginPrepare();
   if (w.prepares && !options_.allow_2pc) {
     return Status::NotSupported("a prepared transaction needs allow_2pc (TransactionDB)");
   }
