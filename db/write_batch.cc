@@ -161,6 +161,45 @@ bool IsSinglePut(const Slice& rep, Slice* key, Slice* value) {
          input.empty();
 }
 
+// ValidateForWrite's walk for the common batch: records of the default column family
+// only (Put, Delete, SingleDelete, Merge; no marker, no blob), the header's count of them,
+// nothing after them. Answers false for anything else, having set nothing: the general
+// walk then checks it and says what is wrong. (The general walk's per-record dispatch cost
+// about as much as the parse in a WritePrepared write's profile.)
+bool ValidatePlainRecords(const Slice& rep, bool count_sub_batches, bool* has_merge,
+                          uint64_t* sub_batches) {
+  if (rep.size() < kHeader) return false;
+  Slice input(rep.data() + kHeader, rep.size() - kHeader);
+  uint32_t found = 0;
+  bool merge = false;
+  SubBatchSplitter splitter;
+  while (!input.empty()) {
+    const auto tag = static_cast<unsigned char>(input[0]);
+    input.remove_prefix(1);
+    Slice key;
+    Slice value;
+    switch (tag) {
+      case kTypeMerge: merge = true; [[fallthrough]];
+      case kTypeValue:
+        if (!GetLengthPrefixedSlice(&input, &key) || !GetLengthPrefixedSlice(&input, &value)) {
+          return false;
+        }
+        break;
+      case kTypeDeletion:
+      case kTypeSingleDeletion:
+        if (!GetLengthPrefixedSlice(&input, &key)) return false;
+        break;
+      default: return false;
+    }
+    if (count_sub_batches) splitter.StartsNew(key);
+    found++;
+  }
+  if (found != DecodeFixed32(rep.data() + 8)) return false;
+  *has_merge = merge;
+  if (count_sub_batches) *sub_batches = splitter.sub_batches();
+  return true;
+}
+
 // Which kinds of records a batch holds.
 class KindRecorder : public WriteBatch::Handler {
  public:
@@ -517,6 +556,10 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
     // Default column family, no marker, one sub-batch.
     *has_merge = false;
     if (sub_batches != nullptr) *sub_batches = 1;
+    if (begin_prepare != nullptr) *begin_prepare = false;
+    return Status::OK();
+  }
+  if (ValidatePlainRecords(batch->rep_, sub_batches != nullptr, has_merge, sub_batches)) {
     if (begin_prepare != nullptr) *begin_prepare = false;
     return Status::OK();
   }

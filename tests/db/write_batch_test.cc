@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "db/sub_batch.h"
 #include "db/wal_replay.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
@@ -15,6 +16,7 @@
 #include "tests/testutil/test_util.h"
 #include "util/coding.h"
 #include "util/dbformat.h"
+#include "util/random.h"
 
 namespace shale {
 namespace {
@@ -428,6 +430,85 @@ TEST_F(MemTableTest, SinglePutBatchIsCheckedAndAppliedLikeAnyOther) {
   ASSERT_OK(merge.Merge("k", "m"));
   ASSERT_OK(WriteBatchInternal::ValidateForWrite(&merge, false, &has_merge, &sub_batches));
   EXPECT_TRUE(has_merge);
+}
+
+// ValidateForWrite takes the common batch (default-family records only) through a walk of
+// its own: on random batches, some damaged or holding other kinds, its answers must be the
+// general walk's (the model below: iterate, then decide as ValidateForWrite documents).
+TEST(WriteBatchTest, ValidateForWriteMatchesTheGeneralWalkOnRandomBatches) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  FakeColumnFamily other(2);
+  for (int round = 0; round < 3000; round++) {
+    WriteBatch b;
+    const int records = static_cast<int>(rnd.Uniform(12));
+    for (int r = 0; r < records; r++) {
+      const std::string key(1 + rnd.Uniform(3), static_cast<char>('a' + rnd.Uniform(4)));
+      switch (rnd.Uniform(round % 3 == 0 ? 8 : 4)) {
+        case 0: ASSERT_OK(b.Put(key, "v")); break;
+        case 1: ASSERT_OK(b.Delete(key)); break;
+        case 2: ASSERT_OK(b.SingleDelete(key)); break;
+        case 3: ASSERT_OK(b.Merge(key, "m")); break;
+        case 4: ASSERT_OK(b.PutLogData("blob")); break;
+        case 5: ASSERT_OK(b.Put(&other, key, "v")); break;
+        case 6: WriteBatchInternal::MarkCommit(&b, "x"); break;
+        default: WriteBatchInternal::InsertNoop(&b); break;
+      }
+    }
+    std::string rep = b.Data();
+    if (round % 5 == 1 && rep.size() > WriteBatchInternal::kHeader) {
+      rep.resize(rep.size() - 1 - rnd.Uniform(3));  // cut short
+    } else if (round % 5 == 2) {
+      EncodeFixed32(&rep[8], DecodeFixed32(rep.data() + 8) + 1);  // a count that is off
+    }
+    const WriteBatch damaged(rep);
+    for (bool txn_markers : {false, true}) {
+      // The model: the general walk's verdict and facts.
+      struct Model : WriteBatch::Handler {
+        bool merge = false, marker = false, other_cf = false;
+        SubBatchSplitter splitter;
+        Status PutCF(uint32_t cf, const Slice& k, const Slice&) override { return Key(cf, k); }
+        Status DeleteCF(uint32_t cf, const Slice& k) override { return Key(cf, k); }
+        Status SingleDeleteCF(uint32_t cf, const Slice& k) override { return Key(cf, k); }
+        Status MergeCF(uint32_t cf, const Slice& k, const Slice&) override {
+          merge = true;
+          return Key(cf, k);
+        }
+        Status MarkCommit(const Slice&) override {
+          marker = true;
+          return Status::OK();
+        }
+        Status Key(uint32_t cf, const Slice& k) {
+          other_cf = other_cf || cf != 0;
+          if (cf == 0) splitter.StartsNew(k);
+          return Status::OK();
+        }
+      } model;
+      const Status walked = damaged.Iterate(&model);
+      bool has_merge = false;
+      uint64_t sub_batches = 0;
+      const Status s =
+          WriteBatchInternal::ValidateForWrite(&damaged, txn_markers, &has_merge, &sub_batches);
+      SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round));
+      if (!walked.ok()) {
+        // Refused; for damage, unless a record before it was refused first.
+        EXPECT_FALSE(s.ok());
+        if (!model.other_cf && !model.marker) EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+        continue;
+      }
+      // Markers and another family: the first met decides, in record order; each alone
+      // is enough to check the kind.
+      if (model.other_cf && !model.marker) {
+        EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+      } else if (model.marker && !txn_markers && !model.other_cf) {
+        EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+      } else if (!model.marker && !model.other_cf) {
+        ASSERT_OK(s);
+        EXPECT_EQ(model.merge, has_merge);
+        EXPECT_EQ(model.splitter.sub_batches(), sub_batches);
+      }
+    }
+  }
 }
 
 TEST(WriteBatchTest, SavePointWithoutOneIsNotFound) {
