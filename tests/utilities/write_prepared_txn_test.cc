@@ -473,6 +473,41 @@ TEST_P(WritePreparedTxnTest, ReadsAfterACommitEvictedAtOnceDoNotWaitForAWrite) {
   }
 }
 
+// The same case when no write can be made any more (a background error): a read cannot
+// get past max_evicted_seq, and answers TryAgain (RocksDB's status for such a read), a
+// snapshot is null, an iterator holds TryAgain, instead of waiting for a write forever.
+TEST_P(WritePreparedTxnTest, ReadsThatNeedAWriteGiveUpWhenNoWriteCanBeMade) {
+  FaultInjectionTestEnv* env = UseFaultInjectionEnv();
+  Reopen();
+  auto txn = Prepared("far", {{"k", "v"}});
+  for (int i = 0; i < 5000; i++) ASSERT_OK(db_->Put(WriteOptions(), "other", std::to_string(i)));
+  ASSERT_OK(txn->Commit());  // evicted at once: max_evicted_seq is the newest number
+  env->SetFilesystemActive(false);
+  EXPECT_FALSE(db_->Put(WriteOptions(), "x", "y").ok());  // a background error from now on
+  auto result = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> done = result->get_future();
+  std::thread([this, result] {
+    std::string out;
+    std::string value;
+    Status s = db_->Get(ReadOptions(), "k", &value);
+    out += s.IsTryAgain() ? "TryAgain" : s.ToString();
+    const Snapshot* snap = db_->GetSnapshot();
+    out += snap == nullptr ? " null" : " snapshot";
+    db_->ReleaseSnapshot(snap);
+    std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+    it->SeekToFirst();
+    out += it->status().IsTryAgain() ? " TryAgain" : " " + it->status().ToString();
+    result->set_value(out);
+  }).detach();
+  if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    fprintf(stderr, "FAILED: a read after the background error still waits after 30 s\n");
+    std::_Exit(1);
+  }
+  EXPECT_EQ("TryAgain null TryAgain", done.get());
+  txn.reset();
+  env->SetFilesystemActive(true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedTxnTest, testing::ValuesIn(kConfigs),
                          [](const testing::TestParamInfo<Config>& i) { return i.param.name; });
 

@@ -1,7 +1,5 @@
 #include "utilities/transactions/write_prepared_txn_db.h"
 
-#include <thread>
-
 #include "db/db_impl.h"
 #include "db/pre_release_callback.h"
 
@@ -103,12 +101,18 @@ Status WritePreparedTxnDB::AdvanceSeqByOne() {
   return db_impl()->WriteTxn(number_only, &empty, t);
 }
 
-void WritePreparedTxnDB::WaitForSafeSnapshot() {
+Status WritePreparedTxnDB::WaitForSafeSnapshot() {
   // The maximum can reach the newest number (a commit evicted at once, its distance from
   // the prepare too large for a slot), and then no later write need ever come: take the
-  // next number ourselves, as RocksDB's GetSnapshot does. If that fails (a background
-  // error), a writer may still move on.
-  if (!AdvanceSeqByOne().ok()) std::this_thread::yield();
+  // next number ourselves, as RocksDB's GetSnapshot does. If that fails, no write can
+  // (a background error, a shutdown): waiting for one would never end, so the reader
+  // gives up, with RocksDB's status for a read whose view is not safe.
+  Status s = AdvanceSeqByOne();
+  if (s.ok()) return s;
+  return Status::TryAgain(
+      "the read's sequence is not above max_evicted_seq, and no write can "
+      "move past it: " +
+      s.ToString());
 }
 
 // ---- Reads.
@@ -139,7 +143,8 @@ Status WritePreparedTxnDB::ReadWithRetry(const ReadOptions& options, Read read) 
     if (options.snapshot != nullptr || visibility_.SnapshotIsSafe(callback->max_visible_seq())) {
       return s;
     }
-    WaitForSafeSnapshot();
+    Status wait = WaitForSafeSnapshot();
+    if (!wait.ok()) return wait;
   }
 }
 
@@ -204,6 +209,11 @@ Iterator* WritePreparedTxnDB::NewIterator(const ReadOptions& options,
   // An iterator may outlive many evictions: it reads at a snapshot of its own, which the
   // commit cache's bookkeeping knows of, released with the iterator.
   const Snapshot* own = GetSnapshot();
+  if (own == nullptr) {
+    return NewErrorIterator(
+        Status::TryAgain("no snapshot for the iterator: no write can move "
+                         "the sequence past max_evicted_seq"));
+  }
   ReadOptions at_own = options;
   at_own.snapshot = own;
   Iterator* it = db_impl()->NewIteratorWithCallback(at_own, column_family, NewReadCallback(at_own));
@@ -223,7 +233,9 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
     const Snapshot* snapshot = db_impl()->GetSnapshotWithMinUncommitted(min_uncommitted);
     if (visibility_.SnapshotIsSafe(snapshot->GetSequenceNumber())) return snapshot;
     GetBaseDB()->ReleaseSnapshot(snapshot);
-    WaitForSafeSnapshot();
+    // No safe snapshot can be had while no write can be made: none (DB::GetSnapshot's
+    // answer when it cannot take one).
+    if (!WaitForSafeSnapshot().ok()) return nullptr;
   }
 }
 

@@ -91,7 +91,8 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   Iterator* NewIterator(const ReadOptions& options, ColumnFamilyHandle* column_family) override;
   Iterator* NewIterator(const ReadOptions& options) override { return DB::NewIterator(options); }
   // A snapshot the commit cache's bookkeeping covers (taken again in the rare case that
-  // an eviction raced it).
+  // an eviction raced it). Null when none can be: that case needs a write, and the DB
+  // refuses writes (a background error, a shutdown). Reads then return TryAgain.
   const Snapshot* GetSnapshot() override;
 
   // ---- For WritePreparedTxn.
@@ -129,8 +130,8 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // Publishes one more number, without the WAL and without data.
   Status AdvanceSeqByOne();
   // Between two tries of a read or snapshot at or below max_evicted_seq: makes a number
-  // above it exist (AdvanceSeqByOne), else yields.
-  void WaitForSafeSnapshot();
+  // above it exist (AdvanceSeqByOne). TryAgain if it cannot (no write can be made).
+  Status WaitForSafeSnapshot();
 
   // The DB's option, read once: GetDBOptions copies every option on each call.
   const bool two_write_queues_;
