@@ -94,6 +94,7 @@ unsigned Reader::ReadPhysicalRecord(Slice* fragment, size_t* drop_size, uint64_t
         buffer_.clear();
         continue;
       }
+      bad_then_zeros_ = AllZero(Slice(header + kHeaderSize, buffer_.size() - kHeaderSize));
       *drop_size = buffer_.size();
       buffer_.clear();
       bad_reason_ = "zero header followed by non-zero bytes";
@@ -105,6 +106,7 @@ unsigned Reader::ReadPhysicalRecord(Slice* fragment, size_t* drop_size, uint64_t
       buffer_.clear();
       // A record cut off by EOF is a torn write only if it could have fit its block at all.
       if (eof_ && *offset % kBlockSize + kHeaderSize + length <= kBlockSize) return kTornTail;
+      bad_then_zeros_ = AllZero(Slice(header + kHeaderSize, *drop_size - kHeaderSize));
       bad_reason_ = "bad record length";
       return kBadRecord;
     }
@@ -114,6 +116,8 @@ unsigned Reader::ReadPhysicalRecord(Slice* fragment, size_t* drop_size, uint64_t
       const uint32_t actual = crc32c::Value(header + 6, 1 + length);
       if (actual != expected) {
         // The length may be what is damaged, so nothing else in this block is trusted.
+        bad_then_zeros_ =
+            AllZero(Slice(header + kHeaderSize + length, buffer_.size() - kHeaderSize - length));
         *drop_size = buffer_.size();
         buffer_.clear();
         bad_reason_ = "checksum mismatch";
@@ -123,6 +127,7 @@ unsigned Reader::ReadPhysicalRecord(Slice* fragment, size_t* drop_size, uint64_t
 
     buffer_.remove_prefix(kHeaderSize + length);
     if (type == kZeroType || type > kMaxRecordType) {
+      bad_then_zeros_ = AllZero(buffer_);
       *drop_size = kHeaderSize + length;
       bad_reason_ = "unknown record type";
       return kBadRecord;
@@ -154,10 +159,16 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
     Slice fragment;
     size_t drop_size = 0;
     uint64_t offset = 0;
-    const unsigned type = ReadPhysicalRecord(&fragment, &drop_size, &offset);
+    unsigned type = ReadPhysicalRecord(&fragment, &drop_size, &offset);
 
     if (type == kFullType || type == kFirstType || type == kMiddleType || type == kLastType ||
         type == kBadRecord) {
+      if (torn_candidate_) {
+        // More log after it: the damaged record was not the cut-off end after all.
+        torn_candidate_ = false;
+        ReportCorruption(candidate_bytes_, candidate_offset_, candidate_reason_);
+        if (damaged()) return false;
+      }
       if (ReportZeroHole(in_fragmented_record ? record_bytes : 0) && damaged()) return false;
     }
 
@@ -198,6 +209,14 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
 
       case kEof:
       case kTornTail:
+        if (torn_candidate_) {
+          // Nothing but zeros after the damaged record: the write a crash cut off.
+          torn_candidate_ = false;
+          type = kTornTail;
+          drop_size = candidate_bytes_;
+          offset = candidate_offset_;
+          in_fragmented_record = false;
+        }
         if (type == kTornTail || in_fragmented_record) {
           in_zeros_ = false;
           ended_torn_ = true;
@@ -211,6 +230,17 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         return false;
 
       case kBadRecord:
+        if (bad_then_zeros_) {
+          // Only zeros follow it in its block: perhaps a record whose write a crash cut off
+          // in a file written through a mapping (whose tail is zeros). What follows decides.
+          torn_candidate_ = true;
+          candidate_offset_ = offset;
+          candidate_bytes_ = drop_size + (in_fragmented_record ? record_bytes : 0);
+          candidate_reason_ = bad_reason_;
+          in_fragmented_record = false;
+          scratch->clear();
+          break;
+        }
         ReportCorruption(drop_size + (in_fragmented_record ? record_bytes : 0), offset,
                          bad_reason_);
         if (damaged()) return false;

@@ -15,6 +15,9 @@
 //       then ReadRecord returns false.
 //     - kTolerateCorruptedTailRecords, kPointInTimeRecovery, kSkipAnyCorruptedRecords:
 //       the clean end of the log; nothing is reported.
+//   A damaged record (checksum, length or type) followed by nothing but zeros to the end of
+//   the file is that case too: the record a crash cut off while it was being copied into a
+//   WAL written through a mapping, whose unwritten rest reads as zeros.
 // * Zeros to the end of the file (preallocated or never-written space, which is how a
 //   zero-type header reads) are the clean end in every mode, unless they cut a fragmented
 //   record short, which is the incomplete-record case above. Zeros followed later by real
@@ -122,6 +125,15 @@ class Reader {
   uint64_t end_of_buffer_offset_ = 0;  // file offset just past buffer_
   uint64_t last_record_offset_ = 0;
   const char* bad_reason_ = "";
+
+  // Set with kBadRecord: nothing but zeros follows the damaged record in its block.
+  bool bad_then_zeros_ = false;
+  // A damaged record followed by zeros, held back until the reading shows whether
+  // anything but zeros follows (then it is damage) or not (then it is a torn tail).
+  bool torn_candidate_ = false;
+  uint64_t candidate_offset_ = 0;
+  size_t candidate_bytes_ = 0;
+  const char* candidate_reason_ = "";
 
   // Zeros seen (from zero_start_, zero_bytes_ long) that no real record has followed yet.
   bool in_zeros_ = false;

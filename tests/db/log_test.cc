@@ -453,6 +453,59 @@ TEST(LogTest, ZerosCuttingAFragmentedRecordAreATornTail) {
   }
 }
 
+// A WAL written through a mapping and cut off by a crash while its last record was being
+// copied: that record holds any prefix of its bytes and zeros after it (the mapped window's
+// rest). Whatever the prefix, that is a torn tail, not damage; with a record after the
+// zeros it is damage again.
+TEST(LogTest, RecordCutOffMidCopyBeforeZerosIsATornTail) {
+  const std::vector<std::string> records = {Payload(0, 300), Payload(1, 2 * kBlockSize),
+                                            Payload(2, 1000)};
+  const std::string full = WriteLog(records);
+  const std::vector<uint64_t> starts =
+      ReadAll(full, WALRecoveryMode::kAbsoluteConsistency).offsets;
+  const uint64_t last = starts[2];
+  // Cuts inside the last record's header and payload, and inside each fragment of the
+  // fragmented one (whose fragments' headers start at block boundaries).
+  std::vector<uint64_t> cuts;
+  for (uint64_t c : {1, 4, 5, 6, 7, 8, 500, 1006}) cuts.push_back(last + c);
+  for (uint64_t c : {uint64_t{1}, kHeaderSize + 10, uint64_t{kBlockSize} + 3,
+                     uint64_t{2 * kBlockSize} + 9}) {
+    cuts.push_back(starts[1] + c);
+  }
+  for (uint64_t cut : cuts) {
+    std::string contents = full;
+    std::fill(contents.begin() + cut, contents.end(), '\0');
+    contents.append(70000, '\0');  // the rest of the window
+    const size_t complete = cut > last ? 2 : 1;
+    const std::vector<std::string> expected(records.begin(), records.begin() + complete);
+    for (WALRecoveryMode mode : kAllModes) {
+      SCOPED_TRACE("cut at " + std::to_string(cut) + " " + ModeName(mode));
+      ReadResult r = ReadAll(contents, mode);
+      EXPECT_EQ(r.records, expected);
+      if (mode == WALRecoveryMode::kAbsoluteConsistency) {
+        ASSERT_EQ(r.reports.size(), 1u);
+        EXPECT_NE(r.reports[0].ToString().find("truncated record"), std::string::npos)
+            << r.reports[0].ToString();
+      } else {
+        EXPECT_TRUE(r.reports.empty()) << r.reports[0].ToString();
+      }
+    }
+    // The same cut with a record after the zeros: damage, reported in every mode.
+    std::string more = contents.substr(0, (cut / kBlockSize + 2) * kBlockSize);
+    more += WriteLog({"after"}, more).substr(more.size());
+    for (WALRecoveryMode mode : kAllModes) {
+      SCOPED_TRACE("cut at " + std::to_string(cut) + " then a record, " + ModeName(mode));
+      ReadResult r = ReadAll(more, mode);
+      ASSERT_FALSE(r.reports.empty());
+      EXPECT_EQ(r.reports[0].ToString().find("truncated record"), std::string::npos)
+          << r.reports[0].ToString();
+      std::vector<std::string> want = expected;
+      if (mode == WALRecoveryMode::kSkipAnyCorruptedRecords) want.push_back("after");
+      EXPECT_EQ(r.records, want);
+    }
+  }
+}
+
 TEST(LogTest, ZeroHoleBeforeMoreRecordsIsCorruption) {
   std::vector<std::string> records;
   for (int i = 0; i < 12; i++) records.push_back(Payload(i, 9000));
