@@ -48,43 +48,48 @@ constexpr uint32_t kMinTableLength = 16;
 
 HandleTable::HandleTable() { Resize(kMinTableLength); }
 
-HandleTable::~HandleTable() { delete[] slots_; }
+HandleTable::~HandleTable() {
+  delete[] tags_;
+  delete[] handles_;
+}
 
-uint32_t HandleTable::FindSlot(const Slice& key, uint32_t hash) const {
+uint32_t HandleTable::FindSlot(const Slice& key, uint32_t tag) const {
   const uint32_t mask = length_ - 1;
-  uint32_t i = hash & mask;
+  uint32_t i = tag & mask;
   // Never endless: at most half the slots are full.
-  while (slots_[i].handle != nullptr &&
-         (slots_[i].hash != hash || key != slots_[i].handle->key())) {
-    i = (i + 1) & mask;
-  }
+  while (tags_[i] != 0 && (tags_[i] != tag || key != handles_[i]->key())) i = (i + 1) & mask;
   return i;
 }
 
 LRUHandle* HandleTable::Lookup(const Slice& key, uint32_t hash) {
-  return slots_[FindSlot(key, hash)].handle;
+  const uint32_t i = FindSlot(key, Tag(hash));
+  return tags_[i] != 0 ? handles_[i] : nullptr;
 }
 
 LRUHandle* HandleTable::Insert(LRUHandle* h) {
-  const uint32_t i = FindSlot(h->key(), h->hash);
-  LRUHandle* old = slots_[i].handle;
-  slots_[i] = Slot{h->hash, h};
+  const uint32_t tag = Tag(h->hash);
+  const uint32_t i = FindSlot(h->key(), tag);
+  LRUHandle* old = tags_[i] != 0 ? handles_[i] : nullptr;
+  tags_[i] = tag;
+  handles_[i] = h;
   if (old == nullptr && ++elems_ > length_ / 2) Resize(length_ * 2);
   return old;
 }
 
 LRUHandle* HandleTable::Remove(const Slice& key, uint32_t hash) {
-  const uint32_t i = FindSlot(key, hash);
-  LRUHandle* result = slots_[i].handle;
-  if (result != nullptr) EraseSlot(i);
+  const uint32_t i = FindSlot(key, Tag(hash));
+  if (tags_[i] == 0) return nullptr;
+  LRUHandle* result = handles_[i];
+  EraseSlot(i);
   return result;
 }
 
 void HandleTable::RemoveEntry(LRUHandle* h) {
+  const uint32_t tag = Tag(h->hash);
   const uint32_t mask = length_ - 1;
-  uint32_t i = h->hash & mask;
-  while (slots_[i].handle != h) {
-    assert(slots_[i].handle != nullptr);
+  uint32_t i = tag & mask;
+  while (tags_[i] != tag || handles_[i] != h) {
+    assert(tags_[i] != 0);
     i = (i + 1) & mask;
   }
   EraseSlot(i);
@@ -98,30 +103,36 @@ void HandleTable::EraseSlot(uint32_t i) {
   uint32_t j = i;
   for (;;) {
     j = (j + 1) & mask;
-    if (slots_[j].handle == nullptr) break;
-    const uint32_t home = slots_[j].hash & mask;
+    if (tags_[j] == 0) break;
+    const uint32_t home = tags_[j] & mask;
     const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
     if (stays) continue;
-    slots_[i] = slots_[j];
+    tags_[i] = tags_[j];
+    handles_[i] = handles_[j];
     i = j;
   }
-  slots_[i] = Slot{0, nullptr};
+  tags_[i] = 0;
+  handles_[i] = nullptr;
   --elems_;
 }
 
 void HandleTable::Resize(uint32_t new_length) {
-  Slot* old = slots_;
+  uint32_t* old_tags = tags_;
+  LRUHandle** old_handles = handles_;
   const uint32_t old_length = length_;
-  slots_ = new Slot[new_length]();
+  tags_ = new uint32_t[new_length]();
+  handles_ = new LRUHandle*[new_length]();
   length_ = new_length;
   const uint32_t mask = new_length - 1;
   for (uint32_t k = 0; k < old_length; k++) {
-    if (old[k].handle == nullptr) continue;
-    uint32_t i = old[k].hash & mask;
-    while (slots_[i].handle != nullptr) i = (i + 1) & mask;
-    slots_[i] = old[k];
+    if (old_tags[k] == 0) continue;
+    uint32_t i = old_tags[k] & mask;
+    while (tags_[i] != 0) i = (i + 1) & mask;
+    tags_[i] = old_tags[k];
+    handles_[i] = old_handles[k];
   }
-  delete[] old;
+  delete[] old_tags;
+  delete[] old_handles;
 }
 
 // ---- LRUCacheShard ----
