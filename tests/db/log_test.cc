@@ -461,15 +461,14 @@ TEST(LogTest, RecordCutOffMidCopyBeforeZerosIsATornTail) {
   const std::vector<std::string> records = {Payload(0, 300), Payload(1, 2 * kBlockSize),
                                             Payload(2, 1000)};
   const std::string full = WriteLog(records);
-  const std::vector<uint64_t> starts =
-      ReadAll(full, WALRecoveryMode::kAbsoluteConsistency).offsets;
+  const std::vector<uint64_t> starts = ReadAll(full, WALRecoveryMode::kAbsoluteConsistency).offsets;
   const uint64_t last = starts[2];
   // Cuts inside the last record's header and payload, and inside each fragment of the
   // fragmented one (whose fragments' headers start at block boundaries).
   std::vector<uint64_t> cuts;
   for (uint64_t c : {1, 4, 5, 6, 7, 8, 500, 1006}) cuts.push_back(last + c);
-  for (uint64_t c : {uint64_t{1}, kHeaderSize + 10, uint64_t{kBlockSize} + 3,
-                     uint64_t{2 * kBlockSize} + 9}) {
+  for (uint64_t c :
+       {uint64_t{1}, kHeaderSize + 10, uint64_t{kBlockSize} + 3, uint64_t{2 * kBlockSize} + 9}) {
     cuts.push_back(starts[1] + c);
   }
   for (uint64_t cut : cuts) {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <thread>
@@ -469,8 +469,8 @@ TEST(PosixEnvTest, MmapWritesAreInTheFileWithoutFlush) {
   for (int i = 0; i < 2000; i++) {
     // Mostly WAL-sized pieces; twice one larger than the largest (4 MiB) window.
     const bool big = i % 1000 == 500;
-    std::string piece = RandomBinaryString(&rnd, big ? (4u << 20) + rnd.Uniform(100000)
-                                                    : rnd.Skewed(14));
+    std::string piece =
+        RandomBinaryString(&rnd, big ? (4u << 20) + rnd.Uniform(100000) : rnd.Skewed(14));
     ASSERT_OK(w->Append(piece));
     model += piece;
     ASSERT_EQ(model.size(), w->GetFileSize());
