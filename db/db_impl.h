@@ -173,6 +173,10 @@ class DBImpl final : public DB {
     SequenceNumber* seq_used = nullptr;
   };
   Status WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite& t);
+  // WriteTxn of an empty batch, wal_only, with the WAL off: takes one number, runs
+  // pre_release (may be null) with it and publishes it. With seq_per_batch and two write
+  // queues, while no write is in the second queue, without queueing (db_impl_write.cc).
+  Status WriteNumberOnly(PreReleaseCallback* pre_release);
   // The prepare in WAL `log` was committed or rolled back: that WAL need no longer be kept
   // for it (once the commit's memtable is flushed, for a commit).
   void MarkPrepareResolved(uint64_t log);
@@ -470,6 +474,9 @@ class DBImpl final : public DB {
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
   WriteThread write_thread_;
   WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
+  // Writers in WriteWalOnly, from entry until their status is final (after their group
+  // published): while there are none, WriteNumberOnly may number and publish on its own.
+  std::atomic<uint64_t> wal_only_writers_{0};
   // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
   // worth; see util/arena.h for why).
   const std::shared_ptr<ArenaBlockPool> memtable_blocks_;

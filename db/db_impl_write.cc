@@ -462,8 +462,42 @@ void DBImpl::FinishGroup(WriteGroup* group, Writer* self) {
   write_thread_.ExitGroup(group, self);
 }
 
+Status DBImpl::WriteNumberOnly(PreReleaseCallback* pre_release) {
+  // The second queue publishes (WritePrepared with two queues), one group at a time, each
+  // group after its callbacks ran. Numbering, the callback and the publication in one hold
+  // of alloc_mutex_ keep that order while no group is between its numbering and its
+  // publication, that is while no writer is in WriteWalOnly: the increment of one that
+  // numbered before this hold is seen through the mutex, and one that left published
+  // first (acquire). Every smaller number of the main queue had its callback run in that
+  // queue's own hold of alloc_mutex_.
+  if (!main_queue_publishes_ && !has_bg_error_.load(std::memory_order_acquire)) {
+    StopWatch write_timer(env_, stats_, DB_WRITE);
+    MutexLock alloc_lock(&alloc_mutex_);
+    if (wal_only_writers_.load(std::memory_order_acquire) == 0) {
+      const SequenceNumber seq = last_allocated_.load(std::memory_order_relaxed) + 1;
+      last_allocated_.store(seq, std::memory_order_relaxed);
+      if (pre_release != nullptr) pre_release->Callback(seq, 1, 0);
+      last_published_.store(seq, std::memory_order_release);
+      return Status::OK();
+    }
+  }
+  WriteBatch empty;
+  WriteOptions number_only;
+  number_only.disableWAL = true;
+  TxnWrite t;
+  t.wal_only = true;
+  t.pre_release = pre_release;
+  return WriteTxn(number_only, &empty, t);
+}
+
 Status DBImpl::WriteWalOnly(Writer* w) {
   StopWatch write_timer(env_, stats_, DB_WRITE);
+  // Counted until this writer's status is final, which is after its group published.
+  wal_only_writers_.fetch_add(1, std::memory_order_relaxed);
+  struct Uncount {
+    std::atomic<uint64_t>* writers;
+    ~Uncount() { writers->fetch_sub(1, std::memory_order_release); }
+  } uncount{&wal_only_writers_};
   if (nonmem_write_thread_.JoinBatchGroup(w) == WriteThread::kCompleted) return w->status;
   WriteGroup group;
   nonmem_write_thread_.EnterAsBatchGroupLeader(w, &group);

@@ -361,8 +361,10 @@ TEST_F(DBSeqPerBatchTest, WithTwoQueuesCallbacksRunBeforeAnyLargerNumberIsPublis
     struct MarkingCallback : PreReleaseCallback {
       std::vector<std::atomic<bool>>* called;
       SequenceNumber base;
-      void Callback(SequenceNumber first, uint64_t count, uint64_t) override {
-        for (uint64_t i = 0; i < count; i++) (*called)[first + i - base].store(true);
+      SequenceNumber* first = nullptr;  // if set (a callback of one thread's): the number
+      void Callback(SequenceNumber first_seq, uint64_t count, uint64_t) override {
+        for (uint64_t i = 0; i < count; i++) (*called)[first_seq + i - base].store(true);
+        if (first != nullptr) *first = first_seq;
       }
     } marker;
     marker.called = &called;
@@ -389,11 +391,21 @@ TEST_F(DBSeqPerBatchTest, WithTwoQueuesCallbacksRunBeforeAnyLargerNumberIsPublis
           SequenceNumber seq = 0;
           ASSERT_OK(WriteTxn(&data, /*wal_only=*/false, &marker, WriteOptions(), &seq));
           ASSERT_LT(base, seq);
-          WriteBatch commit;  // empty: a number only
-          WriteOptions no_wal;
-          no_wal.disableWAL = true;
+          // The commit takes a number three ways, so that they meet: alone
+          // (WriteNumberOnly, which queues only while the second queue is busy), through
+          // the second queue without the WAL, and as a logged marker.
           SequenceNumber commit_seq = 0;
-          ASSERT_OK(WriteTxn(&commit, /*wal_only=*/true, &marker, no_wal, &commit_seq));
+          if (i % 3 == 0) {
+            MarkingCallback own = marker;
+            own.first = &commit_seq;
+            ASSERT_OK(impl()->WriteNumberOnly(&own));
+          } else {
+            WriteBatch commit;  // empty: a number only
+            WriteOptions wo;
+            wo.disableWAL = i % 3 == 1;
+            if (!wo.disableWAL) WriteBatchInternal::MarkCommit(&commit, "x");
+            ASSERT_OK(WriteTxn(&commit, /*wal_only=*/true, &marker, wo, &commit_seq));
+          }
           ASSERT_LT(seq, commit_seq);
           // Published up to our commit at least: the data is in and numbered below it.
           ASSERT_LE(commit_seq, db_->GetLatestSequenceNumber());
@@ -419,6 +431,51 @@ TEST_F(DBSeqPerBatchTest, WithTwoQueuesCallbacksRunBeforeAnyLargerNumberIsPublis
     EXPECT_EQ("NOT_FOUND", Get("alone"));
     db_.reset();
   }
+}
+
+// Two write queues: WriteNumberOnly numbers and publishes on its own only while the second
+// queue is idle. Behind a second-queue write held in its WAL append, whose number is taken
+// and whose callback has not run, it must wait: publishing its own larger number would
+// make the held one visible first.
+TEST_F(DBSeqPerBatchTest, WithTwoQueuesANumberOnlyWriteWaitsForTheSecondQueue) {
+  GatedWalEnv env;
+  options_.env = &env;
+  options_.two_write_queues = true;
+  Open();
+  const SequenceNumber base = db_->GetLatestSequenceNumber();
+  // Unqueued while the second queue is idle.
+  RecordingCallback alone(impl());
+  ASSERT_OK(impl()->WriteNumberOnly(&alone));
+  EXPECT_EQ(base + 1, alone.first);
+  EXPECT_EQ(1u, alone.count);
+  EXPECT_EQ(base, alone.published_before);
+  EXPECT_EQ(base + 1, db_->GetLatestSequenceNumber());
+
+  RecordingCallback logged(impl());
+  env.SetOpen(false);
+  std::thread marker([&] {
+    WriteBatch commit;
+    WriteBatchInternal::MarkCommit(&commit, "x");
+    ASSERT_OK(WriteTxn(&commit, /*wal_only=*/true, &logged));
+  });
+  env.WaitForHeldAppend();
+  std::atomic<bool> done{false};
+  RecordingCallback number(impl());
+  std::thread number_only([&] {
+    ASSERT_OK(impl()->WriteNumberOnly(&number));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(done.load()) << "published beside a second-queue write not yet published";
+  EXPECT_EQ(base + 1, db_->GetLatestSequenceNumber());
+  env.SetOpen(true);
+  marker.join();
+  number_only.join();
+  EXPECT_EQ(base + 2, logged.first);
+  EXPECT_EQ(base + 3, number.first);
+  EXPECT_EQ(base + 2, number.published_before);
+  EXPECT_EQ(base + 3, db_->GetLatestSequenceNumber());
+  db_.reset();
 }
 
 // Two write queues: a commit that only takes a number (the WAL off) takes it beside a

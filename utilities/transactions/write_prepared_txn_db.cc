@@ -92,14 +92,7 @@ Status WritePreparedTxnDB::OnRecovery(const std::map<std::string, RecoveredTrans
   return AdvanceSeqByOne();
 }
 
-Status WritePreparedTxnDB::AdvanceSeqByOne() {
-  WriteBatch empty;
-  WriteOptions number_only;
-  number_only.disableWAL = true;
-  DBImpl::TxnWrite t;
-  t.wal_only = true;
-  return db_impl()->WriteTxn(number_only, &empty, t);
-}
+Status WritePreparedTxnDB::AdvanceSeqByOne() { return db_impl()->WriteNumberOnly(nullptr); }
 
 Status WritePreparedTxnDB::WaitForSafeSnapshot() {
   // The maximum can reach the newest number (a commit evicted at once, its distance from
@@ -259,16 +252,10 @@ Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatc
   t.pre_release = &prepare;
   Status s = db_impl()->WriteTxn(options, batch, t);
   if (!s.ok()) return s;
-  WriteBatch empty;
-  WriteOptions number_only = options;
-  number_only.disableWAL = true;  // the first step's record needs no marker to count
-  number_only.sync = false;
+  // The first step's record needs no marker to count: the commit takes a number only.
   CommitCallback commit(&visibility_, {prepare.first, prepare.count}, prepared,
                         /*commit_own=*/false);
-  DBImpl::TxnWrite c;
-  c.wal_only = true;
-  c.pre_release = &commit;
-  s = db_impl()->WriteTxn(number_only, &empty, c);
+  s = db_impl()->WriteNumberOnly(&commit);
   if (!s.ok()) return s;
   visibility_.RemovePrepared(prepare.first, prepare.count);
   if (prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);

@@ -16,9 +16,10 @@
 //   a write that commits with one queue: one write, committed at its last number by its
 //   at once (no Prepare) own callback. With two queues: the records go through the main
 //                        queue as a prepare would (which publishes nothing), then a
-//                        second-queue write without the WAL takes the commit number and
-//                        publishes it. The records are thus visible only once all are in
-//                        the memtable, which is what makes unordered_write safe here.
+//                        number-only write (DBImpl::WriteNumberOnly: no WAL, no records)
+//                        takes the commit number and publishes it. The records are thus
+//                        visible only once all are in the memtable, which is what makes
+//                        unordered_write safe here.
 //   Rollback (prepared)  a write of the keys' values from before the prepare, committed
 //                        together with the prepare, so that the restored values hide it.
 // Recovery: what the WAL replay found prepared is recorded as prepared, and everything
