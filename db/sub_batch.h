@@ -36,15 +36,17 @@ class SubBatchSplitter {
   bool StartsNew(const Slice& key) {
     const std::string_view k(key.data(), key.size());
     const uint64_t fp = Fingerprint(k);
-    const bool repeated = Contains(k, fp);
-    if (repeated) {
-      inline_count_ = 0;
-      seen_mask_ = 0;
-      large_.clear();
-      sub_batches_++;
+    const uint64_t bit = MaskBit(fp);
+    // The common case, inline: a key whose mask bit is clear, with room in the array
+    // (which also means the hash set is not in use). The rest is out of line, so that
+    // this stays a few instructions in the caller's loop.
+    if ((seen_mask_ & bit) == 0 && inline_count_ < kInline) {
+      keys_[inline_count_] = k;
+      fingerprints_[inline_count_++] = fp;
+      seen_mask_ |= bit;
+      return false;
     }
-    Add(k, fp);
-    return repeated;
+    return StartsNewSlow(k, fp);
   }
 
   // Sub-batches so far (1 before any record).
@@ -69,6 +71,19 @@ class SubBatchSplitter {
   // not among them, and most keys of a batch with distinct keys skip the scan that way.
   static uint64_t MaskBit(uint64_t fp) {
     return uint64_t{1} << ((fp * 0x9E3779B97F4A7C15ull) >> 58);
+  }
+  // StartsNew for a key that may be in the current sub-batch, or one that does not fit
+  // in the array.
+  [[gnu::noinline]] bool StartsNewSlow(std::string_view k, uint64_t fp) {
+    const bool repeated = Contains(k, fp);
+    if (repeated) {
+      inline_count_ = 0;
+      seen_mask_ = 0;
+      large_.clear();
+      sub_batches_++;
+    }
+    Add(k, fp);
+    return repeated;
   }
   bool Contains(std::string_view k, uint64_t fp) const {
     if (!large_.empty()) return large_.count(k) != 0;
