@@ -146,6 +146,12 @@ class MemTable {
     int operator()(const char* a, const char* b) const;
     int CompareEntries(const char* a, const char* b) const;
     IndexKey MakeIndexKey(const char* entry) const;
+    // The skip list's coarse order (see SkipList): the IndexKey's prefix.
+    uint64_t Prefix(const char* index_key) const {
+      uint64_t p;
+      memcpy(&p, index_key, sizeof(p));
+      return p;
+    }
   };
   using Table = SkipList<KeyComparator, ConcurrentArena>;
   static const char* EntryOf(const char* index_key) {

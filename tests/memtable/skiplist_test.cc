@@ -32,11 +32,18 @@ Key Decode(const char* p) {
   return k;
 }
 
-struct KeyCmp {
+// Without a Prefix: serialized inserts search as readers do.
+struct PlainCmp {
   int operator()(const char* a, const char* b) const {
     Key x = Decode(a), y = Decode(b);
     return x < y ? -1 : (x > y ? 1 : 0);
   }
+};
+
+// With a coarse Prefix that eight neighbouring keys share, so that serialized inserts
+// meet both kinds of step: prefixes that decide, and equal ones that need a comparison.
+struct KeyCmp : PlainCmp {
+  uint64_t Prefix(const char* k) const { return Decode(k) >> 3; }
 };
 
 // Keys used as search targets live outside the list.
@@ -139,12 +146,12 @@ TEST(SkipListTest, SingleKeyBoundaries) {
   EXPECT_FALSE(it.Valid());
 }
 
-template <typename Alloc>
+template <typename Alloc, typename Cmp = KeyCmp>
 void RunModelTest(bool concurrent_api) {
   Random rnd(TestSeed());
   const Key kRange = 5000;
   Alloc arena;
-  SkipList<KeyCmp, Alloc> list(KeyCmp(), &arena);
+  SkipList<Cmp, Alloc> list(Cmp(), &arena);
   std::set<Key> model;
   for (int i = 0; i < 3000; i++) {
     Key k = rnd.Uniform(kRange);
@@ -158,6 +165,9 @@ void RunModelTest(bool concurrent_api) {
 TEST(SkipListTest, ModelSerializedInsertArena) { RunModelTest<Arena>(false); }
 TEST(SkipListTest, ModelSerializedInsertConcurrentArena) { RunModelTest<ConcurrentArena>(false); }
 TEST(SkipListTest, ModelInsertConcurrentlySingleThread) { RunModelTest<ConcurrentArena>(true); }
+TEST(SkipListTest, ModelSerializedInsertWithoutPrefixes) {
+  RunModelTest<ConcurrentArena, PlainCmp>(false);
+}
 
 // Long forward scans go in batches of segments walked side by side (cut and resumed at a
 // cap): with every cap, a scan from SeekToFirst returns the model's keys in order,
@@ -394,9 +404,39 @@ struct CountingCmp {
   size_t* calls;
   int operator()(const char* a, const char* b) const {
     ++*calls;
-    return KeyCmp()(a, b);
+    return PlainCmp()(a, b);
   }
 };
+// The same with an exact prefix (the key itself).
+struct CountingPrefixCmp : CountingCmp {
+  uint64_t Prefix(const char* k) const { return Decode(k); }
+};
+
+// Random serialized inserts into a list whose comparator gives prefixes compare keys only
+// on level 0 (about four a search); above it the prefixes kept beside the pointers decide.
+// Without them a search compares about four keys a level.
+TEST(SkipListTest, PrefixesSpareComparisons) {
+  const uint64_t seed = TestSeed();
+  const int kNum = 50000;
+  const Key kRange = 200000;
+  size_t plain_calls = 0;
+  size_t prefix_calls = 0;
+  Arena plain_arena;
+  Arena prefix_arena;
+  SkipList<CountingCmp, Arena> plain(CountingCmp{&plain_calls}, &plain_arena);
+  SkipList<CountingPrefixCmp, Arena> prefixed(CountingPrefixCmp{{&prefix_calls}}, &prefix_arena);
+  Random rnd(static_cast<uint32_t>(seed));
+  std::set<Key> model;
+  for (int i = 0; i < kNum; i++) {
+    const Key k = rnd.Uniform(kRange);
+    const bool fresh = model.insert(k).second;
+    ASSERT_EQ(InsertKey(&plain, k, false), fresh);
+    ASSERT_EQ(InsertKey(&prefixed, k, false), fresh);
+  }
+  EXPECT_GT(plain_calls, size_t{20} * kNum) << "without prefixes";
+  EXPECT_LT(prefix_calls, size_t{8} * kNum) << "with prefixes";
+  CheckAgainstModel(prefixed, model, kRange, &rnd);
+}
 
 // Serialized inserts in ascending order start from the previous insert's splice: a
 // comparison or two each, where a search from the head takes about 2 log2(n).
