@@ -397,11 +397,10 @@ Status DBImpl::AppendGroup(WriteGroup* group, WriteBatch* record, SequenceNumber
   } else {
     // Numbered per sub-batch, a concatenation would hide where each writer's numbering
     // starts (recovery recounts sub-batches from it): each writer logs its own record,
-    // and the group's records reach the OS together.
+    // and the group's records reach the OS together, with the last one's.
     group->ForEach([&](Writer* m) {
-      if (s.ok()) s = append(m->batch, m->sequence, /*flush=*/false);
+      if (s.ok()) s = append(m->batch, m->sequence, /*flush=*/m == group->last);
     });
-    if (s.ok()) s = log_->Flush();
   }
   if (logged > 0) {
     internal_stats_->wal_bytes.fetch_add(logged, std::memory_order_relaxed);
