@@ -461,7 +461,9 @@ class DBImpl final : public DB {
   uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)
   // Sequences handed out: advanced by a WAL leader (with two write queues, under
   // alloc_mutex_, taken inside log_mutex_ by a logged write). Published: what new reads and
-  // snapshots see (see db_impl_write.cc).
+  // snapshots see (see db_impl_write.cc). WriteNumberOnly runs its commit callback holding
+  // alloc_mutex_, and the callback may take the DB mutex (an eviction fetching the
+  // snapshots): the order is log_mutex_, alloc_mutex_, the DB mutex.
   Mutex alloc_mutex_;
   std::atomic<SequenceNumber> last_allocated_{0};
   std::atomic<SequenceNumber> last_published_{0};

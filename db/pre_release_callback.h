@@ -8,7 +8,9 @@
 // WAL append failed never calls it. With two write queues, a main-queue write's callback
 // runs as its numbers are allocated, under the allocation lock and before its WAL append
 // (a failed append has called it), so that no commit from the second queue numbered later
-// is published before it; a second-queue write's runs after its append.
+// is published before it; a second-queue write's runs after its append. A write without
+// the WAL that only takes a number (DBImpl::WriteNumberOnly) may run it under the
+// allocation lock too, publishing in the same hold.
 //
 // Thread safety: writers of different groups may call one callback object concurrently.
 // It must be quick (it may hold up the other queue) and cannot fail.
