@@ -1,7 +1,8 @@
 // Env::Default(): the POSIX Env.
 //
 // Writable files buffer up to writable_file_max_buffer_size bytes in user space, or with
-// EnvOptions::use_mmap_writes copy appends into a shared mapping of the file. With
+// EnvOptions::use_mmap_writes copy appends into a shared mapping of the file; with
+// EnvOptions::use_mmap_reads a random-access file is one read-only mapping. With
 // O_DIRECT (EnvOptions::use_direct_reads / use_direct_writes) every transfer is aligned to
 // kDirectIOAlignment in offset, length and memory; when the file system refuses O_DIRECT
 // (tmpfs, some network file systems) the file silently falls back to buffered I/O and
@@ -156,6 +157,28 @@ class PosixSequentialFile final : public SequentialFile {
  private:
   const std::string fname_;
   const int fd_;
+};
+
+// A whole file mapped read-only (EnvOptions::use_mmap_reads): a read returns a pointer
+// into the mapping, with no system call and no copy. The size is the file's at open; the
+// file must not shrink while mapped (a read of a page past its end would fault).
+class PosixMmapReadableFile final : public RandomAccessFile {
+ public:
+  PosixMmapReadableFile(const char* base, size_t length) : base_(base), length_(length) {}
+  ~PosixMmapReadableFile() override { munmap(const_cast<char*>(base_), length_); }
+
+  Status Read(uint64_t offset, size_t n, Slice* result, char* /*scratch*/) const override {
+    if (offset >= length_) {
+      *result = Slice();
+      return Status::OK();
+    }
+    *result = Slice(base_ + offset, std::min<uint64_t>(n, length_ - offset));
+    return Status::OK();
+  }
+
+ private:
+  const char* const base_;
+  const size_t length_;
 };
 
 class PosixRandomAccessFile final : public RandomAccessFile {
@@ -528,6 +551,17 @@ class PosixEnv final : public Env {
     bool direct;
     int fd = OpenMaybeDirect(fname, O_RDONLY | O_CLOEXEC, 0, options.use_direct_reads, &direct);
     if (fd < 0) return PosixError("While open a file for random read: " + fname, errno);
+    // A mapping needs no fd once made; an empty file or a refused mapping is read with pread.
+    struct stat st;
+    if (options.use_mmap_reads && !direct && fstat(fd, &st) == 0 && st.st_size > 0) {
+      const auto length = static_cast<size_t>(st.st_size);
+      void* base = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+      if (base != MAP_FAILED) {
+        close(fd);
+        *result = std::make_unique<PosixMmapReadableFile>(static_cast<const char*>(base), length);
+        return Status::OK();
+      }
+    }
     *result = std::make_unique<PosixRandomAccessFile>(fname, fd, direct);
     return Status::OK();
   }

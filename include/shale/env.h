@@ -36,6 +36,11 @@ struct EnvOptions {
   // left by a crash must take a zeroed tail as its end. Ignored with use_direct_writes, and
   // by an Env that cannot map files. The DB asks for it for its WAL.
   bool use_mmap_writes = false;
+  // Read a RandomAccessFile through a read-only mapping of the whole file, made at open:
+  // a read is then a pointer into the page cache, with no system call and no copy. For
+  // files that do not change while open (the DB asks for it for table files). Ignored with
+  // use_direct_reads, and by an Env that cannot map files.
+  bool use_mmap_reads = false;
 };
 
 // Read from the start to the end, in order.

@@ -269,6 +269,37 @@ TEST_P(EnvTest, ConcurrentReadsAndWrites) {
   ASSERT_EQ((std::vector<std::string>{"shared", "t0", "t1", "t2", "t3"}), Sorted(children));
 }
 
+// A file read through a mapping (an Env without mappings reads it as usual) answers as
+// pread does: every range, a short read at the end, nothing past it; an empty file opens;
+// the bytes stay readable after the file is deleted.
+TEST_P(EnvTest, MappedReadsMatchTheFile) {
+  Random rnd(TestSeed());
+  const std::string model = RandomBinaryString(&rnd, 3 * 4096 + 123);
+  ASSERT_OK(WriteStringToFile(env_, model, Path("table")));
+  ASSERT_OK(WriteStringToFile(env_, "", Path("empty")));
+  EnvOptions opts;
+  opts.use_mmap_reads = true;
+  std::unique_ptr<RandomAccessFile> ra;
+  ASSERT_OK(env_->NewRandomAccessFile(Path("table"), &ra, opts));
+  std::unique_ptr<RandomAccessFile> empty;
+  ASSERT_OK(env_->NewRandomAccessFile(Path("empty"), &empty, opts));
+  ASSERT_OK(env_->DeleteFile(Path("table")));
+  std::string scratch(20000, '\0');
+  Slice r;
+  for (int i = 0; i < 300; i++) {
+    const uint64_t off = rnd.Uniform(static_cast<uint32_t>(model.size() + 100));
+    const size_t n = rnd.Uniform(8000);
+    ASSERT_OK(ra->Read(off, n, &r, scratch.data()));
+    ASSERT_EQ(off < model.size() ? model.substr(off, n) : "", r.ToString()) << off << " " << n;
+    // The POSIX Env hands out the mapped bytes themselves.
+    if (!GetParam() && !r.empty()) ASSERT_NE(scratch.data(), r.data());
+  }
+  ASSERT_OK(ra->Read(model.size() - 5, 100, &r, scratch.data()));
+  ASSERT_EQ(model.substr(model.size() - 5), r.ToString());
+  ASSERT_OK(empty->Read(0, 10, &r, scratch.data()));
+  ASSERT_TRUE(r.empty());
+}
+
 TEST_P(EnvTest, TimeAndTestDirectory) {
   const uint64_t n0 = env_->NowNanos();
   const uint64_t m0 = env_->NowMicros();
