@@ -306,6 +306,14 @@ void RunReadersDuringInserts(bool concurrent_api) {
         it.SeekForPrev(Target(k + 1).buf);
         if (!it.Valid() || Decode(it.key()) != k) failures++;
         if (!list.Contains(Target(k).buf)) failures++;
+        // A seek to any key lands at or after it, and never past a published key.
+        const Key t = rnd.Uniform(static_cast<uint32_t>(kNum * 3 + 3));
+        const auto lb = std::lower_bound(must.begin(), must.end(), t);
+        it.Seek(Target(t).buf);
+        if (it.Valid() ? (Decode(it.key()) < t || (lb != must.end() && Decode(it.key()) > *lb))
+                       : lb != must.end()) {
+          failures++;
+        }
       }
       checks++;
     }
@@ -412,9 +420,9 @@ struct CountingPrefixCmp : CountingCmp {
   uint64_t Prefix(const char* k) const { return Decode(k); }
 };
 
-// Random serialized inserts into a list whose comparator gives prefixes compare keys only
-// on level 0 (about four a search); above it the prefixes kept beside the pointers decide.
-// Without them a search compares about four keys a level.
+// Searches in a list whose comparator gives prefixes compare keys only on level 0 (a few
+// a search); above it the prefixes kept beside the pointers decide. Without them a search
+// compares about two keys a level. Both for serialized inserts and for lookups.
 TEST(SkipListTest, PrefixesSpareComparisons) {
   const uint64_t seed = TestSeed();
   const int kNum = 50000;
@@ -433,8 +441,17 @@ TEST(SkipListTest, PrefixesSpareComparisons) {
     ASSERT_EQ(InsertKey(&plain, k, false), fresh);
     ASSERT_EQ(InsertKey(&prefixed, k, false), fresh);
   }
-  EXPECT_GT(plain_calls, size_t{20} * kNum) << "without prefixes";
-  EXPECT_LT(prefix_calls, size_t{8} * kNum) << "with prefixes";
+  EXPECT_GT(plain_calls, size_t{20} * kNum) << "inserts without prefixes";
+  EXPECT_LT(prefix_calls, size_t{8} * kNum) << "inserts with prefixes";
+  plain_calls = 0;
+  prefix_calls = 0;
+  for (int i = 0; i < kNum; i++) {
+    const Key k = rnd.Uniform(kRange);
+    ASSERT_EQ(plain.Contains(Target(k).buf), model.count(k) == 1) << k;
+    ASSERT_EQ(prefixed.Contains(Target(k).buf), model.count(k) == 1) << k;
+  }
+  EXPECT_GT(plain_calls, size_t{20} * kNum) << "lookups without prefixes";
+  EXPECT_LT(prefix_calls, size_t{8} * kNum) << "lookups with prefixes";
   CheckAgainstModel(prefixed, model, kRange, &rnd);
 }
 
