@@ -46,6 +46,9 @@ Status ValidateWriteModes(const Options& o) {
     // RocksDB answers this on every write; refusing the DB at Open says it once.
     return Status::NotSupported("pipelined_writes is not compatible with concurrent prepares");
   }
+  if (o.allow_mmap_reads && o.use_direct_reads) {
+    return Status::NotSupported("allow_mmap_reads cannot be combined with use_direct_reads");
+  }
   return Status::OK();
 }
 

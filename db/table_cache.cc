@@ -52,7 +52,7 @@ TableCache::TableCache(const std::string& dbname, const Options& options,
     table_options_ = factory->table_options();
   }
   env_options_.use_direct_reads = options.use_direct_reads;
-  env_options_.use_mmap_reads = !options.use_direct_reads;
+  env_options_.use_mmap_reads = options.allow_mmap_reads;
   statistics_ = options.statistics.get();
 }
 

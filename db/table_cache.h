@@ -6,10 +6,10 @@
 // only drops the cache's reference, and the reader closes when the last user is done.
 // Failed opens are not cached, so a transient error is retried on the next use.
 //
-// Files are opened for reading through a mapping (EnvOptions::use_mmap_reads) unless
-// use_direct_reads: a block cache miss on a file in the page cache then costs no system
-// call and no copy, and checksum and decompression read the mapped bytes in place (SST
-// files never change once written).
+// With allow_mmap_reads files are opened for reading through a mapping
+// (EnvOptions::use_mmap_reads): a block cache miss on a file in the page cache then costs
+// no system call and no copy, and checksum and decompression read the mapped bytes in
+// place (SST files never change once written). Otherwise each miss is a pread.
 //
 // Thread safety: every method may be called from many threads at once.
 #pragma once

@@ -63,6 +63,8 @@ const OptionInfo kDBOptions[] = {
      .help = "Seconds between stats dumps into the LOG; 0 disables", .bench_flag = kSame},
     {DB_OPTION(use_direct_reads), .default_value = "false", .help = "O_DIRECT for SST reads",
      .bench_flag = kSame},
+    {DB_OPTION(allow_mmap_reads), .default_value = "false",
+     .help = "Read SST files through a mapping instead of pread", .bench_flag = "mmap_read"},
     {DB_OPTION(use_direct_io_for_flush_and_compaction), .default_value = "false",
      .help = "O_DIRECT for SST writes", .bench_flag = kSame},
     {DB_OPTION(allow_concurrent_memtable_write), .default_value = "true",

@@ -251,7 +251,7 @@ DEFINE_string(memtablerep, "skip_list", "Memtable kind; shale has skip_list only
 DEFINE_uint64(bytes_per_sync, 0, "Incremental background sync of SST files every N bytes");
 DEFINE_uint64(wal_bytes_per_sync, 0, "Incremental background sync of WAL files every N bytes");
 DEFINE_int32(compression_max_dict_bytes, 0, "Size of a compression dictionary");
-DEFINE_bool(mmap_read, false, "Allow reads to occur via mmap-ing files");
+OPTION_FLAG(bool, bool, mmap_read);
 OPTION_FLAG(bool, bool, unordered_write);
 OPTION_FLAG(bool, bool, two_write_queues);
 OPTION_FLAG(bool, bool, enable_write_thread_adaptive_yield);
@@ -279,7 +279,6 @@ struct CompatFlag {
 };
 
 constexpr CompatFlag kCompatFlags[] = {
-    {"mmap_read", nullptr},
     {"compaction_style",
      "--compaction_style: shale has leveled compaction (0) only; another style would "
      "measure a different LSM shape"},

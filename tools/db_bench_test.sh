@@ -264,7 +264,7 @@ done
 # Deprecated flags and flags for features shale lacks warn once each, on stderr; the run
 # still succeeds.
 for f in disable_seek_compaction=1 max_grandparent_overlap_factor=5 \
-         delete_obsolete_files_period_micros=5 min_level_to_compress=1 mmap_read=1 \
+         delete_obsolete_files_period_micros=5 min_level_to_compress=1 \
          memtablerep=vector; do
   "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 "--$f" >/dev/null 2>"$DIR/warn.err" \
     || fail "--$f made the run fail"
@@ -273,7 +273,7 @@ for f in disable_seek_compaction=1 max_grandparent_overlap_factor=5 \
 done
 # ...but not the flags shale now acts on.
 "$BIN" --db="$DIR/db" --benchmarks=fillseq --num=10 --cache_size=1048576 --statistics=1 \
-  --disable_auto_compactions=1 --level0_slowdown_writes_trigger=4 --use_ribbon_filter=1 \
+  --mmap_read=1 --disable_auto_compactions=1 --level0_slowdown_writes_trigger=4 --use_ribbon_filter=1 \
   --bloom_bits=10 --cache_index_and_filter_blocks=1 --subcompactions=2 --stats_level=2 \
   --max_bytes_for_level_base=1048576 --level_compaction_dynamic_level_bytes=1 \
   --delayed_write_rate=1048576 --max_background_compactions=2 --merge_operator=max \

@@ -176,6 +176,12 @@ struct DBOptions {
   unsigned int stats_dump_period_sec = 600;
   // O_DIRECT for SST reads. Default: false.
   bool use_direct_reads = false;
+  // Read SST files through a read-only mapping of each file instead of pread: a block
+  // cache miss on a file in the page cache then costs no system call and no copy. The
+  // price: a table file cut short by something outside the DB while it is open ends the
+  // process with SIGBUS instead of returning an error. Cannot be set with
+  // use_direct_reads (Open answers NotSupported). Default: false.
+  bool allow_mmap_reads = false;
   // O_DIRECT for SST writes by flush and compaction. Default: false.
   bool use_direct_io_for_flush_and_compaction = false;
   // Concurrent writers are grouped: one leader writes the group's WAL record (syncing at

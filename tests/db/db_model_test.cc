@@ -33,6 +33,7 @@ struct ModelParam {
   size_t write_buffer_size = 64 << 20;
   int restart_interval = 16;
   bool reverse = false;
+  bool mmap_reads = false;
 };
 
 void PrintTo(const ModelParam& p, std::ostream* os) { *os << p.name; }
@@ -77,6 +78,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Mode
     options_.comparator = cmp_;
     options_.compression = p.compression;
     options_.write_buffer_size = p.write_buffer_size;
+    options_.allow_mmap_reads = p.mmap_reads;
     BlockBasedTableOptions t;
     t.block_size = p.block_size;
     t.block_restart_interval = p.restart_interval;
@@ -477,6 +479,16 @@ std::vector<ModelParam> Params() {
   p.write_buffer_size = 8 << 10;
   p.bloom = true;
   v.push_back(p);
+
+  // Read through mappings (allow_mmap_reads), raw and compressed blocks.
+  for (CompressionType c : {kNoCompression, kZSTD}) {
+    p = P(c == kZSTD ? "ZSTDSmallBlocksTinyBufferMmap" : "SmallBlocksTinyBufferMmap");
+    p.compression = c;
+    p.block_size = 256;
+    p.write_buffer_size = 8 << 10;
+    p.mmap_reads = true;
+    v.push_back(p);
+  }
 
   p = P("Restart1SmallBlocks");
   p.block_size = 256;
