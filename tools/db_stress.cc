@@ -93,6 +93,7 @@ DEFINE_int32(allow_concurrent_memtable_write, -1, "Write mode option");
 DEFINE_int32(enable_pipelined_write, -1, "Write mode option");
 DEFINE_int32(unordered_write, -1, "Write mode option");
 DEFINE_int32(two_write_queues, -1, "Write mode option");
+DEFINE_int32(mmap_read, -1, "DBOptions::allow_mmap_reads (-1: drawn)");
 
 namespace shale::stress {
 namespace {
@@ -189,6 +190,7 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   }
   if (hash_index) t.data_block_index_type = BlockBasedTableOptions::kDataBlockBinaryAndHash;
   o.table_factory.reset(NewBlockBasedTableFactory(t));
+  o.allow_mmap_reads = Pick<bool>(&rnd, FLAGS_mmap_read, {false, true});
 
   char buf[1024];
   snprintf(buf, sizeof(buf),
@@ -197,7 +199,7 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            "--target_file_size_base=%llu --level0_file_num_compaction_trigger=%d "
            "--wal_recovery_mode=%d --allow_concurrent_memtable_write=%d "
            "--enable_pipelined_write=%d --unordered_write=%d --two_write_queues=%d --sync=%d "
-           "--disable_wal=%d --cache_type=%s --data_block_hash_index=%d "
+           "--disable_wal=%d --cache_type=%s --data_block_hash_index=%d --mmap_read=%d "
            "(cache_index_and_filter_blocks=%d)",
            compression.c_str(), t.block_size, filter.c_str(), static_cast<long long>(cache),
            o.write_buffer_size, static_cast<unsigned long long>(o.max_bytes_for_level_base),
@@ -205,7 +207,7 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            o.level0_file_num_compaction_trigger, static_cast<int>(o.wal_recovery_mode),
            o.allow_concurrent_memtable_write, o.enable_pipelined_write, o.unordered_write,
            o.two_write_queues, d->write_options.sync, d->write_options.disableWAL,
-           cache_type.c_str(), hash_index, t.cache_index_and_filter_blocks);
+           cache_type.c_str(), hash_index, o.allow_mmap_reads, t.cache_index_and_filter_blocks);
   d->summary = buf;
   return true;
 }
