@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <typeinfo>
 
 #include "util/coding.h"
@@ -85,6 +86,17 @@ Block::Block(BlockContents&& contents, const std::string* file_name, uint64_t fi
   }
   restart_offset_ = restart_offset;
   num_restarts_ = count;
+}
+
+std::unique_ptr<Block> Block::New(BlockContents&& contents, const std::string* file_name,
+                                  uint64_t file_offset) {
+  if (contents.allocation == nullptr || contents.headroom < kBlockHeadroom) {
+    return std::make_unique<Block>(std::move(contents), file_name, file_offset);
+  }
+  // The allocation becomes the object's own memory; contents keeps only the view.
+  char* mem = contents.allocation.release();
+  contents.headroom = 0;
+  return std::unique_ptr<Block>(::new (mem) Block(std::move(contents), file_name, file_offset));
 }
 
 void Block::BuildRestartPrefixes() {

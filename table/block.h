@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ class Block {
                  uint64_t file_offset = 0);
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
+
+  // A heap Block over contents. When contents' allocation has kBlockHeadroom bytes before
+  // the data (ReadBlock's headroom argument), the Block object is placed there: the object
+  // and its bytes are one allocation, so a block read from a file costs one malloc and,
+  // when the cache evicts it, one free of memory that is by then cold.
+  static std::unique_ptr<Block> New(BlockContents&& contents, const std::string* file_name,
+                                    uint64_t file_offset);
+
+  // Every heap Block is a char array (as ReadBlock's allocations are), so that deleting a
+  // placed one frees the allocation it sits at the front of.
+  static void* operator new(size_t size) { return ::operator new[](size); }
+  static void operator delete(void* p) { ::operator delete[](p); }
 
   size_t size() const { return contents_.data.size(); }
   // OK, or Corruption if the restart array is malformed.
@@ -75,6 +88,9 @@ class Block {
   DataBlockHashIndex hash_index_;           // present() only in data blocks written with one
   std::vector<uint64_t> restart_prefixes_;  // empty, or one per restart point
 };
+
+// The bytes ReadBlock leaves before a block's data for Block::New to place the object in.
+inline constexpr size_t kBlockHeadroom = (sizeof(Block) + 15) & ~size_t{15};
 
 // The iterator NewIterator returns, also usable as a local value: a point lookup positions
 // one per block it searches, and keeping it on the stack saves an allocation each time.

@@ -159,7 +159,7 @@ bool CompressBlock(CompressionType type, const Slice& input, std::string* output
 }
 
 Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr<char[]>* out,
-                       size_t* out_size) {
+                       size_t* out_size, size_t headroom) {
   switch (type) {
 #ifdef SHALE_HAVE_SNAPPY
     case kSnappyCompression: {
@@ -173,9 +173,9 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       if (n > kMaxUncompressedSize || n > static_cast<uint64_t>(input.size()) * 22 + 64) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(n);
+      auto buf = TryAllocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
-      if (!snappy::RawUncompress(input.data(), input.size(), buf.get())) {
+      if (!snappy::RawUncompress(input.data(), input.size(), buf.get() + headroom)) {
         return Bad(type, "malformed data");
       }
       *out = std::move(buf);
@@ -195,10 +195,10 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
           static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 255 + 64) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(n);
+      auto buf = TryAllocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
-      const int got = LZ4_decompress_safe(in.data(), buf.get(), static_cast<int>(in.size()),
-                                          static_cast<int>(n));
+      const int got = LZ4_decompress_safe(in.data(), buf.get() + headroom,
+                                          static_cast<int>(in.size()), static_cast<int>(n));
       if (got < 0 || static_cast<uint32_t>(got) != n) return Bad(type, "malformed data");
       *out = std::move(buf);
       *out_size = n;
@@ -218,14 +218,14 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       if (static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 32768 + 65536) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(n);
+      auto buf = TryAllocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       // One decompression context per thread, kept: ZSTD_decompress makes one per call,
       // which cost about as much as decompressing a 4 KiB block.
       ZSTD_DCtx* dctx = ThreadZstdDCtx();
-      const size_t got = dctx != nullptr
-                             ? ZSTD_decompressDCtx(dctx, buf.get(), n, in.data(), in.size())
-                             : ZSTD_decompress(buf.get(), n, in.data(), in.size());
+      const size_t got =
+          dctx != nullptr ? ZSTD_decompressDCtx(dctx, buf.get() + headroom, n, in.data(), in.size())
+                          : ZSTD_decompress(buf.get() + headroom, n, in.data(), in.size());
       if (ZSTD_isError(got) || got != n) return Bad(type, "malformed data");
       *out = std::move(buf);
       *out_size = n;

@@ -56,10 +56,11 @@ inline bool GoodCompressionRatio(size_t compressed_size, size_t raw_size) {
   return compressed_size < raw_size - raw_size / 8;
 }
 
-// Decompresses input into a new buffer (*out, *out_size). Corruption (without file
-// context; the caller adds it) if input is not a valid compressed form; NotSupported if
-// this build lacks `type`.
+// Decompresses input into a new buffer: *out_size bytes at out->get() + headroom, the
+// first headroom bytes left for the caller (an object that then lives beside the bytes in
+// one allocation). Corruption (without file context; the caller adds it) if input is not a
+// valid compressed form; NotSupported if this build lacks `type`.
 Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr<char[]>* out,
-                       size_t* out_size);
+                       size_t* out_size, size_t headroom = 0);
 
 }  // namespace shale

@@ -111,7 +111,7 @@ Status CorruptionAt(const std::string* file_name, uint64_t offset, const char* w
 }
 
 Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool verify_checksums,
-                 BlockContents* result) {
+                 BlockContents* result, size_t headroom) {
   const uint64_t offset = handle.offset();
   const uint64_t size = handle.size();
   // Checked before allocating: a corrupt handle must not ask for a huge buffer.
@@ -128,8 +128,8 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   std::unique_ptr<char[]> buf;
   char* scratch = stack_buf;
   if (!source.expect_compressed || n + kBlockTrailerSize > sizeof(stack_buf)) {
-    buf.reset(new char[n + kBlockTrailerSize]);
-    scratch = buf.get();
+    buf.reset(new char[headroom + n + kBlockTrailerSize]);
+    scratch = buf.get() + headroom;
   }
   Slice contents;
   Status s = source.file->Read(offset, n + kBlockTrailerSize, &contents, scratch);
@@ -152,12 +152,12 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   const auto type = static_cast<CompressionType>(data[n]);
   if (type == kNoCompression) {
     // The block keeps its bytes: in buf when they were read there, else in a copy.
-    if (buf == nullptr || data != buf.get()) {
-      std::unique_ptr<char[]> owned(new char[n]);
-      memcpy(owned.get(), data, n);
+    if (buf == nullptr || data != buf.get() + headroom) {
+      std::unique_ptr<char[]> owned(new char[headroom + n]);
+      memcpy(owned.get() + headroom, data, n);
       buf = std::move(owned);
     }
-    *result = BlockContents(std::move(buf), n);
+    *result = BlockContents(std::move(buf), n, headroom);
     return Status::OK();
   }
   if (static_cast<unsigned char>(type) > kZSTD) {
@@ -166,12 +166,12 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   }
   std::unique_ptr<char[]> out;
   size_t out_size = 0;
-  s = DecompressBlock(type, Slice(data, n), &out, &out_size);
+  s = DecompressBlock(type, Slice(data, n), &out, &out_size, headroom);
   if (s.IsCorruption()) {
     return CorruptionAt(source.file_name, offset, "cannot decompress block", s.ToString());
   }
   if (!s.ok()) return s;
-  *result = BlockContents(std::move(out), out_size);
+  *result = BlockContents(std::move(out), out_size, headroom);
   return Status::OK();
 }
 

@@ -93,14 +93,16 @@ uint32_t ComputeBlockChecksum(ChecksumType t, const char* data, size_t n, char t
 // A block's bytes after the trailer is stripped and decompression is done.
 struct BlockContents {
   Slice data;
-  // Holds data's bytes when this object owns them; null when data points elsewhere (a
-  // test's buffer), in which case the owner of those bytes must outlive every user.
+  // Holds data's bytes when this object owns them, from data.data() - headroom on; null
+  // when data points elsewhere (a test's buffer), in which case the owner of those bytes
+  // must outlive every user.
   std::unique_ptr<char[]> allocation;
+  size_t headroom = 0;
 
   BlockContents() = default;
   explicit BlockContents(const Slice& unowned) : data(unowned) {}
-  BlockContents(std::unique_ptr<char[]>&& buf, size_t n)
-      : data(buf.get(), n), allocation(std::move(buf)) {}
+  BlockContents(std::unique_ptr<char[]>&& buf, size_t n, size_t room = 0)
+      : data(buf.get() + room, n), allocation(std::move(buf)), headroom(room) {}
 };
 
 // Where ReadBlock reads from, for reading and for error messages.
@@ -116,11 +118,13 @@ struct BlockReadSource {
 };
 
 // Reads the block at handle (and its trailer), verifies the checksum when
-// verify_checksums, and decompresses it into *result, which owns the bytes. A block that
-// runs past the end of the file, a checksum mismatch or a bad compressed form give
-// Corruption naming the file and offset; a compression this build lacks gives NotSupported.
+// verify_checksums, and decompresses it into *result, which owns the bytes, with
+// result->headroom == headroom free bytes before them in the same allocation (see
+// Block::New). A block that runs past the end of the file, a checksum mismatch or a bad
+// compressed form give Corruption naming the file and offset; a compression this build
+// lacks gives NotSupported.
 Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool verify_checksums,
-                 BlockContents* result);
+                 BlockContents* result, size_t headroom = 0);
 
 // "Corruption: <file>: <what> at offset <offset>" with an optional detail.
 Status CorruptionAt(const std::string* file_name, uint64_t offset, const char* what,

@@ -246,8 +246,8 @@ Status TableReader::Open(const TableReaderOptions& options,
   return s;
 }
 
-Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify,
-                                BlockContents* contents) const {
+Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents,
+                                size_t headroom) const {
   BlockReadSource source;
   source.file = file_.get();
   source.file_size = file_size_;
@@ -255,7 +255,7 @@ Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify,
   source.checksum_type = footer_.checksum_type();
   source.expect_compressed = expect_compressed_;
   StopWatch sw(nullptr, options_.statistics, SST_READ_MICROS);
-  return ReadBlock(source, handle, verify, contents);
+  return ReadBlock(source, handle, verify, contents, headroom);
 }
 
 std::string TableReader::CacheKey(uint64_t offset) const {
@@ -454,9 +454,10 @@ Status TableReader::GetBlock(const ReadOptions& read_options, const BlockHandle&
   // an unverified one is never cached, where a later verifying read would trust it.
   const bool verify = read_options.verify_checksums || kind != BlockKind::kData;
   BlockContents contents;
-  Status s = ReadBlockAt(handle, verify, &contents);
+  Status s = ReadBlockAt(handle, verify, &contents, kBlockHeadroom);
   if (!s.ok()) return s;
-  auto block = std::make_unique<Block>(std::move(contents), &options_.file_name, handle.offset());
+  std::unique_ptr<Block> block =
+      Block::New(std::move(contents), &options_.file_name, handle.offset());
   // A malformed block is handed out (its iterators report the error) but never cached.
   if (cache_ != nullptr && read_options.fill_cache && verify && block->status().ok()) {
     Cache::Handle* h = nullptr;

@@ -132,7 +132,9 @@ class TableReader {
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile>&& file,
               uint64_t file_size);
   Status ReadMetaBlocks();
-  Status ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents) const;
+  // headroom: as ReadBlock's.
+  Status ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents,
+                     size_t headroom = 0) const;
   // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
   // kept referenced when pinned).
   Status LoadIndex(const BlockHandle& handle);

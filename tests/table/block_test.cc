@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -185,6 +186,33 @@ TEST(BlockTest, ResetStartsAnEmptyBlock) {
   EXPECT_EQ(it->value().ToString(), "2");
   it->Next();
   EXPECT_FALSE(it->Valid());
+}
+
+// Block::New puts the object at the front of an allocation with room for it (one
+// allocation per block read) and reads the same entries either way; a Block it places is
+// freed with that allocation (the sanitizer builds check the pairing).
+TEST(BlockTest, NewPlacesTheObjectInTheHeadroom) {
+  BlockBuilder b(2);
+  for (int i = 0; i < 20; i++) b.Add("key" + std::to_string(100 + i), "v" + std::to_string(i));
+  const std::string bytes = b.Finish().ToString();
+  for (size_t headroom : {size_t{0}, kBlockHeadroom / 2, kBlockHeadroom, kBlockHeadroom + 16}) {
+    SCOPED_TRACE("headroom " + std::to_string(headroom));
+    std::unique_ptr<char[]> mem(new char[headroom + bytes.size()]);
+    memcpy(mem.get() + headroom, bytes.data(), bytes.size());
+    const char* front = mem.get();
+    std::unique_ptr<Block> block =
+        Block::New(BlockContents(std::move(mem), bytes.size(), headroom), nullptr, 0);
+    ASSERT_OK(block->status());
+    EXPECT_EQ(reinterpret_cast<const char*>(block.get()) == front, headroom >= kBlockHeadroom);
+    EXPECT_EQ(block->size(), bytes.size());
+    auto it = Iter(*block);
+    int n = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), n++) {
+      EXPECT_EQ(it->key().ToString(), "key" + std::to_string(100 + n));
+      EXPECT_EQ(it->value().ToString(), "v" + std::to_string(n));
+    }
+    EXPECT_EQ(n, 20);
+  }
 }
 
 TEST(BlockTest, ReverseComparator) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "table/block.h"
 #include "table/compression.h"
 #include "table/table_builder.h"
 #include "table/table_reader.h"
@@ -264,8 +265,9 @@ class OwnMemorySource final : public RandomAccessFile {
 
 // ReadBlock reads a block the table expects to be compressed into a buffer of its own and
 // decompresses from there; every combination of that guess, the block's real compression,
-// its size (below and above the buffer) and a file that returns its own memory must give
-// the same bytes, owned by the result and valid after the file is gone.
+// its size (below and above the buffer), a file that returns its own memory and the
+// headroom asked for must give the same bytes, owned by the result (headroom bytes after
+// the start of its allocation) and valid after the file is gone.
 TEST(ReadBlockTest, EveryCompressionGuessGivesOwnedBytes) {
   Random rnd(TestSeed());
   for (size_t target : {100u, 4000u, 9000u, 40000u}) {
@@ -282,11 +284,15 @@ TEST(ReadBlockTest, EveryCompressionGuessGivesOwnedBytes) {
         ASSERT_TRUE(CompressBlock(t, data, &stored));
       }
       const std::string file = "pad" + WithTrailer(stored, t, kXXH3);
-      for (bool expect : {false, true}) {
-        for (bool own_memory : {false, true}) {
+      for (int combo = 0; combo < 8; combo++) {
+        const bool expect = (combo & 1) != 0;
+        const bool own_memory = (combo & 2) != 0;
+        const size_t headroom = (combo & 4) != 0 ? kBlockHeadroom : 0;
+        {
           SCOPED_TRACE(std::string(CompressionTypeToString(t)) + " size " + std::to_string(target) +
                        (expect ? " expected" : " unexpected") +
-                       (own_memory ? " own memory" : " scratch"));
+                       (own_memory ? " own memory" : " scratch") + " headroom " +
+                       std::to_string(headroom));
           std::unique_ptr<RandomAccessFile> src;
           if (own_memory) {
             src = std::make_unique<OwnMemorySource>(file);
@@ -299,10 +305,11 @@ TEST(ReadBlockTest, EveryCompressionGuessGivesOwnedBytes) {
           source.checksum_type = kXXH3;
           source.expect_compressed = expect;
           BlockContents c;
-          ASSERT_OK(ReadBlock(source, BlockHandle(3, stored.size()), true, &c));
+          ASSERT_OK(ReadBlock(source, BlockHandle(3, stored.size()), true, &c, headroom));
           src.reset();
           ASSERT_NE(c.allocation, nullptr);
-          EXPECT_EQ(c.data.data(), c.allocation.get());
+          EXPECT_EQ(c.headroom, headroom);
+          EXPECT_EQ(c.data.data(), c.allocation.get() + headroom);
           EXPECT_EQ(c.data.ToString(), data);
         }
       }
