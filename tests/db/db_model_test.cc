@@ -231,8 +231,8 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Mode
 
   std::string History(const Slice& key) {
     auto it = history_.find(key.ToString());
-    std::string r = "history of " + key.ToString(true) + ": " +
-                    (it == history_.end() ? "" : it->second);
+    std::string r =
+        "history of " + key.ToString(true) + ": " + (it == history_.end() ? "" : it->second);
     // Details for debugging: the writes with their sequence numbers, the live snapshots
     // and what the DB holds for the key.
     r += " (writes:" + seq_history_[key.ToString()] + "; snapshots:";

@@ -1,7 +1,7 @@
 // Options at DB::Open: the option tables' bounds (clamped with a LOG line, or refused), the
-// options written to the LOG, and the OPTIONS file Open writes.
+// options written to the LOG, the OPTIONS file Open writes, and how table files are read
+// (pread by default, a mapping with allow_mmap_reads).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <string>
@@ -107,9 +107,9 @@ TEST_F(DBOptionsTest, LogListsEveryOption) {
   options_.max_successive_merges = 5;
   Open();
   const std::string log = Log();
-  for (const char* line : {"Options.max_successive_merges: 5", "Options.create_if_missing: 1",
-                           "Options.num_levels: 7", "table_options.block_restart_interval: 16",
-                           "Options.max_background_compactions: -1"}) {
+  for (const char* line :
+       {"Options.max_successive_merges: 5", "Options.create_if_missing: 1", "Options.num_levels: 7",
+        "table_options.block_restart_interval: 16", "Options.max_background_compactions: -1"}) {
     EXPECT_NE(log.find(line), std::string::npos) << line;
   }
 }
