@@ -97,7 +97,11 @@ MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
       index_arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size,
                    std::move(block_pool)),
       table_(comparator_, &index_arena_),
-      write_buffer_size_(write_buffer_size) {}
+      write_buffer_size_(write_buffer_size),
+      filter_(
+          cmp.user_comparator()->CanKeysWithDifferentByteContentsBeEqual()
+              ? nullptr
+              : std::make_unique<MemTableFilter>(write_buffer_size / kBufferBytesPerFilterByte)) {}
 
 void MemTable::Unref() {
   int before = refs_.fetch_sub(1, std::memory_order_acq_rel);
@@ -119,6 +123,10 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
   memcpy(p, value.data(), value.size());
   assert(p + value.size() == buf + encoded_len);
+
+  // The filter learns the key before the skip list publishes the entry (see
+  // MemTableFilter, "Ordering").
+  if (filter_ != nullptr) filter_->Add(Hash64(user_key));
 
   char* node_key = table_.AllocateKey(sizeof(IndexKey));
   const IndexKey k = comparator_.MakeIndexKey(buf);
@@ -144,6 +152,7 @@ void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
                    ReadCallback* callback, MergeContext* merge_context) {
   const Slice user_key = key.user_key();
+  if (!MayContain(user_key)) return false;
   const Comparator* ucmp = comparator_.icmp.user_comparator();
   Table::Iterator iter(&table_);
   // The lookup key sorts before every entry of its user key with sequence <= its own, so
@@ -197,6 +206,7 @@ bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, Sequence
 }
 
 size_t MemTable::CountSuccessiveMergeEntries(const Slice& user_key, size_t limit) {
+  if (!MayContain(user_key)) return 0;
   const Comparator* ucmp = comparator_.icmp.user_comparator();
   LookupKey lkey(user_key, kMaxSequenceNumber);
   Table::Iterator iter(&table_);

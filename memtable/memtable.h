@@ -3,7 +3,9 @@
 //
 // Each entry lives in the memtable's arena as
 //   varint32 internal key length | internal key | varint32 value length | value
-// and is indexed by a skip list ordered by the InternalKeyComparator.
+// and is indexed by a skip list ordered by the InternalKeyComparator. Under a comparator
+// whose equal keys have equal bytes, a filter of user-key hashes (MemTableFilter) lets Get
+// answer for a key never added here without searching the skip list.
 //
 // Lifetime: intrusive reference count. A new MemTable has no references; whoever keeps
 // it calls Ref(), and the last Unref() deletes it. Entries (and the keys and values that
@@ -22,12 +24,14 @@
 #include <string>
 
 #include "memtable/concurrent_arena.h"
+#include "memtable/memtable_filter.h"
 #include "memtable/merge_context.h"
 #include "memtable/skiplist.h"
 #include "shale/slice.h"
 #include "shale/status.h"
 #include "shale/types.h"
 #include "util/dbformat.h"
+#include "util/hash.h"
 #include "util/internal_iterator.h"
 #include "util/read_callback.h"
 
@@ -70,6 +74,12 @@ class MemTable {
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
            ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
 
+  // False only if no entry for user_key was ever added (true whenever the memtable keeps no
+  // filter). Get and CountSuccessiveMergeEntries ask this first.
+  bool MayContain(const Slice& user_key) const {
+    return filter_ == nullptr || filter_->MayContain(Hash64(user_key));
+  }
+
   // How many Merge operands (up to `limit`) sit on top of user_key's newest entry here,
   // counting every sequence number.
   size_t CountSuccessiveMergeEntries(const Slice& user_key, size_t limit);
@@ -78,9 +88,11 @@ class MemTable {
   // The caller owns it and must keep the memtable referenced while it lives.
   InternalIterator* NewIterator();
 
-  // Bytes held by the arenas (entries and skip-list nodes), including unused block tails.
+  // Bytes held by the arenas (entries and skip-list nodes), including unused block tails,
+  // and by the filter.
   size_t ApproximateMemoryUsage() const {
-    return arena_.MemoryUsage() + index_arena_.MemoryUsage();
+    return arena_.MemoryUsage() + index_arena_.MemoryUsage() +
+           (filter_ == nullptr ? 0 : filter_->bytes());
   }
   // Whether the bytes allocated for entries and their index have reached
   // write_buffer_size. Never true for an empty memtable.
@@ -173,6 +185,11 @@ class MemTable {
   ConcurrentArena index_arena_;  // skip-list nodes
   Table table_;
   const size_t write_buffer_size_;
+  // One filter byte for every kBufferBytesPerFilterByte bytes of write buffer: an entry
+  // takes at least about 70 bytes of the arenas (its node included), so even the smallest
+  // entries get some nine bits each, and 400-byte values about sixty.
+  static constexpr size_t kBufferBytesPerFilterByte = 64;
+  const std::unique_ptr<MemTableFilter> filter_;  // null: the comparator allows no filter
   std::atomic<int> refs_{0};
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletes_{0};

@@ -10,6 +10,7 @@ class BytewiseComparatorImpl final : public Comparator {
   const char* Name() const override { return "leveldb.BytewiseComparator"; }
   int Compare(const Slice& a, const Slice& b) const override { return a.compare(b); }
   bool Equal(const Slice& a, const Slice& b) const override { return a == b; }
+  bool CanKeysWithDifferentByteContentsBeEqual() const override { return false; }
 
   void FindShortestSeparator(std::string* start, const Slice& limit) const override {
     size_t min_length = std::min(start->size(), limit.size());
@@ -40,6 +41,7 @@ class ReverseBytewiseComparatorImpl final : public Comparator {
   const char* Name() const override { return "rocksdb.ReverseBytewiseComparator"; }
   int Compare(const Slice& a, const Slice& b) const override { return -a.compare(b); }
   bool Equal(const Slice& a, const Slice& b) const override { return a == b; }
+  bool CanKeysWithDifferentByteContentsBeEqual() const override { return false; }
   // Shortening in reverse order is rarely worth it; keys are kept as they are.
   void FindShortestSeparator(std::string*, const Slice&) const override {}
   void FindShortSuccessor(std::string*) const override {}

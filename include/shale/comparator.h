@@ -17,6 +17,10 @@ class Comparator {
   // <0, 0, >0 as a is less than, equal to or greater than b.
   virtual int Compare(const Slice& a, const Slice& b) const = 0;
   virtual bool Equal(const Slice& a, const Slice& b) const { return Compare(a, b) == 0; }
+  // Whether two keys with different bytes may compare equal. Return false only if Equal(a, b)
+  // implies a == b byte for byte: the memtable then keeps a filter of key hashes that lets a
+  // lookup skip it. The default, true, is always safe.
+  virtual bool CanKeysWithDifferentByteContentsBeEqual() const { return true; }
 
   // The name persisted in the DB; change it whenever the order changes.
   virtual const char* Name() const = 0;
