@@ -585,4 +585,10 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
   return IterateRep(batch->rep_, &inserter);
 }
 
+void WriteBatchInternal::PrefetchForInsert(const WriteBatch* batch, const MemTable* mem) {
+  Slice key;
+  Slice value;
+  if (IsSinglePut(batch->rep_, &key, &value)) mem->PrefetchForAdd(key);
+}
+
 }  // namespace shale

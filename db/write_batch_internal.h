@@ -93,6 +93,9 @@ class WriteBatchInternal {
   // WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
                            bool concurrent, uint64_t sub_batches, DBImpl* db);
+  // For a batch of one Put: starts loading what mem->Add will touch first (the memtable
+  // filter's line), so that the load overlaps the WAL write. A hint; does nothing else.
+  static void PrefetchForInsert(const WriteBatch* batch, const MemTable* mem);
 };
 
 }  // namespace shale

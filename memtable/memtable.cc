@@ -111,6 +111,9 @@ void MemTable::Unref() {
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
                    bool allow_concurrent) {
+  // The filter's line is most likely not in the cache: its load overlaps the copy below.
+  const uint64_t hash = filter_ != nullptr ? Hash64(user_key) : 0;
+  if (filter_ != nullptr) filter_->Prefetch(hash);
   const size_t ikey_size = user_key.size() + 8;
   const size_t encoded_len =
       VarintLength(ikey_size) + ikey_size + VarintLength(value.size()) + value.size();
@@ -126,7 +129,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
 
   // The filter learns the key before the skip list publishes the entry (see
   // MemTableFilter, "Ordering").
-  if (filter_ != nullptr) filter_->Add(Hash64(user_key));
+  if (filter_ != nullptr) filter_->Add(hash, allow_concurrent);
 
   char* node_key = table_.AllocateKey(sizeof(IndexKey));
   const IndexKey k = comparator_.MakeIndexKey(buf);

@@ -74,6 +74,12 @@ class MemTable {
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
            ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
 
+  // Starts loading the filter line an Add of user_key will write: a caller with other work
+  // to do before the Add (the WAL write) hides the cache miss behind it. Only a hint.
+  void PrefetchForAdd(const Slice& user_key) const {
+    if (filter_ != nullptr) filter_->Prefetch(Hash64(user_key));
+  }
+
   // False only if no entry for user_key was ever added (true whenever the memtable keeps no
   // filter). Get and CountSuccessiveMergeEntries ask this first.
   bool MayContain(const Slice& user_key) const {

@@ -13,8 +13,9 @@
 // Comparator::CanKeysWithDifferentByteContentsBeEqual): hashes of bytes must agree for keys
 // the comparator calls equal.
 //
-// Thread safety: Add and MayContain may run from any threads at once. Words are atomics
-// updated with fetch_or, so concurrent Adds never lose each other's bits.
+// Thread safety: MayContain may run from any thread at any time. Adds passing
+// concurrent=true may run together (their fetch_or loses no bit); an Add passing false must
+// not overlap any other Add.
 //
 // Ordering: bits are set with relaxed operations, before the entry is linked into the skip
 // list (so before MemTable::Add returns). A reader that must see an entry (its snapshot or
@@ -40,19 +41,29 @@ class MemTableFilter {
   MemTableFilter(const MemTableFilter&) = delete;
   MemTableFilter& operator=(const MemTableFilter&) = delete;
 
-  void Add(uint64_t hash) {
+  // Sets hash's bits. With concurrent=false the caller promises that no other Add runs at
+  // the same time (readers may): each word is then written with a plain store, which costs
+  // no locked instruction (a locked one on a line just missed in the cache stalls the
+  // writer until the line arrives). concurrent=true uses fetch_or.
+  void Add(uint64_t hash, bool concurrent) {
     Line& line = lines_[LineOf(hash)];
     uint64_t masks[kWords] = {};
     Masks(hash, masks);
     for (int w = 0; w < kWords; w++) {
       const uint64_t m = masks[w];
-      // Most Adds in a filling memtable find some of their bits already set; the load
-      // spares the locked instruction when all of a word's are.
-      if (m != 0 && (line.words[w].load(std::memory_order_relaxed) & m) != m) {
+      if (m == 0) continue;
+      const uint64_t old = line.words[w].load(std::memory_order_relaxed);
+      if ((old & m) == m) continue;
+      if (concurrent) {
         line.words[w].fetch_or(m, std::memory_order_relaxed);
+      } else {
+        line.words[w].store(old | m, std::memory_order_relaxed);
       }
     }
   }
+
+  // Starts loading hash's line into the cache, for an Add or a check a little later.
+  void Prefetch(uint64_t hash) const { __builtin_prefetch(&lines_[LineOf(hash)]); }
 
   bool MayContain(uint64_t hash) const {
     const Line& line = lines_[LineOf(hash)];

@@ -25,7 +25,7 @@ uint64_t HashOf(uint64_t i, uint64_t seed) {
 TEST(MemTableFilterTest, AddedHashesAreAlwaysFound) {
   const uint64_t seed = TestSeed();
   MemTableFilter filter(1 << 10);  // 8,192 bits for 5,000 hashes: crowded on purpose
-  for (uint64_t i = 0; i < 5000; i++) filter.Add(HashOf(i, seed));
+  for (uint64_t i = 0; i < 5000; i++) filter.Add(HashOf(i, seed), false);
   for (uint64_t i = 0; i < 5000; i++) ASSERT_TRUE(filter.MayContain(HashOf(i, seed))) << i;
 }
 
@@ -35,7 +35,7 @@ TEST(MemTableFilterTest, FalsePositiveRateAtTenBitsAKey) {
   MemTableFilter filter(kKeys * 10 / 8);
   EXPECT_EQ(filter.bytes() % 64, 0u);
   EXPECT_GE(filter.bytes(), kKeys * 10 / 8);
-  for (uint64_t i = 0; i < kKeys; i++) filter.Add(HashOf(i, seed));
+  for (uint64_t i = 0; i < kKeys; i++) filter.Add(HashOf(i, seed), false);
   uint64_t positives = 0;
   const uint64_t kProbes = 200000;
   for (uint64_t i = 0; i < kProbes; i++) positives += filter.MayContain(HashOf(kKeys + i, seed));
@@ -51,7 +51,7 @@ TEST(MemTableFilterTest, EmptyAndTinyFilters) {
   MemTableFilter empty(0);
   EXPECT_EQ(empty.bytes(), 64u);
   EXPECT_FALSE(empty.MayContain(12345));
-  empty.Add(12345);
+  empty.Add(12345, false);
   EXPECT_TRUE(empty.MayContain(12345));
 }
 
@@ -67,7 +67,8 @@ TEST(MemTableFilterTest, ConcurrentAddsLoseNoBits) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; t++) {
       threads.emplace_back([&, t] {
-        for (uint64_t i = 0; i < kPerThread; i++) filter.Add(HashOf(t * kPerThread + i, seed));
+        for (uint64_t i = 0; i < kPerThread; i++)
+          filter.Add(HashOf(t * kPerThread + i, seed), true);
       });
     }
     for (auto& th : threads) th.join();
