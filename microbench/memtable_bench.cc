@@ -61,17 +61,19 @@ void Insert(benchmark::State& state, bool random_order) {
 void BM_MemTableInsertRandom(benchmark::State& state) { Insert(state, true); }
 void BM_MemTableInsertSequential(benchmark::State& state) { Insert(state, false); }
 
-void BM_MemTableGetRandom(benchmark::State& state) {
-  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), true);
-  MemTable* mem = Fill(keys, std::string(kValueSize, 'v'));
+// Times Gets of `keys` in turn on mem (then unreferenced); each must find a live value
+// (present) or nothing.
+void GetLoop(benchmark::State& state, MemTable* mem, const std::vector<std::string>& keys,
+             bool present) {
   size_t i = 0;
   std::string value;
   for (auto _ : state) {
     LookupKey lkey(keys[i], kMaxSequenceNumber);
     Status s;
     SequenceNumber seq;
-    if (!mem->Get(lkey, &value, &s, &seq) || !s.ok()) {
-      Fail(state, "a present key was not found");
+    const bool found = mem->Get(lkey, &value, &s, &seq) && s.ok();
+    if (found != present) {
+      Fail(state, present ? "a present key was not found" : "an absent key was found");
       break;
     }
     if (++i == keys.size()) i = 0;
@@ -80,12 +82,16 @@ void BM_MemTableGetRandom(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_MemTableGetRandom(benchmark::State& state) {
+  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), true);
+  GetLoop(state, Fill(keys, std::string(kValueSize, 'v')), keys, true);
+}
+
 // Point lookups of keys the memtable lacks (the odd key numbers; the even ones are in), the
 // common case for every memtable but the one holding a key: the filter of key hashes answers
 // most without a skip-list search.
 void BM_MemTableGetAbsent(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  const auto keys = MakeKeys(2 * n, true);
+  const auto keys = MakeKeys(2 * static_cast<size_t>(state.range(0)), true);
   std::vector<std::string> present;
   std::vector<std::string> absent;
   for (const std::string& k : keys) {
@@ -93,21 +99,7 @@ void BM_MemTableGetAbsent(benchmark::State& state) {
     memcpy(&num, k.data(), sizeof(num));
     (__builtin_bswap64(num) % 2 == 0 ? present : absent).push_back(k);
   }
-  MemTable* mem = Fill(present, std::string(kValueSize, 'v'));
-  size_t i = 0;
-  std::string value;
-  for (auto _ : state) {
-    LookupKey lkey(absent[i], kMaxSequenceNumber);
-    Status s;
-    SequenceNumber seq;
-    if (mem->Get(lkey, &value, &s, &seq)) {
-      Fail(state, "an absent key was found");
-      break;
-    }
-    if (++i == absent.size()) i = 0;
-  }
-  mem->Unref();
-  state.SetItemsProcessed(state.iterations());
+  GetLoop(state, Fill(present, std::string(kValueSize, 'v')), absent, false);
 }
 
 // A full forward scan reading every key and value, as a flush walks a memtable filled in
