@@ -127,6 +127,11 @@ int DBImpl::TEST_NumImmutableMemtables() {
   return static_cast<int>(default_cf_->imm().size());
 }
 
+bool DBImpl::TEST_ActiveMemtableHasFilter() {
+  DbLock l(this);
+  return default_cf_->mem()->has_filter();
+}
+
 // ---- Bookkeeping.
 
 void DBImpl::InstallNewSuperVersion() {

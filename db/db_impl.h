@@ -130,6 +130,7 @@ class DBImpl final : public DB {
   // The writes visible to a new read.
   SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
   int TEST_NumImmutableMemtables();
+  bool TEST_ActiveMemtableHasFilter();
   VersionSet* TEST_versions() { return versions_.get(); }
   // The compaction picker's view of the current Version (a copy, taken under the mutex).
   LevelScores TEST_LevelScores();
@@ -315,8 +316,10 @@ class DBImpl final : public DB {
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
   // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
   Status SwitchMemtable() REQUIRES(DB_MUTEX);
-  // An empty memtable with the options in effect, its arena drawing on memtable_blocks_.
+  // An empty memtable with the options in effect, its arena drawing on memtable_blocks_,
+  // with a filter if Gets reached the one it replaces (see kEntriesPerGetForFilter).
   MemTable* NewMemTable() REQUIRES(DB_MUTEX);
+  static constexpr uint64_t kEntriesPerGetForFilter = 16;
 
   // Flush (db_impl_flush.cc).
   void MaybeScheduleFlush() REQUIRES(DB_MUTEX);

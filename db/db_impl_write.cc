@@ -631,9 +631,17 @@ void DBImpl::RecalculateWriteStallConditions() {
 }
 
 MemTable* DBImpl::NewMemTable() {
+  // A memtable filter costs each write a cache line and spares each Get of a key the
+  // memtable lacks a skip-list search of some twenty. The memtable being replaced tells
+  // whether Gets are coming: a filter once they reached it at least once per
+  // kEntriesPerGetForFilter entries (so never for a DB only written to). At open, none.
+  const MemTable* old = default_cf_->mem();
+  const bool with_filter =
+      old != nullptr &&
+      old->SampledGets() * MemTable::kGetSample * kEntriesPerGetForFilter >= old->num_entries();
   return new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
                       current_options_->arena_block_size, current_options_->memtable_huge_page_size,
-                      memtable_blocks_);
+                      memtable_blocks_, with_filter);
 }
 
 Status DBImpl::SwitchMemtable() {

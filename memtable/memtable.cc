@@ -91,7 +91,7 @@ int MemTable::KeyComparator::CompareEntries(const char* a, const char* b) const 
 
 MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
                    size_t arena_block_size, size_t huge_page_size,
-                   std::shared_ptr<ArenaBlockPool> block_pool)
+                   std::shared_ptr<ArenaBlockPool> block_pool, bool with_filter)
     : comparator_(cmp),
       arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size, block_pool),
       index_arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size,
@@ -99,7 +99,7 @@ MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
       table_(comparator_, &index_arena_),
       write_buffer_size_(write_buffer_size),
       filter_(
-          cmp.user_comparator()->CanKeysWithDifferentByteContentsBeEqual()
+          !with_filter || cmp.user_comparator()->CanKeysWithDifferentByteContentsBeEqual()
               ? nullptr
               : std::make_unique<MemTableFilter>(write_buffer_size / kBufferBytesPerFilterByte)) {}
 
@@ -154,6 +154,8 @@ void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
                    ReadCallback* callback, MergeContext* merge_context) {
+  thread_local uint32_t gets_here = 0;  // this thread's Gets, on any memtable
+  if (++gets_here % kGetSample == 0) sampled_gets_.fetch_add(1, std::memory_order_relaxed);
   const Slice user_key = key.user_key();
   if (!MayContain(user_key)) return false;
   const Comparator* ucmp = comparator_.icmp.user_comparator();

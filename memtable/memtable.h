@@ -43,8 +43,12 @@ class MemTable {
   // arena_block_size and huge_page_size: Options::arena_block_size (0: derived from
   // write_buffer_size, see Arena::BlockSizeFor) and Options::memtable_huge_page_size.
   // block_pool (may be null): the DB's spare arena blocks, taken from and given back to.
+  // with_filter: keep a filter of key hashes (MemTableFilter) if the comparator allows one.
+  // It makes Get of an absent key cheap and costs every Add a cache line: the DB asks for it
+  // where Gets have been reaching the memtables (see SampledGets).
   MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size, size_t arena_block_size = 0,
-           size_t huge_page_size = 0, std::shared_ptr<ArenaBlockPool> block_pool = nullptr);
+           size_t huge_page_size = 0, std::shared_ptr<ArenaBlockPool> block_pool = nullptr,
+           bool with_filter = true);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -73,6 +77,13 @@ class MemTable {
   // older for the key.
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
            ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
+
+  bool has_filter() const { return filter_ != nullptr; }
+  // About how many Gets reached this memtable, divided by kGetSample: each thread counts its
+  // Gets privately and adds one here every kGetSample (a shared counter bumped on every Get
+  // would bounce its cache line between reader threads).
+  static constexpr uint32_t kGetSample = 64;
+  uint64_t SampledGets() const { return sampled_gets_.load(std::memory_order_relaxed); }
 
   // Starts loading the filter line an Add of user_key will write: a caller with other work
   // to do before the Add (the WAL write) hides the cache miss behind it. Only a hint.
@@ -197,6 +208,7 @@ class MemTable {
   static constexpr size_t kBufferBytesPerFilterByte = 64;
   const std::unique_ptr<MemTableFilter> filter_;  // null: the comparator allows no filter
   std::atomic<int> refs_{0};
+  std::atomic<uint64_t> sampled_gets_{0};
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletes_{0};
   std::atomic<SequenceNumber> first_seqno_{kMaxSequenceNumber};

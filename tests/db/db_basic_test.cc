@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/db_impl.h"
 #include "shale/db.h"
 #include "shale/filter_policy.h"
 #include "shale/table.h"
@@ -332,6 +333,48 @@ TEST_F(DBBasicTest, CloseThenDeleteAndEmptyKeys) {
   Reopen();
   EXPECT_EQ(Get(""), "empty key");
   EXPECT_EQ(Contents(), "=empty key,k=,");
+}
+
+// Memtables get a filter of key hashes once Gets reach them: none while the DB is only
+// written to, one in the memtable that follows one that Gets reached, none again after
+// writes alone. Reads stay right across every switch.
+TEST_F(DBBasicTest, MemtableFilterFollowsTheGets) {
+  options_.write_buffer_size = 64 << 10;
+  Reopen();
+  auto* impl = static_cast<DBImpl*>(db_.get());
+  auto key = [](int i) { return "key" + std::to_string(i); };
+  const std::string value(100, 'v');
+  for (int i = 0; i < 3000; i++) ASSERT_TRUE(Put(key(i), value + std::to_string(i)).ok());
+  EXPECT_FALSE(impl->TEST_ActiveMemtableHasFilter());
+
+  // Gets of present and absent keys while the memtable fills, then a switch.
+  int next = 3000;
+  for (int round = 0; round < 3 && !impl->TEST_ActiveMemtableHasFilter(); round++) {
+    for (int i = 0; i < 20000; i++) {
+      const int k = (i * 7919) % 6000;  // half never written
+      ASSERT_EQ(Get(key(k)), k < 3000 ? value + std::to_string(k) : "NOT_FOUND") << k;
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // switches the memtable
+    ASSERT_TRUE(Put(key(next), value + std::to_string(next)).ok());
+    next++;
+  }
+  EXPECT_TRUE(impl->TEST_ActiveMemtableHasFilter());
+  // Keys written to the filtered memtable and ones that are not there.
+  for (int i = 0; i < 200; i++, next++) {
+    ASSERT_TRUE(Put(key(next), value + std::to_string(next)).ok());
+  }
+  for (int k = 0; k < next + 100; k++) {
+    ASSERT_EQ(Get(key(k)), k < next ? value + std::to_string(k) : "NOT_FOUND") << k;
+  }
+  // Writes alone again: after two switches no filter is kept.
+  for (int round = 0; round < 2; round++) {
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    for (int i = 0; i < 500; i++, next++) {
+      ASSERT_TRUE(Put(key(next), value + std::to_string(next)).ok());
+    }
+  }
+  EXPECT_FALSE(impl->TEST_ActiveMemtableHasFilter());
+  for (int k = 0; k < next; k += 7) ASSERT_EQ(Get(key(k)), value + std::to_string(k)) << k;
 }
 
 }  // namespace
