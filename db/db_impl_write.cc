@@ -633,11 +633,13 @@ void DBImpl::RecalculateWriteStallConditions() {
 MemTable* DBImpl::NewMemTable() {
   // A memtable filter costs each write a cache line and spares each Get of a key the
   // memtable lacks a skip-list search of some twenty. The memtable being replaced tells
-  // whether Gets are coming: a filter once they reached it at least once per
-  // kEntriesPerGetForFilter entries (so never for a DB only written to). At open, none.
+  // whether Gets are coming: a filter if they reached it at least once per
+  // kEntriesPerGetForFilter entries, so a DB only written to drops it from its second
+  // memtable on. With no memtable before (at open), one: a reader of a freshly opened DB
+  // may never fill the first memtable, and a writer pays for one memtable only.
   const MemTable* old = default_cf_->mem();
   const bool with_filter =
-      old != nullptr &&
+      old == nullptr ||
       old->SampledGets() * MemTable::kGetSample * kEntriesPerGetForFilter >= old->num_entries();
   return new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
                       current_options_->arena_block_size, current_options_->memtable_huge_page_size,

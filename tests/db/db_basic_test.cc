@@ -335,13 +335,14 @@ TEST_F(DBBasicTest, CloseThenDeleteAndEmptyKeys) {
   EXPECT_EQ(Contents(), "=empty key,k=,");
 }
 
-// Memtables get a filter of key hashes once Gets reach them: none while the DB is only
-// written to, one in the memtable that follows one that Gets reached, none again after
-// writes alone. Reads stay right across every switch.
+// Memtables get a filter of key hashes where Gets reach them: the first after open has
+// one; then none while the DB is only written to, one in the memtable that follows one that
+// Gets reached, none again after writes alone. Reads stay right across every switch.
 TEST_F(DBBasicTest, MemtableFilterFollowsTheGets) {
   options_.write_buffer_size = 64 << 10;
   Reopen();
   auto* impl = static_cast<DBImpl*>(db_.get());
+  EXPECT_TRUE(impl->TEST_ActiveMemtableHasFilter());
   auto key = [](int i) { return "key" + std::to_string(i); };
   const std::string value(100, 'v');
   for (int i = 0; i < 3000; i++) ASSERT_TRUE(Put(key(i), value + std::to_string(i)).ok());
