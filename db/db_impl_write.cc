@@ -299,11 +299,13 @@ Status DBImpl::WalStage(Writer* leader, WriteGroup* group) {
   // The memtable these writes go to is settled (only this thread switches it); a write of
   // one Put starts loading the memtable filter's line now, behind the WAL write.
   const MemTable* next_mem = default_cf_->mem_for_wal_leader();
-  group->ForEach([&](Writer* m) {
-    if (m->batch != nullptr && !m->wal_only) {
-      WriteBatchInternal::PrefetchForInsert(m->batch, next_mem);
-    }
-  });
+  if (next_mem->has_filter()) {
+    group->ForEach([&](Writer* m) {
+      if (m->batch != nullptr && !m->wal_only) {
+        WriteBatchInternal::PrefetchForInsert(m->batch, next_mem);
+      }
+    });
+  }
   s = LogAndAllocate(group, record, count, /*main_queue=*/true);
   if (!leader->disable_wal) {
     stats.write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
