@@ -130,6 +130,10 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   // The filter learns the key before the skip list publishes the entry (see
   // MemTableFilter, "Ordering").
   if (filter_ != nullptr) filter_->Add(hash, allow_concurrent);
+  // Like the filter's bits, set before the entry is published.
+  if (!has_entries_.load(std::memory_order_relaxed)) {
+    has_entries_.store(true, std::memory_order_relaxed);
+  }
 
   char* node_key = table_.AllocateKey(sizeof(IndexKey));
   const IndexKey k = comparator_.MakeIndexKey(buf);

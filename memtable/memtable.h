@@ -91,9 +91,12 @@ class MemTable {
     if (filter_ != nullptr) filter_->Prefetch(Hash64(user_key));
   }
 
-  // False only if no entry for user_key was ever added (true whenever the memtable keeps no
-  // filter). Get and CountSuccessiveMergeEntries ask this first.
+  // False only if no entry for user_key was ever added: always when nothing was (a reader
+  // of a DB that takes no writes asks its empty memtable on every Get, and must not pay a
+  // filter line's cache miss for it); else whenever the memtable keeps no filter.
+  // Get and CountSuccessiveMergeEntries ask this first.
   bool MayContain(const Slice& user_key) const {
+    if (!has_entries_.load(std::memory_order_relaxed)) return false;
     return filter_ == nullptr || filter_->MayContain(Hash64(user_key));
   }
 
@@ -207,6 +210,9 @@ class MemTable {
   // entries get some nine bits each, and 400-byte values about sixty.
   static constexpr size_t kBufferBytesPerFilterByte = 64;
   const std::unique_ptr<MemTableFilter> filter_;  // null: the comparator allows no filter
+  // Set by the first Add before it publishes its entry, and never again: unlike
+  // num_entries_, its line is not written on every Add, so readers keep it cached.
+  std::atomic<bool> has_entries_{false};
   std::atomic<int> refs_{0};
   std::atomic<uint64_t> sampled_gets_{0};
   std::atomic<uint64_t> num_entries_{0};

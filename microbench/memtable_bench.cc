@@ -102,6 +102,13 @@ void BM_MemTableGetAbsent(benchmark::State& state) {
   GetLoop(state, Fill(present, std::string(kValueSize, 'v')), absent, false);
 }
 
+// Point lookups on a memtable nothing was added to: what every Get of a DB that takes no
+// writes asks first.
+void BM_MemTableGetEmpty(benchmark::State& state) {
+  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), true);
+  GetLoop(state, Fill({}, std::string()), keys, false);
+}
+
 // A full forward scan reading every key and value, as a flush walks a memtable filled in
 // random order (its entries then lie far apart in the arena). Items/s is entries per second.
 void BM_MemTableScanRandomFilled(benchmark::State& state) {
@@ -128,6 +135,7 @@ BENCHMARK(BM_MemTableInsertRandom)->Arg(1 << 16)->Arg(1 << 19)->Unit(benchmark::
 BENCHMARK(BM_MemTableInsertSequential)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableGetRandom)->Arg(1 << 19);
 BENCHMARK(BM_MemTableGetAbsent)->Arg(1 << 19);
+BENCHMARK(BM_MemTableGetEmpty)->Arg(1 << 19);
 BENCHMARK(BM_MemTableScanRandomFilled)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 
 }  // namespace
