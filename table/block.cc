@@ -95,8 +95,12 @@ std::unique_ptr<Block> Block::New(BlockContents&& contents, const std::string* f
   }
   // The allocation becomes the object's own memory; contents keeps only the view.
   char* mem = contents.allocation.release();
+  const size_t capacity = contents.capacity;
   contents.headroom = 0;
-  return std::unique_ptr<Block>(::new (mem) Block(std::move(contents), file_name, file_offset));
+  contents.capacity = 0;
+  Block* block = ::new (mem) Block(std::move(contents), file_name, file_offset);
+  block->placed_capacity_ = capacity;
+  return std::unique_ptr<Block>(block);
 }
 
 void Block::BuildRestartPrefixes() {

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "shale/comparator.h"
+#include "table/block_buffers.h"
 #include "table/data_block_hash_index.h"
 #include "table/format.h"
 #include "util/internal_iterator.h"
@@ -39,11 +41,27 @@ class Block {
                                     uint64_t file_offset);
 
   // Every heap Block is a char array (as ReadBlock's allocations are), so that deleting a
-  // placed one frees the allocation it sits at the front of.
+  // placed one frees the allocation it sits at the front of. Deleting a placed Block hands
+  // its allocation to the thread's recycled block buffers (block_buffers.h) instead.
   static void* operator new(size_t size) { return ::operator new[](size); }
   static void operator delete(void* p) { ::operator delete[](p); }
+  static void operator delete(Block* block, std::destroying_delete_t) {
+    const size_t placed_capacity = block->placed_capacity_;
+    block->~Block();
+    if (placed_capacity == 0) {
+      ::operator delete[](block);
+    } else {
+      RecycleBlockBuffer(std::unique_ptr<char[]>(reinterpret_cast<char*>(block)), placed_capacity);
+    }
+  }
 
   size_t size() const { return contents_.data.size(); }
+  // The heap memory the block holds: its allocation when placed, else the object and its
+  // bytes' allocation (or the bytes, when not owned). What the block cache charges for it.
+  size_t memory_usage() const {
+    if (placed_capacity_ != 0) return placed_capacity_;
+    return sizeof(Block) + (contents_.capacity > size() ? contents_.capacity : size());
+  }
   // OK, or Corruption if the restart array is malformed.
   Status status() const;
 
@@ -87,6 +105,7 @@ class Block {
   const char* malformed_ = nullptr;         // why, when it is
   DataBlockHashIndex hash_index_;           // present() only in data blocks written with one
   std::vector<uint64_t> restart_prefixes_;  // empty, or one per restart point
+  size_t placed_capacity_ = 0;              // Block::New placed it: the allocation's size; else 0
 };
 
 // The bytes ReadBlock leaves before a block's data for Block::New to place the object in.

@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "table/block_buffers.h"
 #include "util/coding.h"
 
 #ifdef SHALE_HAVE_SNAPPY
@@ -159,7 +160,22 @@ bool CompressBlock(CompressionType type, const Slice& input, std::string* output
 }
 
 Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr<char[]>* out,
-                       size_t* out_size, size_t headroom) {
+                       size_t* out_size, size_t headroom, size_t* out_capacity) {
+  // The output buffer: from the thread's recycled block buffers when the caller takes
+  // their capacity, else new[] (a corrupt length must not abort either way).
+  size_t capacity = 0;
+  [[maybe_unused]] auto allocate = [&](size_t n) {
+    if (out_capacity == nullptr) return TryAllocate(n);
+    BlockBuffer b = AllocateBlockBuffer(n);
+    capacity = b.capacity;
+    return std::move(b.bytes);
+  };
+  [[maybe_unused]] auto done = [&](std::unique_ptr<char[]> buf, size_t n) {
+    *out = std::move(buf);
+    *out_size = n;
+    if (out_capacity != nullptr) *out_capacity = capacity;
+    return Status::OK();
+  };
   switch (type) {
 #ifdef SHALE_HAVE_SNAPPY
     case kSnappyCompression: {
@@ -173,14 +189,12 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       if (n > kMaxUncompressedSize || n > static_cast<uint64_t>(input.size()) * 22 + 64) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(headroom + n);
+      auto buf = allocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       if (!snappy::RawUncompress(input.data(), input.size(), buf.get() + headroom)) {
         return Bad(type, "malformed data");
       }
-      *out = std::move(buf);
-      *out_size = n;
-      return Status::OK();
+      return done(std::move(buf), n);
     }
 #endif
 #ifdef SHALE_HAVE_LZ4
@@ -195,14 +209,12 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
           static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 255 + 64) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(headroom + n);
+      auto buf = allocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       const int got = LZ4_decompress_safe(in.data(), buf.get() + headroom,
                                           static_cast<int>(in.size()), static_cast<int>(n));
       if (got < 0 || static_cast<uint32_t>(got) != n) return Bad(type, "malformed data");
-      *out = std::move(buf);
-      *out_size = n;
-      return Status::OK();
+      return done(std::move(buf), n);
     }
 #endif
 #ifdef SHALE_HAVE_ZSTD
@@ -218,7 +230,7 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       if (static_cast<uint64_t>(n) > static_cast<uint64_t>(in.size()) * 32768 + 65536) {
         return Bad(type, "length too large");
       }
-      auto buf = TryAllocate(headroom + n);
+      auto buf = allocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
       // One decompression context per thread, kept: ZSTD_decompress makes one per call,
       // which cost about as much as decompressing a 4 KiB block.
@@ -227,9 +239,7 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
           dctx != nullptr ? ZSTD_decompressDCtx(dctx, buf.get() + headroom, n, in.data(), in.size())
                           : ZSTD_decompress(buf.get() + headroom, n, in.data(), in.size());
       if (ZSTD_isError(got) || got != n) return Bad(type, "malformed data");
-      *out = std::move(buf);
-      *out_size = n;
-      return Status::OK();
+      return done(std::move(buf), n);
     }
 #endif
     default:

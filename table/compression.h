@@ -59,8 +59,10 @@ inline bool GoodCompressionRatio(size_t compressed_size, size_t raw_size) {
 // Decompresses input into a new buffer: *out_size bytes at out->get() + headroom, the
 // first headroom bytes left for the caller (an object that then lives beside the bytes in
 // one allocation). Corruption (without file context; the caller adds it) if input is not a
-// valid compressed form; NotSupported if this build lacks `type`.
+// valid compressed form; NotSupported if this build lacks `type`. With out_capacity, the
+// buffer comes from the thread's recycled block buffers (block_buffers.h) when one fits,
+// and *out_capacity is its size, at least headroom + *out_size.
 Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr<char[]>* out,
-                       size_t* out_size, size_t headroom = 0);
+                       size_t* out_size, size_t headroom = 0, size_t* out_capacity = nullptr);
 
 }  // namespace shale

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "table/block_buffers.h"
 #include "table/compression.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -32,6 +33,16 @@ constexpr size_t kMagicOffset = kFooterCrcOffset + 4;
 // somewhat larger (a compressed form is at most 7/8 of its block).
 constexpr size_t kBlockReadStackBuffer = 8192;
 static_assert(kMagicOffset + 8 == Footer::kEncodedLength);
+
+// n bytes for a block: with headroom (a block read for Block::New, whose buffer goes back
+// to the pool when the cache lets it go) from this thread's recycled buffers when one fits.
+BlockBuffer NewBlockBuffer(size_t n, size_t headroom) {
+  if (headroom != 0) {
+    BlockBuffer b = AllocateBlockBuffer(n);
+    if (b.bytes != nullptr) return b;
+  }
+  return BlockBuffer{std::unique_ptr<char[]>(new char[n]), n};
+}
 
 }  // namespace
 
@@ -125,11 +136,11 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   // allocation and no free, and the kernel copies it into memory that is already in the
   // CPU cache. Everything else is read into the allocation the block will keep.
   char stack_buf[kBlockReadStackBuffer];
-  std::unique_ptr<char[]> buf;
+  BlockBuffer buf;
   char* scratch = stack_buf;
   if (!source.expect_compressed || n + kBlockTrailerSize > sizeof(stack_buf)) {
-    buf.reset(new char[headroom + n + kBlockTrailerSize]);
-    scratch = buf.get() + headroom;
+    buf = NewBlockBuffer(headroom + n + kBlockTrailerSize, headroom);
+    scratch = buf.bytes.get() + headroom;
   }
   Slice contents;
   Status s = source.file->Read(offset, n + kBlockTrailerSize, &contents, scratch);
@@ -152,12 +163,12 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   const auto type = static_cast<CompressionType>(data[n]);
   if (type == kNoCompression) {
     // The block keeps its bytes: in buf when they were read there, else in a copy.
-    if (buf == nullptr || data != buf.get() + headroom) {
-      std::unique_ptr<char[]> owned(new char[headroom + n]);
-      memcpy(owned.get() + headroom, data, n);
+    if (buf.bytes == nullptr || data != buf.bytes.get() + headroom) {
+      BlockBuffer owned = NewBlockBuffer(headroom + n, headroom);
+      memcpy(owned.bytes.get() + headroom, data, n);
       buf = std::move(owned);
     }
-    *result = BlockContents(std::move(buf), n, headroom);
+    *result = BlockContents(std::move(buf.bytes), n, headroom, buf.capacity);
     return Status::OK();
   }
   if (static_cast<unsigned char>(type) > kZSTD) {
@@ -166,12 +177,16 @@ Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool 
   }
   std::unique_ptr<char[]> out;
   size_t out_size = 0;
-  s = DecompressBlock(type, Slice(data, n), &out, &out_size, headroom);
+  size_t out_capacity = 0;
+  s = DecompressBlock(type, Slice(data, n), &out, &out_size, headroom,
+                      headroom != 0 ? &out_capacity : nullptr);
+  // The stored form, when it was read into a buffer of its own, is done with.
+  if (buf.bytes != nullptr && headroom != 0) RecycleBlockBuffer(std::move(buf.bytes), buf.capacity);
   if (s.IsCorruption()) {
     return CorruptionAt(source.file_name, offset, "cannot decompress block", s.ToString());
   }
   if (!s.ok()) return s;
-  *result = BlockContents(std::move(out), out_size, headroom);
+  *result = BlockContents(std::move(out), out_size, headroom, out_capacity);
   return Status::OK();
 }
 

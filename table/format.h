@@ -98,11 +98,17 @@ struct BlockContents {
   // must outlive every user.
   std::unique_ptr<char[]> allocation;
   size_t headroom = 0;
+  // The allocation's bytes (0 when there is none): headroom + data.size() or more, when
+  // the buffer came from block_buffers.h's pool. What a cache should charge for it.
+  size_t capacity = 0;
 
   BlockContents() = default;
   explicit BlockContents(const Slice& unowned) : data(unowned) {}
-  BlockContents(std::unique_ptr<char[]>&& buf, size_t n, size_t room = 0)
-      : data(buf.get() + room, n), allocation(std::move(buf)), headroom(room) {}
+  BlockContents(std::unique_ptr<char[]>&& buf, size_t n, size_t room = 0, size_t cap = 0)
+      : data(buf.get() + room, n),
+        allocation(std::move(buf)),
+        headroom(room),
+        capacity(cap != 0 ? cap : room + n) {}
 };
 
 // Where ReadBlock reads from, for reading and for error messages.
@@ -120,9 +126,10 @@ struct BlockReadSource {
 // Reads the block at handle (and its trailer), verifies the checksum when
 // verify_checksums, and decompresses it into *result, which owns the bytes, with
 // result->headroom == headroom free bytes before them in the same allocation (see
-// Block::New). A block that runs past the end of the file, a checksum mismatch or a bad
-// compressed form give Corruption naming the file and offset; a compression this build
-// lacks gives NotSupported.
+// Block::New). With headroom, the allocation comes from this thread's recycled block
+// buffers (block_buffers.h) when one fits. A block that runs past the end of the file, a checksum
+// mismatch or a bad compressed form give Corruption naming the file and offset; a compression this
+// build lacks gives NotSupported.
 Status ReadBlock(const BlockReadSource& source, const BlockHandle& handle, bool verify_checksums,
                  BlockContents* result, size_t headroom = 0);
 

@@ -26,8 +26,8 @@ void ReleaseCacheHandle(void* cache, void* handle) {
 
 void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<Block*>(value); }
 
-// What a block costs in the cache: its bytes and the object around them.
-size_t BlockCharge(const Block& block) { return block.size() + sizeof(Block); }
+// What a block costs in the cache: its memory, object and slack included.
+size_t BlockCharge(const Block& block) { return block.memory_usage(); }
 
 }  // namespace
 
