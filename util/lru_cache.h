@@ -70,6 +70,12 @@ class HandleTable {
   LRUHandle* Remove(const Slice& key, uint32_t hash);
   // Removes h itself. REQUIRES: h is in the table.
   void RemoveEntry(LRUHandle* h);
+  // Starts loading the slots a lookup or removal of an entry with this hash reads first.
+  void PrefetchSlots(uint32_t hash) const {
+    const uint32_t i = Tag(hash) & (length_ - 1);
+    __builtin_prefetch(&tags_[i]);
+    __builtin_prefetch(&handles_[i]);
+  }
   size_t size() const { return elems_; }
 
  private:
@@ -120,6 +126,8 @@ class alignas(64) LRUCacheShard {
   // Evicts listed entries, oldest first, until usage + charge fits the capacity or none is
   // left; the evicted ones are chained through `next` onto *to_free.
   void EvictFromLRU(size_t charge, LRUHandle** to_free) REQUIRES(mu_);
+  // Starts loading what evicting the oldest entry will touch; see the definition.
+  void PrefetchNextVictim() const REQUIRES(mu_);
   static void FreeChain(LRUHandle* chain);
 
   mutable Mutex mu_;
