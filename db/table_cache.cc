@@ -130,12 +130,17 @@ Status TableCache::ReaderFor(const FileMetaData& f, std::shared_ptr<TableReader>
 }
 
 InternalIterator* TableCache::NewIterator(const ReadOptions& read_options, const FileMetaData& f) {
-  std::shared_ptr<TableReader> reader;
-  Status s = FindTable(f, &reader);
+  std::shared_ptr<TableReader> hold;
+  TableReader* reader;
+  Status s = ReaderFor(f, &hold, &reader);
   if (!s.ok()) return NewEmptyInternalIterator(s);
   InternalIterator* iter = reader->NewIterator(read_options);
-  iter->RegisterCleanup(&ReleaseReader, new std::shared_ptr<TableReader>(std::move(reader)),
-                        nullptr);
+  // A reader kept in f needs no reference: f outlives the iterator. A reader of a bounded
+  // cache may be evicted meanwhile, so the iterator holds it.
+  if (hold != nullptr) {
+    iter->RegisterCleanup(&ReleaseReader, new std::shared_ptr<TableReader>(std::move(hold)),
+                          nullptr);
+  }
   return iter;
 }
 

@@ -42,8 +42,9 @@ class TableCache {
   TableCache& operator=(const TableCache&) = delete;
 
   // An iterator over file f's internal keys. If the file cannot be opened, an empty
-  // iterator whose status() says why. The caller owns the iterator; it keeps the reader
-  // alive by itself.
+  // iterator whose status() says why. The caller owns the iterator. REQUIRES: f outlives
+  // the iterator (with an unbounded cache the reader is kept in f, as ReaderFor does, and
+  // the iterator holds no reference of its own; otherwise it holds one).
   InternalIterator* NewIterator(const ReadOptions& read_options, const FileMetaData& f);
 
   // TableReader::Get on file f (see table_reader.h for how handle is called).

@@ -81,6 +81,27 @@ TEST_F(TableCacheTest, UnboundedCacheKeepsTheReaderInTheMetadata) {
   EXPECT_FALSE(cache_->ReaderFor(copy, &hold2, &again).ok());
 }
 
+TEST_F(TableCacheTest, IteratorsOfAnUnboundedCacheKeepTheReaderInTheMetadata) {
+  cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, -1);
+  const FileMetaData f = WriteFile(14);
+  EXPECT_EQ(FirstKey(f), "a");
+  TableReader* const kept = f.table_reader.Get();
+  ASSERT_NE(kept, nullptr);
+  std::shared_ptr<TableReader> hold;
+  TableReader* again = nullptr;
+  ASSERT_OK(cache_->ReaderFor(f, &hold, &again));
+  EXPECT_EQ(again, kept);
+  // An iterator open while the cache drops the reader and the file goes reads on, and so
+  // does a new one: the metadata holds the reader.
+  std::unique_ptr<InternalIterator> open(cache_->NewIterator(ReadOptions(), f));
+  cache_->Evict(14);
+  DeleteFile(14);
+  open->SeekToFirst();
+  ASSERT_TRUE(open->Valid());
+  EXPECT_EQ(ExtractUserKey(open->key()).ToString(), "a");
+  EXPECT_EQ(FirstKey(f), "a");
+}
+
 TEST_F(TableCacheTest, BoundedCacheKeepsNothingInTheMetadata) {
   cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, 10);
   const FileMetaData f = WriteFile(13);
@@ -90,6 +111,7 @@ TEST_F(TableCacheTest, BoundedCacheKeepsNothingInTheMetadata) {
   EXPECT_EQ(hold.get(), reader);
   EXPECT_EQ(f.table_reader.Get(), nullptr);
   EXPECT_EQ(FirstKey(f), "a");
+  EXPECT_EQ(f.table_reader.Get(), nullptr);
   hold.reset();
   // Evicted and gone, the file cannot be read any more: max_open_files bounds what stays
   // open.
