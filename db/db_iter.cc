@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <list>
 #include <memory>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "db/merge_helper.h"
 #include "memtable/merge_context.h"
+#include "util/key_buffer.h"
 #include "util/statistics.h"
 
 namespace shale {
@@ -41,7 +42,7 @@ class DBIter final : public Iterator {
   bool Valid() const override { return valid_; }
   Slice key() const override {
     assert(valid_);
-    return saved_key_;
+    return saved_key_.slice();
   }
   Slice value() const override {
     assert(valid_);
@@ -122,16 +123,16 @@ class DBIter final : public Iterator {
   const SequenceNumber sequence_;
   const uint64_t max_skip_;
 
-  std::string saved_key_;    // user key of the current entry (or of the run being skipped)
-  std::string saved_value_;  // backing store of value_ when iter_'s value is not pinned
-  Slice value_;              // kReverse only
-  std::string seek_key_;     // scratch for internal seek targets
-  std::string merged_value_;  // backing store of value_ after a merge
+  KeyBuffer saved_key_;         // user key of the current entry (or of the run being skipped)
+  std::string saved_value_;     // backing store of value_ when iter_'s value is not pinned
+  Slice value_;                 // kReverse only
+  KeyBuffer seek_key_;          // scratch for internal seek targets
+  std::string merged_value_;    // backing store of value_ after a merge
   MergeContext merge_context_;  // operands gathered forward, newest first
   // Operands gathered backward (oldest first) and copies of the unpinned ones.
   std::vector<Slice> reverse_ops_;
-  std::deque<std::string> reverse_copies_;
-  bool merged_ = false;  // kForward: value_ holds a merged value
+  std::list<std::string> reverse_copies_;  // a list: no allocation until used
+  bool merged_ = false;                    // kForward: value_ holds a merged value
   Status status_;
   Direction direction_ = kForward;
   bool valid_ = false;
@@ -156,14 +157,14 @@ void DBIter::SetCorruptType(const ParsedInternalKey& ikey) {
 
 bool DBIter::ResolveMerge() {
   status_ =
-      Status::NotSupported("Merge operator not configured, key", Slice(saved_key_).ToString(true));
+      Status::NotSupported("Merge operator not configured, key", saved_key_.slice().ToString(true));
   valid_ = false;
   return false;
 }
 
 bool DBIter::FinishMerge(const Slice* base, const std::vector<Slice>& ops) {
   std::string merged;
-  Status s = FullMergeOperands(merge_operator_, saved_key_, base, ops, &merged, logger_);
+  Status s = FullMergeOperands(merge_operator_, saved_key_.slice(), base, ops, &merged, logger_);
   if (!s.ok()) {
     status_ = std::move(s);
     valid_ = false;
@@ -190,7 +191,7 @@ bool DBIter::MergeForward() {
   while (iter_->Valid()) {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return false;
-    if (cmp_->Compare(ikey.user_key, saved_key_) != 0) break;
+    if (cmp_->Compare(ikey.user_key, saved_key_.slice()) != 0) break;
     if (IsVisible(ikey.sequence)) {
       if (ikey.type == kTypeValue) {
         const Slice base = iter_->value();
@@ -213,15 +214,13 @@ bool DBIter::MergeForward() {
 }
 
 void DBIter::InternalSeek(const Slice& user_key, SequenceNumber seq, ValueType type) {
-  seek_key_.clear();
-  AppendInternalKey(&seek_key_, user_key, seq, type);
-  iter_->Seek(seek_key_);
+  seek_key_.SetInternalKey(user_key, seq, type);
+  iter_->Seek(seek_key_.slice());
 }
 
 void DBIter::InternalSeekForPrev(const Slice& user_key, SequenceNumber seq, ValueType type) {
-  seek_key_.clear();
-  AppendInternalKey(&seek_key_, user_key, seq, type);
-  iter_->SeekForPrev(seek_key_);
+  seek_key_.SetInternalKey(user_key, seq, type);
+  iter_->SeekForPrev(seek_key_.slice());
 }
 
 void DBIter::CaptureValue() {
@@ -242,10 +241,10 @@ void DBIter::FindNextUserEntry(bool skipping) {
   while (iter_->Valid()) {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return;
-    if (!in_run || cmp_->Compare(ikey.user_key, saved_key_) != 0) {
+    if (!in_run || cmp_->Compare(ikey.user_key, saved_key_.slice()) != 0) {
       // Entries of one user key share the bound check, so it runs once per key.
       if (upper_ != nullptr && cmp_->Compare(ikey.user_key, *upper_) >= 0) break;
-      saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
+      saved_key_.Assign(ikey.user_key);
       in_run = true;
       skipping = false;
       num_skipped = 0;
@@ -269,12 +268,12 @@ void DBIter::FindNextUserEntry(bool skipping) {
       num_skipped = 0;
       if (skipping) {
         // Footer 0 is the last internal key a user key can have.
-        InternalSeek(saved_key_, 0, kTypeDeletion);
+        InternalSeek(saved_key_.slice(), 0, kTypeDeletion);
         continue;
       }
       if (ikey.sequence > sequence_) {
         // Straight to the first entry old enough to be visible; strictly ahead of iter_.
-        InternalSeek(saved_key_, sequence_, kValueTypeForSeek);
+        InternalSeek(saved_key_.slice(), sequence_, kValueTypeForSeek);
         continue;
       }
     }
@@ -289,7 +288,7 @@ void DBIter::PrevInternal() {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return;
     if (lower_ != nullptr && cmp_->Compare(ikey.user_key, *lower_) < 0) break;
-    saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
+    saved_key_.Assign(ikey.user_key);
     const bool live = FindValueForCurrentKey();
     if (!status_.ok() || !iter_->status().ok()) {
       valid_ = false;
@@ -316,7 +315,7 @@ bool DBIter::FindValueForCurrentKey() {
   while (iter_->Valid()) {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return false;
-    if (cmp_->Compare(ikey.user_key, saved_key_) != 0) break;
+    if (cmp_->Compare(ikey.user_key, saved_key_.slice()) != 0) break;
     if (scanned++ >= max_skip_) return FindValueForCurrentKeyUsingSeek();
     if (IsVisible(ikey.sequence)) {
       have_visible = true;
@@ -348,20 +347,20 @@ bool DBIter::FindValueForCurrentKey() {
       if (merge_operator_ == nullptr) return ResolveMerge();
       return FinishMerge(base_is_value ? &value_ : nullptr, reverse_ops_);
     default:
-      newest.user_key = saved_key_;
+      newest.user_key = saved_key_.slice();
       SetCorruptType(newest);
       return false;
   }
 }
 
 bool DBIter::FindValueForCurrentKeyUsingSeek() {
-  // The first visible entry forward from (saved_key_, sequence_) is the newest visible one.
-  InternalSeek(saved_key_, sequence_, kValueTypeForSeek);
+  // The first visible entry forward from (saved_key_.slice(), sequence_) is the newest visible one.
+  InternalSeek(saved_key_.slice(), sequence_, kValueTypeForSeek);
   bool live = false;
   while (iter_->Valid()) {
     ParsedInternalKey ikey;
     if (!ParseKey(&ikey)) return false;
-    if (cmp_->Compare(ikey.user_key, saved_key_) != 0) break;
+    if (cmp_->Compare(ikey.user_key, saved_key_.slice()) != 0) break;
     if (IsVisible(ikey.sequence)) {
       if (ikey.type == kTypeValue) {
         CaptureValue();
@@ -381,7 +380,7 @@ bool DBIter::FindValueForCurrentKeyUsingSeek() {
   }
   if (!iter_->status().ok()) return false;
   // Back to just before saved_key_: no real entry sorts before its (max seq, max type) key.
-  InternalSeekForPrev(saved_key_, kMaxSequenceNumber, kValueTypeForSeek);
+  InternalSeekForPrev(saved_key_.slice(), kMaxSequenceNumber, kValueTypeForSeek);
   return live;
 }
 
@@ -465,7 +464,7 @@ void DBIter::Next() {
   if (direction_ == kReverse) {
     // iter_ sits before saved_key_; jump to its last possible entry and skip from there.
     direction_ = kForward;
-    InternalSeek(saved_key_, 0, kTypeDeletion);
+    InternalSeek(saved_key_.slice(), 0, kTypeDeletion);
   } else if (!merged_) {
     iter_->Next();
   }  // else the merge left iter_ past the entries it used
@@ -481,7 +480,7 @@ void DBIter::Prev() {
     // iter_ may be anywhere past saved_key_'s first entries, even at the end.
     direction_ = kReverse;
     merged_ = false;
-    InternalSeekForPrev(saved_key_, kMaxSequenceNumber, kValueTypeForSeek);
+    InternalSeekForPrev(saved_key_.slice(), kMaxSequenceNumber, kValueTypeForSeek);
   } else if (direction_ == kForward) {
     // iter_ is at saved_key_'s newest visible entry; newer hidden ones may precede it.
     direction_ = kReverse;
@@ -490,9 +489,9 @@ void DBIter::Prev() {
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!ParseKey(&ikey)) return;
-      if (cmp_->Compare(ikey.user_key, saved_key_) != 0) break;
+      if (cmp_->Compare(ikey.user_key, saved_key_.slice()) != 0) break;
       if (++steps > max_skip_) {
-        InternalSeekForPrev(saved_key_, kMaxSequenceNumber, kValueTypeForSeek);
+        InternalSeekForPrev(saved_key_.slice(), kMaxSequenceNumber, kValueTypeForSeek);
         break;
       }
       iter_->Prev();
@@ -507,8 +506,7 @@ void DBIter::Prev() {
 Iterator* NewDBIterator(const ReadOptions& read_options, const Comparator* user_cmp,
                         InternalIterator* internal_iter, SequenceNumber sequence,
                         ReadCallback* callback, uint64_t max_sequential_skip,
-                        const MergeOperator* merge_operator, Logger* logger,
-                        Statistics* stats) {
+                        const MergeOperator* merge_operator, Logger* logger, Statistics* stats) {
   return new DBIter(read_options, user_cmp, internal_iter, sequence, callback, max_sequential_skip,
                     merge_operator, logger, stats);
 }

@@ -70,5 +70,34 @@ TEST_F(DBIteratorTreeTest, EmptyDatabaseAndEmptyMemtable) {
   EXPECT_EQ(Scan(it.get()), "");
 }
 
+TEST_F(DBIteratorTreeTest, KeysLongerThanTheIteratorsInlineBuffers) {
+  Open();
+  // Short and long keys interleaved, in the memtable and in a file, read both ways.
+  auto key = [](int i) { return std::string(i % 2 == 0 ? 5 : 200, static_cast<char>('a' + i)); };
+  std::string forward, backward;
+  for (int i = 0; i < 8; i++) {
+    ASSERT_OK(Put(key(i), std::to_string(i)));
+    if (i == 3) ASSERT_OK(Flush());
+    forward += key(i) + "=" + std::to_string(i) + ",";
+  }
+  for (int i = 7; i >= 0; i--) backward += key(i) + "=" + std::to_string(i) + ",";
+  EXPECT_EQ(Contents(), forward);
+  EXPECT_EQ(Contents(ReadOptions(), /*reverse=*/true), backward);
+  std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+  for (int i = 0; i < 8; i++) {
+    it->Seek(key(i));
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), key(i));
+    it->SeekForPrev(key(i) + "~");
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), key(i));
+    if (i > 0) {
+      it->Prev();
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(it->key().ToString(), key(i - 1));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shale
