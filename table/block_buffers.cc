@@ -64,7 +64,7 @@ BlockBuffer AllocateBlockBuffer(size_t n) {
 }
 
 void RecycleBlockBuffer(std::unique_ptr<char[]> bytes, size_t capacity) {
-  if (bytes == nullptr || pool.closed || pool.count == kMaxKeptBuffers ||
+  if (!kBlockBuffersKept || bytes == nullptr || pool.closed || pool.count == kMaxKeptBuffers ||
       capacity > kMaxKeptBytes - pool.total) {
     return;  // bytes frees the buffer
   }

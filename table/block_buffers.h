@@ -26,6 +26,20 @@ struct BlockBuffer {
   size_t capacity = 0;            // bytes usable from bytes.get() on
 };
 
+// Under AddressSanitizer nothing is kept: a recycled buffer goes back to the allocator at
+// once, so that a use of a block after it was freed is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kBlockBuffersKept = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kBlockBuffersKept = false;
+#else
+inline constexpr bool kBlockBuffersKept = true;
+#endif
+#else
+inline constexpr bool kBlockBuffersKept = true;
+#endif
+
 inline constexpr size_t kMaxKeptBuffers = 8;
 inline constexpr size_t kMaxKeptBytes = size_t{256} << 10;
 
