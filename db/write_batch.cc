@@ -3,6 +3,7 @@
 #include "shale/write_batch.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "db/db_impl.h"
@@ -297,7 +298,9 @@ class MemTableInserter final : public WriteBatch::Handler {
  public:
   MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, uint64_t sub_batches,
                    DBImpl* db)
-      : seq_(seq), mem_(mem), concurrent_(concurrent), sub_batches_(sub_batches), db_(db) {}
+      : seq_(seq), mem_(mem), sub_batches_(sub_batches), db_(db) {
+    if (concurrent) adder_.emplace(mem);
+  }
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -313,6 +316,8 @@ class MemTableInserter final : public WriteBatch::Handler {
   Status MarkRollback(const Slice&) override { return Status::OK(); }
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
     const SequenceNumber seq = Next(key);
+    // The fold reads the memtable, which must hold this batch's earlier records.
+    if (adder_ && db_ != nullptr) adder_->Flush();
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
     if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
@@ -332,16 +337,22 @@ class MemTableInserter final : public WriteBatch::Handler {
     return Put(Next(key), type, key, value);
   }
   Status Put(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
-    mem_->Add(seq, type, key, value, concurrent_);
+    if (adder_) {
+      adder_->Add(seq, type, key, value);
+    } else {
+      mem_->Add(seq, type, key, value, /*allow_concurrent=*/false);
+    }
     return Status::OK();
   }
   SequenceNumber seq_;
   MemTable* const mem_;
-  const bool concurrent_;
   const uint64_t sub_batches_;
   SubBatchSplitter splitter_;
   DBImpl* const db_;
   std::string merged_;
+  // Concurrent inserts go into the skip list a group at a time (MemTable::ConcurrentAdder);
+  // the last group is linked when the inserter goes, before InsertInto returns.
+  std::optional<MemTable::ConcurrentAdder> adder_;
 };
 
 }  // namespace

@@ -109,8 +109,8 @@ void MemTable::Unref() {
   if (before == 1) delete this;
 }
 
-void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
-                   bool allow_concurrent) {
+char* MemTable::Encode(SequenceNumber seq, ValueType type, const Slice& user_key,
+                       const Slice& value, bool allow_concurrent) {
   // The filter's line is most likely not in the cache: its load overlaps the copy below.
   const uint64_t hash = filter_ != nullptr ? Hash64(user_key) : 0;
   if (filter_ != nullptr) filter_->Prefetch(hash);
@@ -138,18 +138,50 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   char* node_key = table_.AllocateKey(sizeof(IndexKey));
   const IndexKey k = comparator_.MakeIndexKey(buf);
   memcpy(node_key, &k, sizeof(k));
+  return node_key;
+}
+
+void MemTable::CountAdded(uint64_t entries, uint64_t deletes, SequenceNumber smallest_seq) {
+  if (entries == 0) return;
+  num_entries_.fetch_add(entries, std::memory_order_relaxed);
+  if (deletes != 0) num_deletes_.fetch_add(deletes, std::memory_order_relaxed);
+  SequenceNumber first = first_seqno_.load(std::memory_order_relaxed);
+  while (smallest_seq < first &&
+         !first_seqno_.compare_exchange_weak(first, smallest_seq, std::memory_order_relaxed)) {
+  }
+}
+
+void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
+                   bool allow_concurrent) {
+  char* node_key = Encode(seq, type, user_key, value, allow_concurrent);
   const bool inserted =
       allow_concurrent ? table_.InsertConcurrently(node_key) : table_.Insert(node_key);
-  if (!inserted) return;
+  if (inserted) CountAdded(1, IsDeletion(type) ? 1 : 0, seq);
+}
 
-  num_entries_.fetch_add(1, std::memory_order_relaxed);
-  if (type == kTypeDeletion || type == kTypeSingleDeletion) {
-    num_deletes_.fetch_add(1, std::memory_order_relaxed);
+void MemTable::ConcurrentAdder::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
+                                    const Slice& value) {
+  keys_[pending_] = mem_->Encode(seq, type, user_key, value, /*allow_concurrent=*/true);
+  seqs_[pending_] = seq;
+  deletes_[pending_] = IsDeletion(type);
+  if (++pending_ == kGroup) Flush();
+}
+
+void MemTable::ConcurrentAdder::Flush() {
+  if (pending_ == 0) return;
+  bool inserted[kGroup];
+  mem_->table_.InsertConcurrently(keys_, pending_, inserted);
+  uint64_t entries = 0;
+  uint64_t deletes = 0;
+  SequenceNumber smallest = kMaxSequenceNumber;
+  for (size_t i = 0; i < pending_; i++) {
+    if (!inserted[i]) continue;
+    entries++;
+    if (deletes_[i]) deletes++;
+    if (seqs_[i] < smallest) smallest = seqs_[i];
   }
-  SequenceNumber first = first_seqno_.load(std::memory_order_relaxed);
-  while (seq < first &&
-         !first_seqno_.compare_exchange_weak(first, seq, std::memory_order_relaxed)) {
-  }
+  pending_ = 0;
+  mem_->CountAdded(entries, deletes, smallest);
 }
 
 void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {

@@ -62,6 +62,13 @@ class MemTable {
   void Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
            bool allow_concurrent = false);
 
+  // Adds a run of entries as Add(..., allow_concurrent=true) does, one after another, but
+  // links them into the index a group at a time: the group's searches then overlap their
+  // cache misses (SkipList's batch InsertConcurrently). An entry is readable only once its
+  // group is linked: at the Add that fills the group, at Flush, or at destruction. Used by
+  // one thread at a time; others may insert into the same memtable meanwhile.
+  class ConcurrentAdder;
+
   // Looks up the newest entry for key.user_key() with sequence <= the LookupKey's sequence
   // that `callback` (may be null) says is visible. Returns true if it found a Put (*s = OK,
   // *value assigned), a Delete or SingleDelete (*s = NotFound) or, without a merge_context,
@@ -194,6 +201,16 @@ class MemTable {
 
   class Iter;
 
+  // The entry encoded into arena_ and the filter told of its key; returns its skip-list key,
+  // allocated but not linked.
+  char* Encode(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
+               bool allow_concurrent);
+  // Counts entries just linked, `deletes` of them tombstones, the smallest sequence first.
+  void CountAdded(uint64_t entries, uint64_t deletes, SequenceNumber smallest_seq);
+  static bool IsDeletion(ValueType type) {
+    return type == kTypeDeletion || type == kTypeSingleDeletion;
+  }
+
   // Adds an operand (or a base value) living in this memtable to merge_context, which may
   // later take a reference on this memtable through keeper_ to hand the operand out.
   void PushTo(MergeContext* merge_context, const Slice& operand);
@@ -222,6 +239,28 @@ class MemTable {
   std::atomic<SequenceNumber> earliest_seqno_{0};
   std::atomic<uint64_t> min_prep_log_{0};
   const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
+};
+
+class MemTable::ConcurrentAdder {
+ public:
+  explicit ConcurrentAdder(MemTable* mem) : mem_(mem) {}
+  ConcurrentAdder(const ConcurrentAdder&) = delete;
+  ConcurrentAdder& operator=(const ConcurrentAdder&) = delete;
+  ~ConcurrentAdder() { Flush(); }
+
+  void Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value);
+  // Links the entries added since the last group was linked.
+  void Flush();
+
+  // Entries linked together.
+  static constexpr size_t kGroup = Table::kGroup;
+
+ private:
+  MemTable* const mem_;
+  size_t pending_ = 0;
+  const char* keys_[kGroup];
+  SequenceNumber seqs_[kGroup];
+  bool deletes_[kGroup];
 };
 
 }  // namespace shale

@@ -231,6 +231,43 @@ TEST_F(MemTableTest, DuplicateEntryIsDropped) {
   EXPECT_EQ(mem->num_entries(), 2u);
 }
 
+// ConcurrentAdder: entries are readable once their group is linked (at the Add that fills
+// a group, at Flush, at destruction), duplicates are dropped with the first staying, and
+// the counts and the first sequence cover every linked entry.
+TEST_F(MemTableTest, ConcurrentAdderLinksGroupsAndCounts) {
+  MemPtr mem = NewMem(icmp_);
+  constexpr size_t kGroup = MemTable::ConcurrentAdder::kGroup;
+  {
+    MemTable::ConcurrentAdder adder(mem.get());
+    for (size_t i = 0; i + 1 < kGroup; i++) {
+      adder.Add(100 + i, i % 3 == 0 ? kTypeDeletion : kTypeValue, Cat("k", i), Cat("v", i));
+    }
+    EXPECT_FALSE(DoGet(mem.get(), "k1", 1000).found) << "linked before its group";
+    EXPECT_EQ(mem->num_entries(), 0u);
+    adder.Add(50, kTypeValue, "k1", "older");  // fills the group
+    EXPECT_EQ(mem->num_entries(), kGroup);
+    EXPECT_EQ(mem->first_seqno(), 50u);
+    GetResult r = DoGet(mem.get(), "k1", 1000);
+    ASSERT_TRUE(r.found);
+    EXPECT_EQ(r.value, "v1");
+    EXPECT_EQ(DoGet(mem.get(), "k1", 60).value, "older");
+    // A duplicate within a group, and of an entry linked earlier: the first stays.
+    adder.Add(200, kTypeValue, "d", "first");
+    adder.Add(200, kTypeValue, "d", "second");
+    adder.Add(101, kTypeValue, "k1", "again");
+    adder.Flush();
+    EXPECT_EQ(DoGet(mem.get(), "d", 200).value, "first");
+    EXPECT_EQ(DoGet(mem.get(), "k1", 101).value, "v1");
+    EXPECT_EQ(mem->num_entries(), kGroup + 1);
+    adder.Add(300, kTypeSingleDeletion, "s", "");
+  }
+  EXPECT_EQ(mem->num_entries(), kGroup + 2);
+  EXPECT_EQ(mem->num_deletes(), 1 + (kGroup - 2) / 3 + 1);
+  GetResult r = DoGet(mem.get(), "s", 300);
+  ASSERT_TRUE(r.found);
+  EXPECT_TRUE(r.status.IsNotFound());
+}
+
 TEST_F(MemTableTest, LargeValuesAndKeys) {
   MemPtr mem = NewMem(icmp_);
   Random rnd(TestSeed());

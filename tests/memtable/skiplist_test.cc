@@ -169,6 +169,51 @@ TEST(SkipListTest, ModelSerializedInsertWithoutPrefixes) {
   RunModelTest<ConcurrentArena, PlainCmp>(false);
 }
 
+// The batch InsertConcurrently against a model: batches of 1 to 3 groups, their keys
+// clustered (so that a key's splice goes stale by an earlier one of its own group) or
+// spread, repeating each other within a batch and keys already present. Each key's
+// inserted flag must say whether the model took it, the first of equal keys winning.
+template <typename Cmp>
+void RunBatchModelTest() {
+  Random rnd(TestSeed());
+  const Key kRange = 20000;
+  ConcurrentArena arena;
+  SkipList<Cmp, ConcurrentArena> list(Cmp(), &arena);
+  constexpr size_t kGroup = SkipList<Cmp, ConcurrentArena>::kGroup;
+  std::set<Key> model;
+  for (int batch = 0; batch < 600; batch++) {
+    const size_t n = 1 + rnd.Uniform(3 * kGroup);
+    const Key base = rnd.Uniform(kRange);
+    const bool clustered = rnd.OneIn(2);
+    std::vector<Key> keys;
+    std::vector<const char*> bufs;
+    for (size_t i = 0; i < n; i++) {
+      Key k;
+      if (!keys.empty() && rnd.OneIn(8)) {
+        k = keys[rnd.Uniform(static_cast<uint32_t>(keys.size()))];
+      } else if (clustered) {
+        k = base + rnd.Uniform(3 * kGroup);
+      } else {
+        k = rnd.Uniform(kRange);
+      }
+      keys.push_back(k);
+      char* buf = list.AllocateKey(sizeof(Key));
+      memcpy(buf, &k, sizeof(k));
+      bufs.push_back(buf);
+    }
+    std::unique_ptr<bool[]> inserted(new bool[n]);
+    list.InsertConcurrently(bufs.data(), n, inserted.get());
+    for (size_t i = 0; i < n; i++) {
+      ASSERT_EQ(inserted[i], model.insert(keys[i]).second) << "batch " << batch << " key " << i;
+    }
+    if (batch % 200 == 199) CheckAgainstModel(list, model, kRange + 3 * kGroup, &rnd);
+  }
+  CheckAgainstModel(list, model, kRange + 3 * kGroup, &rnd);
+}
+
+TEST(SkipListTest, BatchInsertMatchesModel) { RunBatchModelTest<KeyCmp>(); }
+TEST(SkipListTest, BatchInsertWithoutPrefixesMatchesModel) { RunBatchModelTest<PlainCmp>(); }
+
 // Long forward scans go in batches of segments walked side by side (cut and resumed at a
 // cap): with every cap, a scan from SeekToFirst returns the model's keys in order,
 // KeyAhead agrees with what Next returns later, and a Prev, Seek or SeekToFirst in the
@@ -338,8 +383,9 @@ TEST(SkipListTest, ReadersDuringSerializedInserts) { RunReadersDuringInserts(fal
 TEST(SkipListTest, ReadersDuringConcurrentApiInserts) { RunReadersDuringInserts(true); }
 
 // Several threads insert at once: some keys are theirs alone, some are contended by all
-// threads and must be accepted exactly once.
-TEST(SkipListTest, ConcurrentInserters) {
+// threads and must be accepted exactly once. `batched`: each thread inserts runs of 1 to
+// 20 keys with the batch InsertConcurrently.
+void RunConcurrentInserters(bool batched) {
   const uint64_t seed = TestSeed();
   const int kThreads = 4;
   const Key kPerThread = 5000;
@@ -363,13 +409,30 @@ TEST(SkipListTest, ConcurrentInserters) {
         std::swap(keys[i], keys[rnd.Uniform(static_cast<uint32_t>(i + 1))]);
       }
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      for (Key k : keys) {
-        bool ok = InsertKey(&list, k, true);
+      auto count = [&](Key k, bool ok) {
         if (k < kShared) {
           if (ok) shared_wins++;
         } else if (!ok) {
           own_failures++;
         }
+      };
+      for (size_t i = 0; i < keys.size();) {
+        if (!batched) {
+          count(keys[i], InsertKey(&list, keys[i], true));
+          i++;
+          continue;
+        }
+        const size_t n = std::min<size_t>(1 + rnd.Uniform(20), keys.size() - i);
+        std::vector<const char*> bufs;
+        for (size_t j = 0; j < n; j++) {
+          char* buf = list.AllocateKey(sizeof(Key));
+          memcpy(buf, &keys[i + j], sizeof(Key));
+          bufs.push_back(buf);
+        }
+        bool inserted[20];
+        list.InsertConcurrently(bufs.data(), n, inserted);
+        for (size_t j = 0; j < n; j++) count(keys[i + j], inserted[j]);
+        i += n;
       }
     });
   }
@@ -406,6 +469,9 @@ TEST(SkipListTest, ConcurrentInserters) {
   ASSERT_EQ(back, std::vector<Key>(model.rbegin(), model.rend()));
   for (Key k : model) ASSERT_TRUE(list.Contains(Target(k).buf)) << k;
 }
+
+TEST(SkipListTest, ConcurrentInserters) { RunConcurrentInserters(false); }
+TEST(SkipListTest, ConcurrentBatchInserters) { RunConcurrentInserters(true); }
 
 // Counts its calls, to see how much searching an insert does.
 struct CountingCmp {
