@@ -61,6 +61,36 @@ void Insert(benchmark::State& state, bool random_order) {
 void BM_MemTableInsertRandom(benchmark::State& state) { Insert(state, true); }
 void BM_MemTableInsertSequential(benchmark::State& state) { Insert(state, false); }
 
+// The concurrent insert path from one thread, random keys: each entry on its own
+// (Add with allow_concurrent), or through MemTable::ConcurrentAdder, which links a
+// WriteBatch's entries in groups whose skip-list searches overlap.
+void InsertConcurrentPath(benchmark::State& state, bool grouped) {
+  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), true);
+  const std::string value(kValueSize, 'v');
+  for (auto _ : state) {
+    auto* mem = new MemTable(InternalKeyComparator(BytewiseComparator()), kWriteBufferSize);
+    mem->Ref();
+    SequenceNumber seq = 1;
+    if (grouped) {
+      MemTable::ConcurrentAdder adder(mem);
+      for (const std::string& k : keys) adder.Add(seq++, kTypeValue, k, value);
+    } else {
+      for (const std::string& k : keys) mem->Add(seq++, kTypeValue, k, value, true);
+    }
+    state.PauseTiming();
+    if (mem->num_entries() != keys.size()) Fail(state, "an entry was not linked");
+    mem->Unref();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+void BM_MemTableInsertConcurrentOneByOne(benchmark::State& state) {
+  InsertConcurrentPath(state, false);
+}
+void BM_MemTableInsertConcurrentGrouped(benchmark::State& state) {
+  InsertConcurrentPath(state, true);
+}
+
 // Times Gets of `keys` in turn on mem (then unreferenced); each must find a live value
 // (present) or nothing.
 void GetLoop(benchmark::State& state, MemTable* mem, const std::vector<std::string>& keys,
@@ -133,6 +163,8 @@ void BM_MemTableScanRandomFilled(benchmark::State& state) {
 
 BENCHMARK(BM_MemTableInsertRandom)->Arg(1 << 16)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableInsertSequential)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MemTableInsertConcurrentOneByOne)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MemTableInsertConcurrentGrouped)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableGetRandom)->Arg(1 << 19);
 BENCHMARK(BM_MemTableGetAbsent)->Arg(1 << 19);
 BENCHMARK(BM_MemTableGetEmpty)->Arg(1 << 19);
