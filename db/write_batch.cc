@@ -3,7 +3,6 @@
 #include "shale/write_batch.h"
 
 #include <limits>
-#include <optional>
 #include <string>
 
 #include "db/db_impl.h"
@@ -298,9 +297,7 @@ class MemTableInserter final : public WriteBatch::Handler {
  public:
   MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, uint64_t sub_batches,
                    DBImpl* db)
-      : seq_(seq), mem_(mem), sub_batches_(sub_batches), db_(db) {
-    if (concurrent) adder_.emplace(mem);
-  }
+      : seq_(seq), mem_(mem), sub_batches_(sub_batches), db_(db), adder_(mem, concurrent) {}
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -317,7 +314,7 @@ class MemTableInserter final : public WriteBatch::Handler {
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
     const SequenceNumber seq = Next(key);
     // The fold reads the memtable, which must hold this batch's earlier records.
-    if (adder_ && db_ != nullptr) adder_->Flush();
+    if (db_ != nullptr) adder_.Flush();
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
     if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
@@ -337,11 +334,7 @@ class MemTableInserter final : public WriteBatch::Handler {
     return Put(Next(key), type, key, value);
   }
   Status Put(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
-    if (adder_) {
-      adder_->Add(seq, type, key, value);
-    } else {
-      mem_->Add(seq, type, key, value, /*allow_concurrent=*/false);
-    }
+    adder_.Add(seq, type, key, value);
     return Status::OK();
   }
   SequenceNumber seq_;
@@ -350,9 +343,9 @@ class MemTableInserter final : public WriteBatch::Handler {
   SubBatchSplitter splitter_;
   DBImpl* const db_;
   std::string merged_;
-  // Concurrent inserts go into the skip list a group at a time (MemTable::ConcurrentAdder);
-  // the last group is linked when the inserter goes, before InsertInto returns.
-  std::optional<MemTable::ConcurrentAdder> adder_;
+  // Records go into the skip list a group at a time (MemTable::GroupAdder); the last group
+  // is linked when the inserter goes, before InsertInto returns.
+  MemTable::GroupAdder adder_;
 };
 
 }  // namespace

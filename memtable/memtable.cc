@@ -159,18 +159,22 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   if (inserted) CountAdded(1, IsDeletion(type) ? 1 : 0, seq);
 }
 
-void MemTable::ConcurrentAdder::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
-                                    const Slice& value) {
-  keys_[pending_] = mem_->Encode(seq, type, user_key, value, /*allow_concurrent=*/true);
+void MemTable::GroupAdder::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
+                               const Slice& value) {
+  keys_[pending_] = mem_->Encode(seq, type, user_key, value, concurrent_);
   seqs_[pending_] = seq;
   deletes_[pending_] = IsDeletion(type);
   if (++pending_ == kGroup) Flush();
 }
 
-void MemTable::ConcurrentAdder::Flush() {
+void MemTable::GroupAdder::Flush() {
   if (pending_ == 0) return;
   bool inserted[kGroup];
-  mem_->table_.InsertConcurrently(keys_, pending_, inserted);
+  if (concurrent_) {
+    mem_->table_.InsertConcurrently(keys_, pending_, inserted);
+  } else {
+    mem_->table_.Insert(keys_, pending_, inserted);
+  }
   uint64_t entries = 0;
   uint64_t deletes = 0;
   SequenceNumber smallest = kMaxSequenceNumber;

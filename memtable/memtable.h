@@ -62,12 +62,12 @@ class MemTable {
   void Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
            bool allow_concurrent = false);
 
-  // Adds a run of entries as Add(..., allow_concurrent=true) does, one after another, but
-  // links them into the index a group at a time: the group's searches then overlap their
-  // cache misses (SkipList's batch InsertConcurrently). An entry is readable only once its
-  // group is linked: at the Add that fills the group, at Flush, or at destruction. Used by
-  // one thread at a time; others may insert into the same memtable meanwhile.
-  class ConcurrentAdder;
+  // Adds a run of entries as Add(..., allow_concurrent) does, one after another, but links
+  // them into the index a group at a time: the group's searches then overlap their cache
+  // misses (SkipList's batch InsertConcurrently and Insert). An entry is readable only once
+  // its group is linked: at the Add that fills the group, at Flush, or at destruction. Used
+  // by one thread at a time; with allow_concurrent, others may insert meanwhile.
+  class GroupAdder;
 
   // Looks up the newest entry for key.user_key() with sequence <= the LookupKey's sequence
   // that `callback` (may be null) says is visible. Returns true if it found a Put (*s = OK,
@@ -241,12 +241,12 @@ class MemTable {
   const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
 };
 
-class MemTable::ConcurrentAdder {
+class MemTable::GroupAdder {
  public:
-  explicit ConcurrentAdder(MemTable* mem) : mem_(mem) {}
-  ConcurrentAdder(const ConcurrentAdder&) = delete;
-  ConcurrentAdder& operator=(const ConcurrentAdder&) = delete;
-  ~ConcurrentAdder() { Flush(); }
+  GroupAdder(MemTable* mem, bool allow_concurrent) : mem_(mem), concurrent_(allow_concurrent) {}
+  GroupAdder(const GroupAdder&) = delete;
+  GroupAdder& operator=(const GroupAdder&) = delete;
+  ~GroupAdder() { Flush(); }
 
   void Add(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value);
   // Links the entries added since the last group was linked.
@@ -257,6 +257,7 @@ class MemTable::ConcurrentAdder {
 
  private:
   MemTable* const mem_;
+  const bool concurrent_;
   size_t pending_ = 0;
   const char* keys_[kGroup];
   SequenceNumber seqs_[kGroup];

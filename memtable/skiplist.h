@@ -97,6 +97,10 @@ class SkipList {
   static constexpr size_t kGroup = 8;
   void InsertConcurrently(const char* const* keys, size_t n, bool* inserted);
 
+  // The same for serialized inserts (Insert's REQUIRES). A group whose keys ascend goes
+  // through Insert one by one instead: the splice hint is cheaper than any search there.
+  void Insert(const char* const* keys, size_t n, bool* inserted);
+
   bool Contains(const char* key) const {
     Node* n = FindGreaterOrEqual(key);
     return n != nullptr && compare_(n->Key(), key) == 0;
@@ -540,7 +544,8 @@ class SkipList {
     Node* cand;
     uint64_t cand_prefix;
     const Node* known_bigger;
-    int level;  // -1 once done
+    bool exact;  // a larger prefix settles the order too (see FindSpliceByPrefix)
+    int level;   // -1 once done
     Node** prev;
     Node** next;
   };
@@ -566,7 +571,8 @@ class SkipList {
     bool stop = n == nullptr || n == s->known_bigger;
     if (!stop) {
       if (skiplist_internal::HasPrefix<Comparator> && s->level > 0) {
-        stop = s->cand_prefix >= s->key_prefix && compare_(n->Key(), s->key) >= 0;
+        stop = (s->exact && s->cand_prefix > s->key_prefix) ||
+               (s->cand_prefix >= s->key_prefix && compare_(n->Key(), s->key) >= 0);
       } else {
         stop = compare_(n->Key(), s->key) >= 0;
       }
@@ -584,9 +590,9 @@ class SkipList {
   }
 
   // The splices of keys[0..n) for levels [0, top), found side by side (see the batch
-  // InsertConcurrently). Only a smaller prefix is trusted, as in InsertConcurrently.
-  void FindSplicesTogether(const char* const* keys, size_t n, int top, Node* (*prev)[kMaxHeight],
-                           Node* (*next)[kMaxHeight]) const {
+  // InsertConcurrently). `exact` as for FindSpliceByPrefix.
+  void FindSplicesTogether(const char* const* keys, size_t n, int top, bool exact,
+                           Node* (*prev)[kMaxHeight], Node* (*next)[kMaxHeight]) const {
     Search searches[kGroup];
     size_t active = 0;
     for (size_t i = 0; i < n; i++) {
@@ -595,6 +601,7 @@ class SkipList {
       s.key_prefix = PrefixOf(keys[i]);
       s.before = head_;
       s.known_bigger = nullptr;
+      s.exact = exact;
       s.level = top - 1;
       s.prev = prev[i];
       s.next = next[i];
@@ -611,9 +618,37 @@ class SkipList {
     }
   }
 
+  // Links x between prev and next on `level`, for a serialized insert.
+  static void LinkSerializedAt(Node* x, int level, Node* prev, Node* next, uint64_t key_prefix) {
+    // x is unreachable until prev points at it, so its own pointer needs no barrier; the
+    // release store below publishes it together with the key bytes.
+    x->NoBarrierSetNext(level, next);
+    if (level == 0) {
+      prev->SetNext(0, x);
+    } else {
+      // next's prefix moves from prev's slot to x's (exact while trusted; otherwise no
+      // smaller than next's, which is all readers need).
+      x->NoBarrierSetPrefixAt(level, prev->PrefixAt(level));
+      prev->SetNext(level, x);
+      prev->SetPrefixAt(level, key_prefix);  // after the pointer: see "Prefixes"
+    }
+  }
+
+  // The heights of the group's nodes into heights[]; returns the largest.
+  static int GroupHeights(const char* const* group, size_t count, int* heights) {
+    int height = 1;
+    for (size_t i = 0; i < count; i++) {
+      heights[i] = Node::FromKey(group[i])->StashedHeight();
+      if (heights[i] > height) height = heights[i];
+    }
+    return height;
+  }
+
   // Links x on levels [0, height) at the splice found for it (stale parts are walked again
   // from their prev), as InsertConcurrently does. False if an equal key is present.
   bool LinkConcurrently(Node* x, const char* key, int height, Node** prev, Node** next);
+  // The same for serialized inserts, keeping the prefixes as Insert does.
+  bool LinkSerialized(Node* x, const char* key, int height, Node** prev, Node** next);
 
   // FindSplice for the inserts, by prefixes where the comparator gives them.
   void FindSpliceForInsert(const char* key, bool exact, int top, Node** prev, Node** next) const {
@@ -684,18 +719,7 @@ bool SkipList<Comparator, Allocator>::Insert(const char* key) {
     hint_levels_ = height;
   }
   for (int i = 0; i < height; i++) {
-    // x is unreachable until prev[i] points at it, so its own pointer needs no barrier;
-    // the release store below publishes it together with the key bytes.
-    x->NoBarrierSetNext(i, next[i]);
-    if (i == 0) {
-      prev[0]->SetNext(0, x);
-    } else {
-      // next[i]'s prefix moves from prev[i]'s slot to x's (exact while trusted; otherwise
-      // no smaller than next[i]'s, which is all readers need).
-      x->NoBarrierSetPrefixAt(i, prev[i]->PrefixAt(i));
-      prev[i]->SetNext(i, x);
-      prev[i]->SetPrefixAt(i, key_prefix);  // after the pointer: see "Prefixes"
-    }
+    LinkSerializedAt(x, i, prev[i], next[i], key_prefix);
     prev[i] = x;  // the next key in an ascending run goes right after x
   }
   return true;
@@ -734,11 +758,7 @@ void SkipList<Comparator, Allocator>::InsertConcurrently(const char* const* keys
     const char* const* group = keys + start;
     // Every level a key of the group will be linked at is searched.
     int heights[kGroup];
-    int height = 1;
-    for (size_t i = 0; i < count; i++) {
-      heights[i] = Node::FromKey(group[i])->StashedHeight();
-      if (heights[i] > height) height = heights[i];
-    }
+    const int height = GroupHeights(group, count, heights);
     int max_height = GetMaxHeight();
     while (height > max_height) {
       if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
@@ -746,7 +766,7 @@ void SkipList<Comparator, Allocator>::InsertConcurrently(const char* const* keys
         break;
       }
     }
-    FindSplicesTogether(group, count, max_height, prev, next);
+    FindSplicesTogether(group, count, max_height, /*exact=*/false, prev, next);
     // In order: a key's splice may have gone stale by an earlier one's link, which its
     // link then walks past like another thread's.
     for (size_t i = 0; i < count; i++) {
@@ -754,6 +774,55 @@ void SkipList<Comparator, Allocator>::InsertConcurrently(const char* const* keys
           LinkConcurrently(Node::FromKey(group[i]), group[i], heights[i], prev[i], next[i]);
     }
   }
+}
+
+template <typename Comparator, typename Allocator>
+void SkipList<Comparator, Allocator>::Insert(const char* const* keys, size_t n, bool* inserted) {
+  Node* prev[kGroup][kMaxHeight];
+  Node* next[kGroup][kMaxHeight];
+  for (size_t start = 0; start < n; start += kGroup) {
+    const size_t count = n - start < kGroup ? n - start : kGroup;
+    const char* const* group = keys + start;
+    bool ascending = true;
+    for (size_t i = 0; i + 1 < count && ascending; i++) {
+      ascending = compare_(group[i], group[i + 1]) < 0;
+    }
+    if (ascending) {
+      for (size_t i = 0; i < count; i++) inserted[start + i] = Insert(group[i]);
+      continue;
+    }
+    int heights[kGroup];
+    const int height = GroupHeights(group, count, heights);
+    // Levels above the old height lead from the head to nothing, or to a node of this
+    // group linked before: a stale splice, which LinkSerialized walks past.
+    int max_height = GetMaxHeight();
+    if (height > max_height) {
+      max_height_.store(height, std::memory_order_relaxed);
+      max_height = height;
+    }
+    FindSplicesTogether(group, count, max_height, prefixes_trusted_.load(std::memory_order_relaxed),
+                        prev, next);
+    for (size_t i = 0; i < count; i++) {
+      inserted[start + i] =
+          LinkSerialized(Node::FromKey(group[i]), group[i], heights[i], prev[i], next[i]);
+    }
+    hint_levels_ = 0;  // the next Insert searches afresh
+  }
+}
+
+template <typename Comparator, typename Allocator>
+bool SkipList<Comparator, Allocator>::LinkSerialized(Node* x, const char* key, int height,
+                                                     Node** prev, Node** next) {
+  const uint64_t key_prefix = PrefixOf(key);
+  for (int i = 0; i < height; i++) {
+    // An earlier key of the group linked in between: prev[i] is still < key.
+    if (prev[i]->NoBarrierNext(i) != next[i]) {
+      FindSpliceForLevel(key, prev[i], i, &prev[i], &next[i]);
+    }
+    if (i == 0 && next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
+    LinkSerializedAt(x, i, prev[i], next[i], key_prefix);
+  }
+  return true;
 }
 
 template <typename Comparator, typename Allocator>

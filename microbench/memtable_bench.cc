@@ -61,21 +61,21 @@ void Insert(benchmark::State& state, bool random_order) {
 void BM_MemTableInsertRandom(benchmark::State& state) { Insert(state, true); }
 void BM_MemTableInsertSequential(benchmark::State& state) { Insert(state, false); }
 
-// The concurrent insert path from one thread, random keys: each entry on its own
-// (Add with allow_concurrent), or through MemTable::ConcurrentAdder, which links a
-// WriteBatch's entries in groups whose skip-list searches overlap.
-void InsertConcurrentPath(benchmark::State& state, bool grouped) {
-  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), true);
+// Keys from one thread on either insert path, each entry on its own (Add) or through
+// MemTable::GroupAdder, which links a WriteBatch's entries in groups whose skip-list
+// searches overlap (and ascending groups one by one, by the serialized insert's hint).
+void InsertPath(benchmark::State& state, bool concurrent, bool grouped, bool random_order = true) {
+  const auto keys = MakeKeys(static_cast<size_t>(state.range(0)), random_order);
   const std::string value(kValueSize, 'v');
   for (auto _ : state) {
     auto* mem = new MemTable(InternalKeyComparator(BytewiseComparator()), kWriteBufferSize);
     mem->Ref();
     SequenceNumber seq = 1;
     if (grouped) {
-      MemTable::ConcurrentAdder adder(mem);
+      MemTable::GroupAdder adder(mem, concurrent);
       for (const std::string& k : keys) adder.Add(seq++, kTypeValue, k, value);
     } else {
-      for (const std::string& k : keys) mem->Add(seq++, kTypeValue, k, value, true);
+      for (const std::string& k : keys) mem->Add(seq++, kTypeValue, k, value, concurrent);
     }
     state.PauseTiming();
     if (mem->num_entries() != keys.size()) Fail(state, "an entry was not linked");
@@ -84,12 +84,14 @@ void InsertConcurrentPath(benchmark::State& state, bool grouped) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+void BM_MemTableInsertRandomGrouped(benchmark::State& state) { InsertPath(state, false, true); }
+void BM_MemTableInsertSequentialGrouped(benchmark::State& state) {
+  InsertPath(state, false, true, false);
+}
 void BM_MemTableInsertConcurrentOneByOne(benchmark::State& state) {
-  InsertConcurrentPath(state, false);
+  InsertPath(state, true, false);
 }
-void BM_MemTableInsertConcurrentGrouped(benchmark::State& state) {
-  InsertConcurrentPath(state, true);
-}
+void BM_MemTableInsertConcurrentGrouped(benchmark::State& state) { InsertPath(state, true, true); }
 
 // Times Gets of `keys` in turn on mem (then unreferenced); each must find a live value
 // (present) or nothing.
@@ -163,6 +165,8 @@ void BM_MemTableScanRandomFilled(benchmark::State& state) {
 
 BENCHMARK(BM_MemTableInsertRandom)->Arg(1 << 16)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableInsertSequential)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MemTableInsertRandomGrouped)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MemTableInsertSequentialGrouped)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableInsertConcurrentOneByOne)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableInsertConcurrentGrouped)->Arg(1 << 19)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemTableGetRandom)->Arg(1 << 19);

@@ -231,14 +231,16 @@ TEST_F(MemTableTest, DuplicateEntryIsDropped) {
   EXPECT_EQ(mem->num_entries(), 2u);
 }
 
-// ConcurrentAdder: entries are readable once their group is linked (at the Add that fills
-// a group, at Flush, at destruction), duplicates are dropped with the first staying, and
-// the counts and the first sequence cover every linked entry.
-TEST_F(MemTableTest, ConcurrentAdderLinksGroupsAndCounts) {
+// GroupAdder, on either insert path: entries are readable once their group is linked (at
+// the Add that fills a group, at Flush, at destruction), duplicates are dropped with the
+// first staying, and the counts and the first sequence cover every linked entry.
+class MemTableGroupAdderTest : public MemTableTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(MemTableGroupAdderTest, LinksGroupsAndCounts) {
   MemPtr mem = NewMem(icmp_);
-  constexpr size_t kGroup = MemTable::ConcurrentAdder::kGroup;
+  constexpr size_t kGroup = MemTable::GroupAdder::kGroup;
   {
-    MemTable::ConcurrentAdder adder(mem.get());
+    MemTable::GroupAdder adder(mem.get(), /*allow_concurrent=*/GetParam());
     for (size_t i = 0; i + 1 < kGroup; i++) {
       adder.Add(100 + i, i % 3 == 0 ? kTypeDeletion : kTypeValue, Cat("k", i), Cat("v", i));
     }
@@ -267,6 +269,11 @@ TEST_F(MemTableTest, ConcurrentAdderLinksGroupsAndCounts) {
   ASSERT_TRUE(r.found);
   EXPECT_TRUE(r.status.IsNotFound());
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, MemTableGroupAdderTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Concurrent" : "Serialized";
+                         });
 
 TEST_F(MemTableTest, LargeValuesAndKeys) {
   MemPtr mem = NewMem(icmp_);

@@ -169,12 +169,14 @@ TEST(SkipListTest, ModelSerializedInsertWithoutPrefixes) {
   RunModelTest<ConcurrentArena, PlainCmp>(false);
 }
 
-// The batch InsertConcurrently against a model: batches of 1 to 3 groups, their keys
-// clustered (so that a key's splice goes stale by an earlier one of its own group) or
-// spread, repeating each other within a batch and keys already present. Each key's
-// inserted flag must say whether the model took it, the first of equal keys winning.
+// The batch InsertConcurrently (or the serialized batch Insert) against a model: batches
+// of 1 to 3 groups, their keys clustered (so that a key's splice goes stale by an earlier
+// one of its own group), spread, or ascending (Insert's hint path), repeating each other
+// within a batch and keys already present; one-key Inserts between batches, which must
+// not trust a hint the batches left stale. Each key's inserted flag must say whether the
+// model took it, the first of equal keys winning.
 template <typename Cmp>
-void RunBatchModelTest() {
+void RunBatchModelTest(bool concurrent) {
   Random rnd(TestSeed());
   const Key kRange = 20000;
   ConcurrentArena arena;
@@ -184,15 +186,17 @@ void RunBatchModelTest() {
   for (int batch = 0; batch < 600; batch++) {
     const size_t n = 1 + rnd.Uniform(3 * kGroup);
     const Key base = rnd.Uniform(kRange);
-    const bool clustered = rnd.OneIn(2);
+    const int kind = static_cast<int>(rnd.Uniform(3));
     std::vector<Key> keys;
     std::vector<const char*> bufs;
     for (size_t i = 0; i < n; i++) {
       Key k;
       if (!keys.empty() && rnd.OneIn(8)) {
         k = keys[rnd.Uniform(static_cast<uint32_t>(keys.size()))];
-      } else if (clustered) {
+      } else if (kind == 0) {
         k = base + rnd.Uniform(3 * kGroup);
+      } else if (kind == 1) {
+        k = base + 2 * i;
       } else {
         k = rnd.Uniform(kRange);
       }
@@ -202,17 +206,30 @@ void RunBatchModelTest() {
       bufs.push_back(buf);
     }
     std::unique_ptr<bool[]> inserted(new bool[n]);
-    list.InsertConcurrently(bufs.data(), n, inserted.get());
+    if (concurrent) {
+      list.InsertConcurrently(bufs.data(), n, inserted.get());
+    } else {
+      list.Insert(bufs.data(), n, inserted.get());
+    }
     for (size_t i = 0; i < n; i++) {
       ASSERT_EQ(inserted[i], model.insert(keys[i]).second) << "batch " << batch << " key " << i;
+    }
+    if (!concurrent && rnd.OneIn(2)) {
+      // Just after the batch's last key, where a stale hint would put it.
+      const Key k = keys.back() + 1;
+      ASSERT_EQ(InsertKey(&list, k, false), model.insert(k).second) << "batch " << batch;
     }
     if (batch % 200 == 199) CheckAgainstModel(list, model, kRange + 3 * kGroup, &rnd);
   }
   CheckAgainstModel(list, model, kRange + 3 * kGroup, &rnd);
 }
 
-TEST(SkipListTest, BatchInsertMatchesModel) { RunBatchModelTest<KeyCmp>(); }
-TEST(SkipListTest, BatchInsertWithoutPrefixesMatchesModel) { RunBatchModelTest<PlainCmp>(); }
+TEST(SkipListTest, BatchInsertMatchesModel) { RunBatchModelTest<KeyCmp>(true); }
+TEST(SkipListTest, BatchInsertWithoutPrefixesMatchesModel) { RunBatchModelTest<PlainCmp>(true); }
+TEST(SkipListTest, SerializedBatchInsertMatchesModel) { RunBatchModelTest<KeyCmp>(false); }
+TEST(SkipListTest, SerializedBatchInsertWithoutPrefixesMatchesModel) {
+  RunBatchModelTest<PlainCmp>(false);
+}
 
 // Long forward scans go in batches of segments walked side by side (cut and resumed at a
 // cap): with every cap, a scan from SeekToFirst returns the model's keys in order,
