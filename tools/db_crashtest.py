@@ -41,6 +41,7 @@ replayed with the same flags. Extra arguments after `--` go to every db_stress r
 """
 import argparse
 import collections
+import fcntl
 import os
 import random
 import re
@@ -108,6 +109,16 @@ def main():
         tmp = tempfile.mkdtemp(prefix="shale_crashtest_")
         db = os.path.join(tmp, "db")
     expected = db + ".expected"
+    # One driver per DB: a second one would destroy the DB and reset the expected state
+    # between this one's kills, and each would then report the other's writes as lost or
+    # as phantoms. The lock is held until this process exits.
+    os.makedirs(os.path.dirname(os.path.abspath(db)), exist_ok=True)
+    driver_lock = open(db + ".driver-lock", "w")
+    try:
+        fcntl.flock(driver_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print("db_crashtest: another db_crashtest is using %s; not starting" % db, flush=True)
+        return 2
     base = [args.db_stress, "--db=" + db, "--expected_values_dir=" + expected,
             "--threads=%d" % args.threads, "--max_key=%d" % args.max_key]
     if args.disable_wal:
