@@ -7,8 +7,8 @@ namespace shale {
 
 BackgroundScheduler::BackgroundScheduler(int max_compactions)
     : max_compactions_(max_compactions),
-      flush_pool_(std::make_unique<ThreadPool>(1)),
-      compaction_pool_(std::make_unique<ThreadPool>(max_compactions)) {}
+      flush_pool_(std::make_unique<ThreadPool>(1, "shale:flush")),
+      compaction_pool_(std::make_unique<ThreadPool>(max_compactions, "shale:compact")) {}
 
 BackgroundScheduler::~BackgroundScheduler() { Stop(); }
 

@@ -1,10 +1,12 @@
 #include "util/thread_pool.h"
 
+#include <pthread.h>
+
 #include <utility>
 
 namespace shale {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, std::string name) : name_(std::move(name)) {
   MutexLock l(&mu_);
   target_ = threads > 0 ? threads : 0;
   StartWorkersLocked(target_);
@@ -56,6 +58,8 @@ void ThreadPool::ReapExitedLocked() {
 }
 
 void ThreadPool::WorkerLoop(Worker* self) {
+  // Linux keeps 15 bytes of a thread's name; a longer one is refused whole.
+  if (!name_.empty()) pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
   mu_.Lock();
   while (true) {
     if (running_workers_ > target_ && !shutting_down_) break;

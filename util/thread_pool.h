@@ -13,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <string>
 #include <thread>
 
 #include "util/mutexlock.h"
@@ -22,7 +23,9 @@ namespace shale {
 class ThreadPool {
  public:
   // Starts `threads` workers (0 is allowed: jobs then wait until threads are added).
-  explicit ThreadPool(int threads);
+  // `name` (at most 15 bytes are kept) names the workers' threads as ps, top and perf show
+  // them; empty leaves the name they inherit.
+  explicit ThreadPool(int threads, std::string name = "");
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -50,6 +53,7 @@ class ThreadPool {
   void StartWorkersLocked(int n) REQUIRES(mu_);
   void ReapExitedLocked() REQUIRES(mu_);
 
+  const std::string name_;
   Mutex mu_;
   CondVar work_cv_{&mu_};  // a job was queued, shutdown began or the target fell
   CondVar idle_cv_{&mu_};  // a job finished

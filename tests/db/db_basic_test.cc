@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -309,6 +312,29 @@ TEST_F(DBBasicTest, SecondOpenIsLockedOut) {
   EXPECT_TRUE(s.IsIOError()) << s.ToString();
   EXPECT_NE(s.ToString().find("lock"), std::string::npos) << s.ToString();
   EXPECT_EQ(second, nullptr);
+}
+
+// An open DB's background threads are named for their pools, as ps, top and perf show
+// them (RocksDB's are "rocksdb:low" and "rocksdb:high").
+TEST_F(DBBasicTest, BackgroundThreadsAreNamed) {
+  auto names = [] {
+    std::multiset<std::string> out;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      if (std::getline(comm, name)) out.insert(name);
+    }
+    return out;
+  };
+  const size_t flush_before = names().count("shale:flush");
+  const size_t compact_before = names().count("shale:compact");
+  options_.max_background_jobs = 4;
+  Reopen();
+  const auto open = names();
+  EXPECT_EQ(open.count("shale:flush"), flush_before + 1);
+  EXPECT_GE(open.count("shale:compact"), compact_before + 1);
+  Close();
+  EXPECT_EQ(names().count("shale:flush"), flush_before);
 }
 
 TEST_F(DBBasicTest, DestroyRemovesEverything) {

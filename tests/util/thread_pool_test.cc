@@ -2,11 +2,13 @@
 #include "util/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,6 +29,29 @@ TEST(ThreadPoolTest, RunsEveryJobOnce) {
   ASSERT_EQ(0, pool.QueueLen());
   ASSERT_EQ(999 * 1000 / 2, sum.load());
   for (auto& r : runs) ASSERT_EQ(1, r.load());
+}
+
+// Workers carry the pool's name (cut to the 15 bytes Linux keeps); without one they keep
+// the name of the thread that started them.
+TEST(ThreadPoolTest, WorkersAreNamed) {
+  auto name_in = [](ThreadPool* pool) {
+    std::string name;
+    pool->Schedule([&name] {
+      char buf[64] = {};
+      pthread_getname_np(pthread_self(), buf, sizeof(buf));
+      name = buf;
+    });
+    pool->WaitForIdle();
+    return name;
+  };
+  ThreadPool named(1, "shale:test");
+  EXPECT_EQ(name_in(&named), "shale:test");
+  ThreadPool long_named(1, "shale:a-very-long-name");
+  EXPECT_EQ(name_in(&long_named), "shale:a-very-lo");
+  char own[64] = {};
+  pthread_getname_np(pthread_self(), own, sizeof(own));
+  ThreadPool unnamed(1);
+  EXPECT_EQ(name_in(&unnamed), own);
 }
 
 TEST(ThreadPoolTest, SingleThreadRunsInOrder) {
