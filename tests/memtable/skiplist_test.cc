@@ -318,7 +318,9 @@ TEST(SkipListTest, SequentialAndReverseOrderInserts) {
 
 // Readers scan and seek while one writer inserts a random permutation. Every key
 // published before a scan starts must be found by it, and scans must be strictly sorted.
-void RunReadersDuringInserts(bool concurrent_api) {
+// `batch`: the writer inserts runs of 1 to 20 keys with the batch Insert or
+// InsertConcurrently (a run is published once the call returns).
+void RunReadersDuringInserts(bool concurrent_api, bool batch = false) {
   const uint64_t seed = TestSeed();
   const Key kNum = 20000;
   ConcurrentArena arena;
@@ -385,10 +387,31 @@ void RunReadersDuringInserts(bool concurrent_api) {
   for (int r = 0; r < 2; r++) readers.emplace_back(reader, seed + 100 + r);
   // The readers run during the inserts, not only after them.
   while (started.load() < 2) std::this_thread::yield();
-  for (size_t i = 0; i < order.size(); i++) {
-    ASSERT_TRUE(InsertKey(&list, order[i], concurrent_api));
-    published.store(i + 1, std::memory_order_release);
-    if (i % 2000 == 0) std::this_thread::yield();
+  Random runs(seed + 7);
+  for (size_t i = 0; i < order.size();) {
+    if (!batch) {
+      ASSERT_TRUE(InsertKey(&list, order[i], concurrent_api));
+      published.store(++i, std::memory_order_release);
+      if (i % 2000 == 0) std::this_thread::yield();
+      continue;
+    }
+    const size_t n = std::min<size_t>(1 + runs.Uniform(20), order.size() - i);
+    std::vector<const char*> bufs;
+    for (size_t j = 0; j < n; j++) {
+      char* buf = list.AllocateKey(sizeof(Key));
+      memcpy(buf, &order[i + j], sizeof(Key));
+      bufs.push_back(buf);
+    }
+    bool inserted[20];
+    if (concurrent_api) {
+      list.InsertConcurrently(bufs.data(), n, inserted);
+    } else {
+      list.Insert(bufs.data(), n, inserted);
+    }
+    for (size_t j = 0; j < n; j++) ASSERT_TRUE(inserted[j]);
+    i += n;
+    published.store(i, std::memory_order_release);
+    if (runs.OneIn(200)) std::this_thread::yield();
   }
   done.store(true, std::memory_order_release);
   for (auto& t : readers) t.join();
@@ -398,6 +421,8 @@ void RunReadersDuringInserts(bool concurrent_api) {
 
 TEST(SkipListTest, ReadersDuringSerializedInserts) { RunReadersDuringInserts(false); }
 TEST(SkipListTest, ReadersDuringConcurrentApiInserts) { RunReadersDuringInserts(true); }
+TEST(SkipListTest, ReadersDuringSerializedBatchInserts) { RunReadersDuringInserts(false, true); }
+TEST(SkipListTest, ReadersDuringConcurrentBatchInserts) { RunReadersDuringInserts(true, true); }
 
 // Several threads insert at once: some keys are theirs alone, some are contended by all
 // threads and must be accepted exactly once. `batched`: each thread inserts runs of 1 to
