@@ -59,6 +59,22 @@ bool InsertKey(List* list, Key k, bool concurrent) {
   return concurrent ? list->InsertConcurrently(buf) : list->Insert(buf);
 }
 
+// keys[0..n) through the batch Insert or InsertConcurrently.
+template <typename List>
+void InsertRun(List* list, const Key* keys, size_t n, bool concurrent, bool* inserted) {
+  std::vector<const char*> bufs;
+  for (size_t j = 0; j < n; j++) {
+    char* buf = list->AllocateKey(sizeof(Key));
+    memcpy(buf, &keys[j], sizeof(Key));
+    bufs.push_back(buf);
+  }
+  if (concurrent) {
+    list->InsertConcurrently(bufs.data(), n, inserted);
+  } else {
+    list->Insert(bufs.data(), n, inserted);
+  }
+}
+
 template <typename List>
 void CheckAgainstModel(const List& list, const std::set<Key>& model, Key range, Random* rnd) {
   typename List::Iterator it(&list);
@@ -188,7 +204,6 @@ void RunBatchModelTest(bool concurrent) {
     const Key base = rnd.Uniform(kRange);
     const int kind = static_cast<int>(rnd.Uniform(3));
     std::vector<Key> keys;
-    std::vector<const char*> bufs;
     for (size_t i = 0; i < n; i++) {
       Key k;
       if (!keys.empty() && rnd.OneIn(8)) {
@@ -201,16 +216,9 @@ void RunBatchModelTest(bool concurrent) {
         k = rnd.Uniform(kRange);
       }
       keys.push_back(k);
-      char* buf = list.AllocateKey(sizeof(Key));
-      memcpy(buf, &k, sizeof(k));
-      bufs.push_back(buf);
     }
     std::unique_ptr<bool[]> inserted(new bool[n]);
-    if (concurrent) {
-      list.InsertConcurrently(bufs.data(), n, inserted.get());
-    } else {
-      list.Insert(bufs.data(), n, inserted.get());
-    }
+    InsertRun(&list, keys.data(), n, concurrent, inserted.get());
     for (size_t i = 0; i < n; i++) {
       ASSERT_EQ(inserted[i], model.insert(keys[i]).second) << "batch " << batch << " key " << i;
     }
@@ -396,18 +404,8 @@ void RunReadersDuringInserts(bool concurrent_api, bool batch = false) {
       continue;
     }
     const size_t n = std::min<size_t>(1 + runs.Uniform(20), order.size() - i);
-    std::vector<const char*> bufs;
-    for (size_t j = 0; j < n; j++) {
-      char* buf = list.AllocateKey(sizeof(Key));
-      memcpy(buf, &order[i + j], sizeof(Key));
-      bufs.push_back(buf);
-    }
     bool inserted[20];
-    if (concurrent_api) {
-      list.InsertConcurrently(bufs.data(), n, inserted);
-    } else {
-      list.Insert(bufs.data(), n, inserted);
-    }
+    InsertRun(&list, &order[i], n, concurrent_api, inserted);
     for (size_t j = 0; j < n; j++) ASSERT_TRUE(inserted[j]);
     i += n;
     published.store(i, std::memory_order_release);
@@ -465,14 +463,8 @@ void RunConcurrentInserters(bool batched) {
           continue;
         }
         const size_t n = std::min<size_t>(1 + rnd.Uniform(20), keys.size() - i);
-        std::vector<const char*> bufs;
-        for (size_t j = 0; j < n; j++) {
-          char* buf = list.AllocateKey(sizeof(Key));
-          memcpy(buf, &keys[i + j], sizeof(Key));
-          bufs.push_back(buf);
-        }
         bool inserted[20];
-        list.InsertConcurrently(bufs.data(), n, inserted);
+        InsertRun(&list, &keys[i], n, true, inserted);
         for (size_t j = 0; j < n; j++) count(keys[i + j], inserted[j]);
         i += n;
       }
