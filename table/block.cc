@@ -198,29 +198,30 @@ bool Block::Iter::SeekForGet(const Slice& target, const Comparator* ucmp) {
   if (!status_.ok()) return true;
   const Slice user_key = ExtractUserKey(target);
   uint8_t entry = block_->hash_index_.Lookup(user_key);
-  if (entry == kHashCollision) {
-    Seek(target);
-    return true;
-  }
-  // No bucket: the user key is not in this block, but the first key after it may be in
-  // the last interval (or, past the block's last key, in the next block).
+  // No bucket: the user key is not in this block, and the first key after target may be
+  // in the last interval. A collision names no interval.
   const uint32_t restart = entry == kHashNoEntry ? num_restarts_ - 1 : entry;
-  const uint32_t limit = restart + 1 < num_restarts_ ? RestartPoint(restart + 1) : restarts_;
-  SeekToRestartPoint(restart);
-  for (;;) {
-    if (NextEntryOffset() >= limit) {
-      // Every key of the interval sorts before target, and the index says no version of
-      // its user key at or below target's sequence lies in the rest of the block: the
-      // answer, if any, is in the next block.
-      Invalidate();
-      return true;
+  if (entry != kHashCollision && restart < num_restarts_) {
+    const uint32_t limit = restart + 1 < num_restarts_ ? RestartPoint(restart + 1) : restarts_;
+    SeekToRestartPoint(restart);
+    // The bucket is trusted only as far as the block bears it out: once an entry of the
+    // interval sorts before target, every entry before it does too, and the first one at
+    // or after target is the answer. Otherwise (target sorts at or before the interval's
+    // first key, or after its last) the binary search below decides.
+    bool passed = false;
+    while (NextEntryOffset() < limit) {
+      if (!ParseNextKey()) return true;  // corruption, in status()
+      if (Compare(key(), target) >= 0) {
+        if (!passed) break;
+        // Another user key: target's is in no later entry of this block, nor in any later
+        // block.
+        return ucmp->Compare(ExtractUserKey(key()), user_key) == 0;
+      }
+      passed = true;
     }
-    if (!ParseNextKey()) return true;  // corruption, in status()
-    if (Compare(key(), target) >= 0) break;
   }
-  // The first key at or after target: another user key means target's is in no later
-  // block either.
-  return ucmp->Compare(ExtractUserKey(key()), user_key) == 0;
+  Seek(target);
+  return true;
 }
 
 void Block::Iter::SeekForPrev(const Slice& target) {
@@ -253,6 +254,12 @@ inline int Block::Iter::Compare(const Slice& key, const Slice& target) const {
 inline uint32_t Block::Iter::RestartPoint(uint32_t index) const {
   return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
 }
+
+uint32_t Block::restart_point(uint32_t index) const {
+  return DecodeFixed32(contents_.data.data() + restart_offset_ + index * sizeof(uint32_t));
+}
+
+bool Block::Iter::AtFirstEntry() const { return Valid() && current_ == RestartPoint(0); }
 
 inline void Block::Iter::SeekToRestartPoint(uint32_t index) {
   key_size_ = 0;

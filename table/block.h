@@ -75,12 +75,18 @@ class Block {
   // True if the block carries a data block hash index (data_block_hash_index.h).
   bool has_hash_index() const { return hash_index_.present(); }
 
+  // The restart array (0 restarts when the block is malformed): where each restart
+  // interval's first entry starts, for checks that the array agrees with the entries.
+  uint32_t num_restarts() const { return num_restarts_; }
+  uint32_t restart_point(uint32_t index) const;
+
   // Positions iter for a point lookup of the internal key target, using the hash index
   // when the block has one (else it is iter->Seek(target)). Returns false when the block
   // proves that no entry of target's user key at or below its sequence exists here or in
   // any later block of the table (the lookup is over: not found); true otherwise, with
-  // iter at the first entry at or after target, or not valid when the answer may start in
-  // the next block. A corrupt entry leaves iter invalid with Corruption in status().
+  // iter as Seek(target) leaves it. A corrupt entry leaves iter invalid with Corruption in
+  // status(). A hash index that contradicts the entries (a forged block) may cost a binary
+  // search, never a wrong answer.
   // REQUIRES: iter came from this block's NewIterator (with an internal key comparator),
   // target is an internal key, and equal user keys are equal bytes under ucmp.
   bool SeekForGet(InternalIterator* iter, const Slice& target, const Comparator* ucmp) const;
@@ -141,6 +147,11 @@ class Block::Iter final : public InternalIterator {
 
   // See Block::SeekForGet.
   bool SeekForGet(const Slice& target, const Comparator* ucmp);
+
+  // True when the iterator stands on the block's first entry (where SeekToFirst goes).
+  bool AtFirstEntry() const;
+  // Where the current entry starts in the block. REQUIRES: Valid().
+  uint32_t entry_offset() const { return current_; }
 
  private:
   static constexpr size_t kInlineKey = 64;

@@ -347,6 +347,8 @@ Status TableReader::LoadIndex(const BlockHandle& handle) {
   s = block->status();
   if (s.ok()) s = CheckIndex(*block, handle);
   if (!s.ok()) return s;
+  block_end_checked_ =
+      std::make_unique<std::atomic<uint64_t>[]>(block->size() / kMinIndexEntry / 64 + 1);
   const BlockBasedTableOptions& topts = options_.table_options;
   if (cache_ != nullptr && topts.cache_index_and_filter_blocks) {
     const bool pin = topts.pin_l0_filter_and_index_blocks_in_cache && options_.is_level0;
@@ -379,11 +381,20 @@ Status TableReader::CheckIndex(const Block& index, const BlockHandle& index_hand
   // a type no key has would send a lookup to the block after the one holding its key, and
   // Get would answer with an older value and OK. One pass at open keeps every read honest.
   const std::string* name = &options_.file_name;
-  std::unique_ptr<InternalIterator> it(index.NewIterator(options_.icmp, kInternalKeyMin));
+  Block::Iter it(&index, options_.icmp, kInternalKeyMin);
   std::string prev;
   uint64_t next_offset = 0;  // where the next data block may start
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const Slice key = it->key();
+  uint32_t restart = 0;      // the next restart point to meet
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    const Slice key = it.key();
+    // The binary search of Seek starts at restart points: each must be where an entry of
+    // this pass starts, or a lookup would read entries this check never saw.
+    if (restart < index.num_restarts() && index.restart_point(restart) <= it.entry_offset()) {
+      if (index.restart_point(restart) < it.entry_offset()) {
+        return CorruptionAt(name, index_handle.offset(), "index restart point inside an entry");
+      }
+      restart++;
+    }
     const unsigned type = ExtractValueType(key);
     if (!IsValueTypeInKey(type) && type != kValueTypeForSeek) {
       return CorruptionAt(name, index_handle.offset(), "index key of unknown type",
@@ -395,7 +406,7 @@ Status TableReader::CheckIndex(const Block& index, const BlockHandle& index_hand
     }
     // The block and its trailer end at or before the index (no overflow on the way).
     const uint64_t limit = index_handle.offset();
-    Slice value = it->value();
+    Slice value = it.value();
     BlockHandle h;
     if (!h.DecodeFrom(&value).ok() || h.offset() < next_offset || h.size() > limit ||
         h.offset() > limit - h.size() || limit - h.size() - h.offset() < kBlockTrailerSize) {
@@ -405,7 +416,10 @@ Status TableReader::CheckIndex(const Block& index, const BlockHandle& index_hand
     next_offset = h.offset() + h.size() + kBlockTrailerSize;
     prev.assign(key.data(), key.size());
   }
-  return it->status();
+  if (it.status().ok() && !prev.empty() && restart != index.num_restarts()) {
+    return CorruptionAt(name, index_handle.offset(), "index restart point past its entries");
+  }
+  return it.status();
 }
 
 Status TableReader::LoadFilter(const BlockHandle& handle) {
@@ -576,6 +590,10 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
   if (!s.ok()) return s;
   Block::Iter index_iter(index.block, options_.icmp, kInternalKeyMin);
   index_iter.Seek(ikey);
+  if (!index_iter.Valid() && index_iter.status().ok()) {
+    // Past every separator: not in this file, if the last block keeps within its own.
+    return CheckPastIndex(read_options, index.block);
+  }
   BlockCursor cursor;
   bool advanced;
   return SearchFrom(read_options, &index_iter, &cursor, ikey, filtered, &advanced, visit);
@@ -606,17 +624,35 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* ind
       cursor->offset = handle.offset();
     }
     BlockRef* data = &cursor->ref;
+    if (!BlockEndChecked(index_iter->entry_offset())) {
+      Status s = CheckBlockEnd(read_options, *index_iter, data->block);
+      if (!s.ok()) return s;
+    }
     Block::Iter iter(data->block, options_.icmp, kInternalKeyMin);
     if (first_block) {
       first_block = false;
+      bool found_in_block = true;
       if (!use_hash_index_ || !data->block->has_hash_index()) {
         iter.Seek(ikey);
-      } else if (!iter.SeekForGet(ikey, options_.icmp->user_comparator())) {
-        // The block's hash index answered: not in this file.
-        return iter.status();
+      } else {
+        // false: the block's hash index answered, not in this file.
+        found_in_block = iter.SeekForGet(ikey, options_.icmp->user_comparator());
+      }
+      if (!found_in_block) return iter.status();
+      // ikey sorts at or before this block's first key: the answer rests on the index's
+      // word that the block before ends at or before its separator (< ikey).
+      if (iter.AtFirstEntry() && !index_iter->AtFirstEntry()) {
+        Status s = CheckBlockBefore(read_options, index_iter);
+        if (!s.ok()) return s;
       }
     } else {
       iter.SeekToFirst();
+      // The separator before this block is >= ikey, and so must be its first key.
+      if (iter.Valid() && options_.icmp->Compare(iter.key(), ikey) < 0) {
+        return CorruptionAt(&options_.file_name, cursor->offset,
+                            "data block starts before its predecessor's separator",
+                            iter.key().ToString(true));
+      }
     }
     for (; iter.Valid(); iter.Next()) {
       if (first_entry) {
@@ -631,6 +667,48 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* ind
     if (!iter.status().ok()) return iter.status();
   }
   return index_iter->status();
+}
+
+Status TableReader::CheckBlockEnd(const ReadOptions& read_options, const Block::Iter& index_entry,
+                                  const Block* block) const {
+  if (BlockEndChecked(index_entry.entry_offset())) return Status::OK();
+  BlockHandle handle;
+  Slice v = index_entry.value();
+  Status s = handle.DecodeFrom(&v);
+  BlockRef ref;
+  if (s.ok() && block == nullptr) {
+    s = GetBlock(read_options, handle, BlockKind::kData, &ref);
+    block = ref.block;
+  }
+  if (!s.ok()) return s;
+  Block::Iter last(block, options_.icmp, kInternalKeyMin);
+  last.SeekToLast();
+  if (last.Valid() && options_.icmp->Compare(last.key(), index_entry.key()) > 0) {
+    return CorruptionAt(&options_.file_name, handle.offset(),
+                        "data block ends past its index separator", last.key().ToString(true));
+  }
+  if (!last.status().ok()) return last.status();
+  const uint32_t bit = index_entry.entry_offset() / kMinIndexEntry;
+  block_end_checked_[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_relaxed);
+  return Status::OK();
+}
+
+Status TableReader::CheckBlockBefore(const ReadOptions& read_options,
+                                     Block::Iter* index_iter) const {
+  index_iter->Prev();
+  Status s = index_iter->Valid()
+                 ? CheckBlockEnd(read_options, *index_iter)
+                 : CorruptionAt(&options_.file_name, footer_.index_handle().offset(),
+                                "index entry has no predecessor");
+  index_iter->Next();
+  return s;
+}
+
+Status TableReader::CheckPastIndex(const ReadOptions& read_options, const Block* index) const {
+  Block::Iter last(index, options_.icmp, kInternalKeyMin);
+  last.SeekToLast();
+  if (!last.Valid()) return last.status();
+  return CheckBlockEnd(read_options, last);
 }
 
 template <typename Visit>
@@ -675,6 +753,11 @@ void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, 
           icmp.Compare(k.ikey, index_iter->key()) <= 0)) {
       index_iter->Seek(k.ikey);
       last_seek = k.ikey;
+      if (!index_iter->Valid() && index_iter->status().ok()) {
+        k.status = CheckPastIndex(read_options, index.block);
+        positioned = false;
+        continue;
+      }
     }
     bool advanced;
     k.status = SearchFrom(read_options, &*index_iter, &cursor, k.ikey, filtered, &advanced,

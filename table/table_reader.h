@@ -22,6 +22,7 @@
 // Iterators belong to one thread each and must not outlive the reader.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -167,6 +168,22 @@ class TableReader {
   // *cursor when it holds that block, and the last block fetched is left there, so the
   // next key of a batch in the same block is not fetched again. *advanced tells whether
   // index_iter was moved past its position. filtered: a filter said the key may match.
+  // A lookup trusts the index's separators: a block's keys sort at or before its entry's
+  // key. A lookup checks that of each block it reads, and where its answer rests on it
+  // for a block it does not read, it reads that block too, so that a table made to mislead
+  // gives Corruption rather than a wrong answer. Each block is checked once per reader.
+  // CheckBlockEnd: the block index_entry names (block, when the caller has it) ends at or
+  // before the entry's key. CheckBlockBefore: the same for the entry before index_iter's
+  // (which must be valid and not the first), leaving index_iter where it was.
+  // CheckPastIndex: the same for the last entry.
+  Status CheckBlockEnd(const ReadOptions& read_options, const Block::Iter& index_entry,
+                       const Block* block = nullptr) const;
+  bool BlockEndChecked(uint32_t index_entry_offset) const {
+    const uint32_t bit = index_entry_offset / kMinIndexEntry;
+    return (block_end_checked_[bit / 64].load(std::memory_order_relaxed) >> (bit % 64)) & 1;
+  }
+  Status CheckBlockBefore(const ReadOptions& read_options, Block::Iter* index_iter) const;
+  Status CheckPastIndex(const ReadOptions& read_options, const Block* index) const;
   template <typename Visit>
   Status SearchFrom(const ReadOptions& read_options, Block::Iter* index_iter, BlockCursor* cursor,
                     const Slice& ikey, bool filtered, bool* advanced, Visit&& visit);
@@ -191,6 +208,11 @@ class TableReader {
   std::unique_ptr<FilterHolder> filter_owned_;
   Cache::Handle* filter_pin_ = nullptr;
   const FilterHolder* filter_fixed_ = nullptr;
+  // One bit per kMinIndexEntry bytes of the index, so one per entry (CheckIndex sees that
+  // every entry takes that much: three length bytes and a handle): set once the block the
+  // entry names is known to end at or before the entry's key (CheckBlockEnd).
+  static constexpr uint32_t kMinIndexEntry = 5;
+  std::unique_ptr<std::atomic<uint64_t>[]> block_end_checked_;
   // Get may use the data blocks' hash indexes: equal user keys are equal bytes under the
   // comparator (data_block_hash_index.h).
   bool use_hash_index_ = false;
