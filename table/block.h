@@ -150,6 +150,8 @@ class Block::Iter final : public InternalIterator {
 
   // True when the iterator stands on the block's first entry (where SeekToFirst goes).
   bool AtFirstEntry() const;
+  // True when the iterator stands on the block's last entry.
+  bool AtLastEntry() const { return Valid() && NextEntryOffset() >= restarts_; }
   // Where the current entry starts in the block. REQUIRES: Valid().
   uint32_t entry_offset() const { return current_; }
 

@@ -55,8 +55,7 @@ inline std::unique_ptr<FilterBitsBuilder> NewFilterBitsBuilder(const FilterPolic
 // The parameters of a policy made by NewBloomFilterPolicy (*ribbon false) or
 // NewRibbonFilterPolicy (*ribbon true, with its bloom_before_level), for writing it into an
 // OPTIONS file; false for any other policy.
-bool DescribeBuiltinFilterPolicy(const FilterPolicy& policy, bool* ribbon,
-                                 int* bloom_before_level);
+bool DescribeBuiltinFilterPolicy(const FilterPolicy& policy, bool* ribbon, int* bloom_before_level);
 
 // The false-positive rate a cache-local Bloom filter reaches at this density, in theory
 // (keys fall on 512-bit lines at random); what a Ribbon policy aims at.

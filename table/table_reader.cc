@@ -187,15 +187,50 @@ bool InsertCounted(Cache* cache, const Slice& key, void* value, size_t charge,
 // Reads the data blocks an index iterator names.
 class TableReader::BlockIterState final : public TwoLevelIteratorState {
  public:
-  BlockIterState(const TableReader* table, const ReadOptions& read_options)
-      : table_(table), read_options_(read_options) {}
-  InternalIterator* NewSecondLevelIterator(const Slice& index_value) override {
-    return table_->NewDataBlockIterator(read_options_, index_value);
+  // index_iter: the two-level iterator's first level, over index.
+  BlockIterState(const TableReader* table, const ReadOptions& read_options, const Block* index,
+                 Block::Iter* index_iter)
+      : table_(table), read_options_(read_options), index_(index), index_iter_(index_iter) {}
+
+  // index_iter_ stands on the entry whose value the two-level iterator passes.
+  InternalIterator* NewSecondLevelIterator(const Slice& /*index_value*/) override {
+    return table_->NewDataBlockIterator(read_options_, *index_iter_);
+  }
+
+  // As Get checks (SearchFrom): a seek's answer is at or after target, and when it is a
+  // block's first entry, the block before ends before it. Past the last separator, the
+  // last block ends before target. And for SeekForPrev: when the answer is a block's last
+  // entry, the block after starts past target.
+  Status CheckSeek(const Slice& target, bool forward, InternalIterator* /*first_level*/,
+                   InternalIterator* second_level) override {
+    if (second_level == nullptr || !second_level->Valid()) {
+      if (!forward || index_iter_->Valid() || !index_iter_->status().ok()) return Status::OK();
+      return table_->CheckPastIndex(read_options_, index_);
+    }
+    // A valid second level came from NewDataBlockIterator: a Block::Iter.
+    auto* data = static_cast<Block::Iter*>(second_level);
+    if (!forward) {
+      if (!data->AtLastEntry()) return Status::OK();
+      return table_->CheckBlockAfter(read_options_, index_iter_, target);
+    }
+    if (table_->options_.icmp->Compare(data->key(), target) < 0) {
+      return CorruptionAt(&table_->options_.file_name, footer_offset(),
+                          "data block starts before its predecessor's separator",
+                          data->key().ToString(true));
+    }
+    if (data->AtFirstEntry() && !index_iter_->AtFirstEntry()) {
+      return table_->CheckBlockBefore(read_options_, index_iter_);
+    }
+    return Status::OK();
   }
 
  private:
+  uint64_t footer_offset() const { return table_->footer_.index_handle().offset(); }
+
   const TableReader* const table_;
   const ReadOptions read_options_;
+  const Block* const index_;
+  Block::Iter* const index_iter_;
 };
 
 TableReader::TableReader(const TableReaderOptions& options,
@@ -531,9 +566,9 @@ void TableReader::GetFilter(const ReadOptions& read_options, FilterRef* out) con
 }
 
 InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_options,
-                                                    const Slice& index_value) const {
+                                                    const Block::Iter& index_entry) const {
   BlockHandle handle;
-  Slice input = index_value;
+  Slice input = index_entry.value();
   Status s = handle.DecodeFrom(&input);
   if (!s.ok()) {
     return NewEmptyInternalIterator(CorruptionAt(
@@ -541,6 +576,9 @@ InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_opti
   }
   BlockRef ref;
   s = GetBlock(read_options, handle, BlockKind::kData, &ref);
+  if (s.ok() && !BlockEndChecked(index_entry.entry_offset())) {
+    s = CheckBlockEnd(read_options, index_entry, ref.block);
+  }
   if (!s.ok()) return NewEmptyInternalIterator(s);
   InternalIterator* iter = ref.block->NewIterator(options_.icmp, kInternalKeyMin);
   ref.TransferTo(iter);
@@ -551,9 +589,11 @@ InternalIterator* TableReader::NewIterator(const ReadOptions& read_options) {
   BlockRef index;
   Status s = GetIndexBlock(read_options, &index);
   if (!s.ok()) return NewEmptyInternalIterator(s);
-  InternalIterator* index_iter = index.block->NewIterator(options_.icmp, kInternalKeyMin);
+  auto* index_iter = new Block::Iter(index.block, options_.icmp, kInternalKeyMin);
+  const Block* index_block = index.block;
   index.TransferTo(index_iter);
-  return NewTwoLevelIterator(std::make_unique<BlockIterState>(this, read_options), index_iter);
+  return NewTwoLevelIterator(
+      std::make_unique<BlockIterState>(this, read_options, index_block, index_iter), index_iter);
 }
 
 bool TableReader::FilterMayMatch(const ReadOptions& read_options, const Slice& ikey,
@@ -701,6 +741,33 @@ Status TableReader::CheckBlockBefore(const ReadOptions& read_options,
                  : CorruptionAt(&options_.file_name, footer_.index_handle().offset(),
                                 "index entry has no predecessor");
   index_iter->Next();
+  return s;
+}
+
+Status TableReader::CheckBlockAfter(const ReadOptions& read_options, Block::Iter* index_iter,
+                                    const Slice& target) const {
+  index_iter->Next();
+  Status s = index_iter->status();
+  if (index_iter->Valid()) {
+    BlockHandle handle;
+    Slice v = index_iter->value();
+    s = handle.DecodeFrom(&v);
+    BlockRef ref;
+    if (s.ok()) s = GetBlock(read_options, handle, BlockKind::kData, &ref);
+    if (s.ok()) {
+      Block::Iter first(ref.block, options_.icmp, kInternalKeyMin);
+      first.SeekToFirst();
+      s = first.status();
+      if (first.Valid() && options_.icmp->Compare(first.key(), target) <= 0) {
+        s = CorruptionAt(&options_.file_name, handle.offset(),
+                         "data block starts before its predecessor's separator",
+                         first.key().ToString(true));
+      }
+    }
+    index_iter->Prev();
+  } else if (s.ok()) {
+    index_iter->SeekToLast();  // it stood on the last entry
+  }
   return s;
 }
 

@@ -155,10 +155,10 @@ class TableReader {
   bool FilterMayMatch(const ReadOptions& read_options, const Slice& ikey, bool* consulted) const;
   std::string CacheKey(uint64_t offset) const;
   Cache::Priority PriorityOf(BlockKind kind) const;
-  // An iterator over the data block an index value names; its status says why if it
-  // cannot be read.
+  // An iterator over the data block index_entry names; its status says why if it cannot
+  // be read, or if the block ends past index_entry's key.
   InternalIterator* NewDataBlockIterator(const ReadOptions& read_options,
-                                         const Slice& index_value) const;
+                                         const Block::Iter& index_entry) const;
   template <typename Visit>
   Status GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
   template <typename Visit>
@@ -175,7 +175,9 @@ class TableReader {
   // CheckBlockEnd: the block index_entry names (block, when the caller has it) ends at or
   // before the entry's key. CheckBlockBefore: the same for the entry before index_iter's
   // (which must be valid and not the first), leaving index_iter where it was.
-  // CheckPastIndex: the same for the last entry.
+  // CheckPastIndex: the same for the last entry. CheckBlockAfter: the block after
+  // index_iter's starts after target (a reverse seek's answer at the end of index_iter's
+  // block relies on it), leaving index_iter where it was.
   Status CheckBlockEnd(const ReadOptions& read_options, const Block::Iter& index_entry,
                        const Block* block = nullptr) const;
   bool BlockEndChecked(uint32_t index_entry_offset) const {
@@ -184,6 +186,8 @@ class TableReader {
   }
   Status CheckBlockBefore(const ReadOptions& read_options, Block::Iter* index_iter) const;
   Status CheckPastIndex(const ReadOptions& read_options, const Block* index) const;
+  Status CheckBlockAfter(const ReadOptions& read_options, Block::Iter* index_iter,
+                         const Slice& target) const;
   template <typename Visit>
   Status SearchFrom(const ReadOptions& read_options, Block::Iter* index_iter, BlockCursor* cursor,
                     const Slice& ikey, bool filtered, bool* advanced, Visit&& visit);

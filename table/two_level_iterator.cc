@@ -39,6 +39,7 @@ class TwoLevelIterator final : public InternalIterator {
     InitSecondLevel();
     if (second_ != nullptr) second_->Seek(target);
     SkipEmptyForward();
+    CheckSeek(target, /*forward=*/true);
   }
 
   void SeekForPrev(const Slice& target) override {
@@ -54,6 +55,7 @@ class TwoLevelIterator final : public InternalIterator {
     InitSecondLevel();
     if (second_ != nullptr) second_->SeekForPrev(target);
     SkipEmptyBackward();
+    CheckSeek(target, /*forward=*/false);
   }
 
   void Next() override {
@@ -68,6 +70,12 @@ class TwoLevelIterator final : public InternalIterator {
 
  private:
   bool SecondLevelFailed() const { return second_ != nullptr && !second_->status().ok(); }
+
+  void CheckSeek(const Slice& target, bool forward) {
+    if (!first_->status().ok() || SecondLevelFailed()) return;
+    Status s = state_->CheckSeek(target, forward, first_.get(), second_.get());
+    if (!s.ok()) SetSecond(NewEmptyInternalIterator(s));
+  }
 
   void SkipEmptyForward() {
     while (second_ == nullptr || !second_->Valid()) {

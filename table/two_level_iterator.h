@@ -24,6 +24,14 @@ class TwoLevelIteratorState {
   // The caller owns the result. On failure return an iterator whose status() says why
   // (NewEmptyInternalIterator(status)).
   virtual InternalIterator* NewSecondLevelIterator(const Slice& first_level_value) = 0;
+  // Called at the end of each Seek(target) (forward) or SeekForPrev(target), with the
+  // levels where the seek left them (second_level null when there is none): an error ends
+  // the iteration with that status. For a state that can check the bounds a seek relied
+  // on. Default: nothing to check.
+  virtual Status CheckSeek(const Slice& /*target*/, bool /*forward*/,
+                           InternalIterator* /*first_level*/, InternalIterator* /*second_level*/) {
+    return Status::OK();
+  }
 };
 
 // Takes ownership of state and first_level. Caller owns the result.
