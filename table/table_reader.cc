@@ -3,134 +3,19 @@
 #include <optional>
 
 #include "table/filter.h"
+#include "table/table_reader_internal.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
 #include "util/statistics.h"
 
 namespace shale {
 
-// Keys in data and index blocks are internal keys; shorter ones mean a damaged block.
-constexpr size_t kInternalKeyMin = 8;
-
 namespace {
-
-void DeleteBlock(void* block, void* /*unused*/) { delete static_cast<Block*>(block); }
-
-void DeleteSharedBlock(void* ptr, void* /*unused*/) {
-  delete static_cast<std::shared_ptr<Block>*>(ptr);
-}
-
-void ReleaseCacheHandle(void* cache, void* handle) {
-  static_cast<Cache*>(cache)->Release(static_cast<Cache::Handle*>(handle));
-}
 
 void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<Block*>(value); }
 
 // What a block costs in the cache: its memory, object and slack included.
 size_t BlockCharge(const Block& block) { return block.memory_usage(); }
-
-}  // namespace
-
-// The filter bits and the reader over them, kept together (in the reader or in the cache).
-struct TableReader::FilterHolder {
-  BlockContents contents;
-  std::unique_ptr<FilterBitsReader> reader;
-
-  explicit FilterHolder(BlockContents&& c)
-      : contents(std::move(c)), reader(NewFilterBitsReader(contents.data)) {}
-  size_t Charge() const { return contents.data.size() + sizeof(FilterHolder); }
-  static void DeleteCached(const Slice& /*key*/, void* value) {
-    delete static_cast<FilterHolder*>(value);
-  }
-};
-
-// A block in use, and the one reference that keeps it alive: a cache handle, sole
-// ownership, shared ownership (once pinned by a Get without the cache), or none (the
-// reader's own index, alive as long as the reader).
-struct TableReader::BlockRef {
-  const Block* block = nullptr;
-  Cache* cache = nullptr;
-  Cache::Handle* handle = nullptr;
-  std::unique_ptr<Block> owned;
-  std::shared_ptr<Block> shared;
-
-  BlockRef() = default;
-  BlockRef(const BlockRef&) = delete;
-  BlockRef& operator=(const BlockRef&) = delete;
-  ~BlockRef() {
-    if (handle != nullptr) cache->Release(handle);
-  }
-
-  // Drops the reference held; the object can then be filled again.
-  void Reset() {
-    if (handle != nullptr) cache->Release(handle);
-    block = nullptr;
-    cache = nullptr;
-    handle = nullptr;
-    owned.reset();
-    shared.reset();
-  }
-
-  void SetCached(Cache* c, Cache::Handle* h) {
-    cache = c;
-    handle = h;
-    block = static_cast<const Block*>(c->Value(h));
-  }
-  void SetOwned(std::unique_ptr<Block>&& b) {
-    owned = std::move(b);
-    block = owned.get();
-  }
-
-  // Moves the reference into c (run at c's cleanup); this object keeps only the pointer.
-  void TransferTo(Cleanable* c) {
-    if (handle != nullptr) {
-      c->RegisterCleanup(&ReleaseCacheHandle, cache, handle);
-      handle = nullptr;
-    } else if (owned != nullptr) {
-      c->RegisterCleanup(&DeleteBlock, owned.release(), nullptr);
-    } else if (shared != nullptr) {
-      c->RegisterCleanup(&DeleteSharedBlock, new std::shared_ptr<Block>(std::move(shared)),
-                         nullptr);
-    }
-  }
-
-  // Gives c a reference of its own.
-  void PinTo(Cleanable* c) {
-    if (handle != nullptr) {
-      cache->Ref(handle);
-      c->RegisterCleanup(&ReleaseCacheHandle, cache, handle);
-      return;
-    }
-    if (owned != nullptr) shared = std::shared_ptr<Block>(std::move(owned));
-    if (shared != nullptr) {
-      c->RegisterCleanup(&DeleteSharedBlock, new std::shared_ptr<Block>(shared), nullptr);
-    }
-  }
-};
-
-// The data block a lookup used last and its offset in the file (valid when ref.block is
-// set): a batch's next key that starts in the same block reuses it.
-struct TableReader::BlockCursor {
-  uint64_t offset = 0;
-  BlockRef ref;
-};
-
-// The filter in use and what keeps it alive, as BlockRef.
-struct TableReader::FilterRef {
-  const FilterHolder* filter = nullptr;
-  Cache* cache = nullptr;
-  Cache::Handle* handle = nullptr;
-  std::unique_ptr<FilterHolder> owned;
-
-  FilterRef() = default;
-  FilterRef(const FilterRef&) = delete;
-  FilterRef& operator=(const FilterRef&) = delete;
-  ~FilterRef() {
-    if (handle != nullptr) cache->Release(handle);
-  }
-};
-
-namespace {
 
 struct KindTickers {
   uint32_t miss, hit, add, bytes_insert;
@@ -214,9 +99,7 @@ class TableReader::BlockIterState final : public TwoLevelIteratorState {
       return table_->CheckBlockAfter(read_options_, index_iter_, target);
     }
     if (table_->options_.icmp->Compare(data->key(), target) < 0) {
-      return CorruptionAt(&table_->options_.file_name, footer_offset(),
-                          "data block starts before its predecessor's separator",
-                          data->key().ToString(true));
+      return table_->StartsBeforeSeparator(footer_offset(), data->key());
     }
     if (data->AtFirstEntry() && !index_iter_->AtFirstEntry()) {
       return table_->CheckBlockBefore(read_options_, index_iter_);
@@ -409,52 +292,6 @@ Status TableReader::LoadIndex(const BlockHandle& handle) {
   index_block_ = std::move(block);
   index_fixed_ = index_block_.get();
   return Status::OK();
-}
-
-Status TableReader::CheckIndex(const Block& index, const BlockHandle& index_handle) const {
-  // Checksums catch damage, not a file made to mislead: an index entry out of order or of
-  // a type no key has would send a lookup to the block after the one holding its key, and
-  // Get would answer with an older value and OK. One pass at open keeps every read honest.
-  const std::string* name = &options_.file_name;
-  Block::Iter it(&index, options_.icmp, kInternalKeyMin);
-  std::string prev;
-  uint64_t next_offset = 0;  // where the next data block may start
-  uint32_t restart = 0;      // the next restart point to meet
-  for (it.SeekToFirst(); it.Valid(); it.Next()) {
-    const Slice key = it.key();
-    // The binary search of Seek starts at restart points: each must be where an entry of
-    // this pass starts, or a lookup would read entries this check never saw.
-    if (restart < index.num_restarts() && index.restart_point(restart) <= it.entry_offset()) {
-      if (index.restart_point(restart) < it.entry_offset()) {
-        return CorruptionAt(name, index_handle.offset(), "index restart point inside an entry");
-      }
-      restart++;
-    }
-    const unsigned type = ExtractValueType(key);
-    if (!IsValueTypeInKey(type) && type != kValueTypeForSeek) {
-      return CorruptionAt(name, index_handle.offset(), "index key of unknown type",
-                          key.ToString(true));
-    }
-    if (!prev.empty() && options_.icmp->Compare(prev, key) >= 0) {
-      return CorruptionAt(name, index_handle.offset(), "index keys out of order",
-                          key.ToString(true));
-    }
-    // The block and its trailer end at or before the index (no overflow on the way).
-    const uint64_t limit = index_handle.offset();
-    Slice value = it.value();
-    BlockHandle h;
-    if (!h.DecodeFrom(&value).ok() || h.offset() < next_offset || h.size() > limit ||
-        h.offset() > limit - h.size() || limit - h.size() - h.offset() < kBlockTrailerSize) {
-      return CorruptionAt(name, index_handle.offset(), "bad block handle in index",
-                          key.ToString(true));
-    }
-    next_offset = h.offset() + h.size() + kBlockTrailerSize;
-    prev.assign(key.data(), key.size());
-  }
-  if (it.status().ok() && !prev.empty() && restart != index.num_restarts()) {
-    return CorruptionAt(name, index_handle.offset(), "index restart point past its entries");
-  }
-  return it.status();
 }
 
 Status TableReader::LoadFilter(const BlockHandle& handle) {
@@ -689,9 +526,7 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* ind
       iter.SeekToFirst();
       // The separator before this block is >= ikey, and so must be its first key.
       if (iter.Valid() && options_.icmp->Compare(iter.key(), ikey) < 0) {
-        return CorruptionAt(&options_.file_name, cursor->offset,
-                            "data block starts before its predecessor's separator",
-                            iter.key().ToString(true));
+        return StartsBeforeSeparator(cursor->offset, iter.key());
       }
     }
     for (; iter.Valid(); iter.Next()) {
@@ -707,75 +542,6 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* ind
     if (!iter.status().ok()) return iter.status();
   }
   return index_iter->status();
-}
-
-Status TableReader::CheckBlockEnd(const ReadOptions& read_options, const Block::Iter& index_entry,
-                                  const Block* block) const {
-  if (BlockEndChecked(index_entry.entry_offset())) return Status::OK();
-  BlockHandle handle;
-  Slice v = index_entry.value();
-  Status s = handle.DecodeFrom(&v);
-  BlockRef ref;
-  if (s.ok() && block == nullptr) {
-    s = GetBlock(read_options, handle, BlockKind::kData, &ref);
-    block = ref.block;
-  }
-  if (!s.ok()) return s;
-  Block::Iter last(block, options_.icmp, kInternalKeyMin);
-  last.SeekToLast();
-  if (last.Valid() && options_.icmp->Compare(last.key(), index_entry.key()) > 0) {
-    return CorruptionAt(&options_.file_name, handle.offset(),
-                        "data block ends past its index separator", last.key().ToString(true));
-  }
-  if (!last.status().ok()) return last.status();
-  const uint32_t bit = index_entry.entry_offset() / kMinIndexEntry;
-  block_end_checked_[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_relaxed);
-  return Status::OK();
-}
-
-Status TableReader::CheckBlockBefore(const ReadOptions& read_options,
-                                     Block::Iter* index_iter) const {
-  index_iter->Prev();
-  Status s = index_iter->Valid()
-                 ? CheckBlockEnd(read_options, *index_iter)
-                 : CorruptionAt(&options_.file_name, footer_.index_handle().offset(),
-                                "index entry has no predecessor");
-  index_iter->Next();
-  return s;
-}
-
-Status TableReader::CheckBlockAfter(const ReadOptions& read_options, Block::Iter* index_iter,
-                                    const Slice& target) const {
-  index_iter->Next();
-  Status s = index_iter->status();
-  if (index_iter->Valid()) {
-    BlockHandle handle;
-    Slice v = index_iter->value();
-    s = handle.DecodeFrom(&v);
-    BlockRef ref;
-    if (s.ok()) s = GetBlock(read_options, handle, BlockKind::kData, &ref);
-    if (s.ok()) {
-      Block::Iter first(ref.block, options_.icmp, kInternalKeyMin);
-      first.SeekToFirst();
-      s = first.status();
-      if (first.Valid() && options_.icmp->Compare(first.key(), target) <= 0) {
-        s = CorruptionAt(&options_.file_name, handle.offset(),
-                         "data block starts before its predecessor's separator",
-                         first.key().ToString(true));
-      }
-    }
-    index_iter->Prev();
-  } else if (s.ok()) {
-    index_iter->SeekToLast();  // it stood on the last entry
-  }
-  return s;
-}
-
-Status TableReader::CheckPastIndex(const ReadOptions& read_options, const Block* index) const {
-  Block::Iter last(index, options_.icmp, kInternalKeyMin);
-  last.SeekToLast();
-  if (!last.Valid()) return last.status();
-  return CheckBlockEnd(read_options, last);
 }
 
 template <typename Visit>

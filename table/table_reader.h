@@ -180,6 +180,13 @@ class TableReader {
   // block relies on it), leaving index_iter where it was.
   Status CheckBlockEnd(const ReadOptions& read_options, const Block::Iter& index_entry,
                        const Block* block = nullptr) const;
+  // Decodes the handle of index_entry into *handle and, when ref is non-null, gets the
+  // block it names.
+  Status ReadIndexedBlock(const ReadOptions& read_options, const Block::Iter& index_entry,
+                          BlockHandle* handle, BlockRef* ref) const;
+  // The Corruption for a data block (at offset) whose first key sorts before the index
+  // separator of the block before it.
+  Status StartsBeforeSeparator(uint64_t offset, const Slice& first_key) const;
   bool BlockEndChecked(uint32_t index_entry_offset) const {
     const uint32_t bit = index_entry_offset / kMinIndexEntry;
     return (block_end_checked_[bit / 64].load(std::memory_order_relaxed) >> (bit % 64)) & 1;
