@@ -5,6 +5,7 @@
 //   IndexLookup   Seek in an index block (restart interval 1, shortened separator keys, as
 //                 TableBuilder writes it) and decode the data block handle found there.
 //   Crc32c        crc32c::Value over a buffer (the block trailer checksum).
+//   BlockChecksum ComputeBlockChecksum over a buffer, for kCRC32c and kXXH3 (the default).
 //   Compress, Decompress
 //                 CompressBlock / DecompressBlock of data that compresses to about half, for
 //                 each kind this build supports.
@@ -13,6 +14,7 @@
 // in a table also allocates one index and one data block iterator per call.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "microbench/bench_util.h"
@@ -139,6 +141,17 @@ void BM_Crc32c(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * size);
 }
 
+// Arg: buffer size.
+void BM_BlockChecksum(benchmark::State& state, ChecksumType type) {
+  const size_t size = static_cast<size_t>(state.range(0));
+  Random rnd(9);
+  const std::string data = CompressibleBytes(&rnd, size);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ComputeBlockChecksum(type, data.data(), data.size(), 1));
+  }
+  state.SetBytesProcessed(state.iterations() * size);
+}
+
 // Arg: input size. Bytes processed are uncompressed bytes, both ways.
 void BM_Compress(benchmark::State& state, CompressionType type) {
   const size_t size = static_cast<size_t>(state.range(0));
@@ -193,6 +206,14 @@ void Register() {
       ->Arg(64)
       ->Arg(4096)
       ->Arg(65536);
+  for (const auto& [type, name] : {std::pair{kCRC32c, "kCRC32c"}, std::pair{kXXH3, "kXXH3"}}) {
+    benchmark::RegisterBenchmark((std::string("BlockChecksum/") + name).c_str(), BM_BlockChecksum,
+                                 type)
+        ->ArgName("bytes")
+        ->Arg(64)
+        ->Arg(4096)
+        ->Arg(65536);
+  }
   for (CompressionType type : {kSnappyCompression, kLZ4Compression, kZSTD}) {
     if (!CompressionTypeSupported(type)) continue;
     const std::string name = CompressionTypeToString(type);

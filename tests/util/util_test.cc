@@ -1,6 +1,7 @@
-// The util basics: coding, crc32c, Status texts, Slice and PinnableSlice, Cleanable, Arena,
+// The util basics: coding, crc32c, Hash64, Status texts, Slice and PinnableSlice, Cleanable, Arena,
 // internal keys (dbformat) and the built-in comparators.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/dbformat.h"
+#include "util/hash.h"
 #include "util/random.h"
 
 namespace shale {
@@ -190,6 +192,27 @@ TEST(Crc32cTest, Mask) {
   ASSERT_NE(crc, crc32c::Mask(crc32c::Mask(crc)));
   ASSERT_EQ(crc, crc32c::Unmask(crc32c::Mask(crc)));
   ASSERT_EQ(crc, crc32c::Unmask(crc32c::Unmask(crc32c::Mask(crc32c::Mask(crc)))));
+}
+
+// --- Hash64 ------------------------------------------------------------------------------
+
+// Hash64 takes libxxhash's run-time dispatch for long inputs (util/hash.cc): at every
+// length across the switch, at unaligned starts and with several seeds, it must give what
+// the library's plain XXH3_64bits_withSeed gives, or checksums and filters written by
+// one build would not be read by another.
+TEST(Hash64Test, AgreesWithTheLibraryAtEveryLength) {
+  Random rnd(TestSeed());
+  const std::string data = RandomBinaryString(&rnd, 20000);
+  // XXH3's published value for empty input and seed 0.
+  ASSERT_EQ(0x2D06800538D394C2ull, Hash64("", 0, 0));
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}}) {
+    for (size_t n = 0; n < data.size() - 8; n = n < 1100 ? n + 1 : n * 9 / 8) {
+      const size_t start = n % 7;
+      ASSERT_EQ(XXH3_64bits_withSeed(data.data() + start, n, seed),
+                Hash64(data.data() + start, n, seed))
+          << "length " << n << " seed " << seed;
+    }
+  }
 }
 
 // --- Status ------------------------------------------------------------------------------
