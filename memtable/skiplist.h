@@ -25,6 +25,10 @@
 // those instead of loading the nodes (see "Prefixes" below).
 // Allocator: `char* AllocateAligned(size_t)` returning pointer-aligned memory that lives as
 // long as the list.
+//
+// Files: this one declares the class and holds the node layout and the searches reads use;
+// skiplist_insert.h the insert paths and skiplist_iterator.h the Iterator. Both are
+// included at the end of this file; include only this one.
 #pragma once
 
 #include <atomic>
@@ -115,159 +119,7 @@ class SkipList {
   // into segments of about kBranching nodes, and the batch walks kScanSegments of them side
   // by side, one step each in turn, so that their misses overlap. Nodes inserted meanwhile
   // behind the batch are not returned, as a plain walk past them would not return them.
-  class Iterator {
-   public:
-    explicit Iterator(const SkipList* list) : list_(list), node_(nullptr) {}
-
-    bool Valid() const { return node_ != nullptr; }
-    // REQUIRES: Valid()
-    const char* key() const { return node_->Key(); }
-    // REQUIRES: Valid()
-    void Next() {
-      if (scanning_) {
-        if (++scan_->pos < scan_->count) {
-          node_ = scan_->out[scan_->pos];
-        } else {
-          Refill();
-        }
-        return;
-      }
-      if (from_first_) {
-        // anchor_: the first level-1 node at or after node_ (see StartBatches).
-        if (anchor_ == node_) anchor_ = node_->Next(1);
-        if (++steps_ == kScanWarmup) {
-          StartBatches();
-          return;
-        }
-      }
-      node_ = node_->Next(0);
-    }
-    // The key `ahead` places after the current one when a batch already holds it (a hint
-    // for prefetching what the key points to), else nullptr.
-    const char* KeyAhead(size_t ahead) const {
-      if (!scanning_ || scan_->pos + ahead >= scan_->count) return nullptr;
-      return scan_->out[scan_->pos + ahead]->Key();
-    }
-    // REQUIRES: Valid()
-    void Prev() {
-      Plain();
-      node_ = Real(list_->FindLessThan(node_->Key()));
-    }
-    // First key >= target.
-    void Seek(const char* target) {
-      Plain();
-      node_ = list_->FindGreaterOrEqual(target);
-    }
-    // Last key <= target.
-    void SeekForPrev(const char* target) {
-      Plain();
-      node_ = Real(list_->FindLessOrEqual(target));
-    }
-    void SeekToFirst() {
-      Plain();
-      // The anchor first: a node linked at level 1 is at level 0 already, so the first
-      // node read afterwards is at or before it, whatever was inserted meanwhile.
-      anchor_ = list_->head_->Next(1);
-      node_ = list_->head_->Next(0);
-      from_first_ = true;
-    }
-    void SeekToLast() {
-      Plain();
-      node_ = Real(list_->FindLast());
-    }
-    // For tests: segments longer than cap (1 .. kSegmentCap) are cut and resumed.
-    void TEST_SetSegmentCap(size_t cap) { segment_cap_ = cap; }
-
-   private:
-    static constexpr int kScanWarmup = 16;  // plain steps before batches start
-    static constexpr size_t kScanSegments = 16;
-    static constexpr size_t kSegmentCap = 32;  // a longer segment is cut and resumed
-
-    struct Scan {
-      Node* seg[kScanSegments][kSegmentCap];
-      Node* out[kScanSegments * kSegmentCap];
-      size_t count = 0;
-      size_t pos = 0;
-      // Where the next batch starts, and the level-1 node that ends the segment it is in
-      // (equal to it when the batch ends at a segment's start).
-      Node* cont = nullptr;
-      Node* cont_end = nullptr;
-    };
-
-    Node* Real(Node* n) const { return n == list_->head_ ? nullptr : n; }
-    void Plain() {
-      scanning_ = false;
-      from_first_ = false;
-      steps_ = 0;
-    }
-    void StartBatches() {
-      if (scan_ == nullptr) scan_.reset(new Scan);
-      scanning_ = true;
-      // anchor_ is at or after node_; a level-1 node at or after node_'s successor is what
-      // ends the first segment.
-      // The level-1 successor is read before the level-0 one, as in SeekToFirst.
-      scan_->cont_end = anchor_ == node_ ? node_->Next(1) : anchor_;
-      scan_->cont = node_->Next(0);
-      Refill();
-    }
-    // The next batch into scan_->out; node_ its first node (nullptr at the end).
-    void Refill() {
-      Scan& sc = *scan_;
-      Node* start[kScanSegments];
-      Node* end[kScanSegments];
-      size_t n = 0;
-      if (sc.cont != sc.cont_end) {
-        start[n] = sc.cont;
-        end[n++] = sc.cont_end;
-      }
-      for (Node* a = sc.cont_end; a != nullptr && n < kScanSegments; n++) {
-        start[n] = a;
-        a = a->Next(1);  // a is a level-1 node
-        end[n] = a;
-      }
-      size_t len[kScanSegments];
-      Node* cur[kScanSegments];
-      for (size_t i = 0; i < n; i++) {
-        len[i] = 0;
-        cur[i] = start[i];
-      }
-      for (bool stepped = true; stepped;) {
-        stepped = false;
-        for (size_t i = 0; i < n; i++) {
-          // (A null cur cannot happen, end being reachable from start; it only guards.)
-          if (cur[i] == end[i] || cur[i] == nullptr || len[i] == segment_cap_) continue;
-          sc.seg[i][len[i]++] = cur[i];
-          cur[i] = cur[i]->Next(0);
-          stepped = true;
-        }
-      }
-      sc.count = 0;
-      sc.pos = 0;
-      sc.cont = n == 0 ? nullptr : end[n - 1];
-      sc.cont_end = sc.cont;
-      for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < len[i]; j++) sc.out[sc.count++] = sc.seg[i][j];
-        if (cur[i] != end[i] && cur[i] != nullptr) {
-          // Cut at its cap: the segments after it are walked again by the next batch.
-          sc.cont = cur[i];
-          sc.cont_end = end[i];
-          break;
-        }
-      }
-      node_ = sc.count > 0 ? sc.out[0] : nullptr;
-    }
-
-    const SkipList* list_;
-    Node* node_;
-    // A forward walk from SeekToFirst: steps taken, and the first level-1 node at or
-    // after node_.
-    bool from_first_ = false;
-    int steps_ = 0;
-    Node* anchor_ = nullptr;
-    bool scanning_ = false;
-    std::unique_ptr<Scan> scan_;
-    size_t segment_cap_ = kSegmentCap;
-  };
+  class Iterator;  // memtable/skiplist_iterator.h
 
  private:
   // Layout in the arena: the slots of levels height-1 .. 1, then the Node (the level 0
@@ -486,163 +338,41 @@ class SkipList {
   // are nested (each level's lies around the one below), so the level-0 bracket holds above
   // too, and the adjacency check catches nodes that InsertConcurrently linked in between
   // since. Levels at or above `height` are not used by this insert and not checked.
-  bool HintFits(const char* key, int height, int max_height) const {
-    // No hint yet, or another inserter raised the height since: levels are missing.
-    if (hint_levels_ != max_height) return false;
-    const Node* p = hint_prev_[0];
-    const Node* n = hint_next_[0];
-    if (p != head_ && compare_(p->Key(), key) >= 0) return false;
-    if (n != nullptr && compare_(n->Key(), key) < 0) return false;
-    const int levels = height < max_height ? height : max_height;
-    for (int i = 0; i < levels; i++) {
-      if (hint_prev_[i]->Next(i) != hint_next_[i]) return false;
-    }
-    return true;
-  }
+  bool HintFits(const char* key, int height, int max_height) const;
 
-  uint64_t PrefixOf(const char* key) const {
-    if constexpr (skiplist_internal::HasPrefix<Comparator>) {
-      return compare_.Prefix(key);
-    } else {
-      return kNoPrefix;
-    }
-  }
+  uint64_t PrefixOf(const char* key) const;
 
   // FindSplice by the prefixes above level 0: a node is loaded only when the walk moves
   // onto it, or when its prefix does not settle the order. `exact`: every prefix is its
   // node's (prefixes_trusted_, for Insert), so a larger one settles it too; otherwise only
   // a smaller one does (see "Prefixes").
   void FindSpliceByPrefix(const char* key, uint64_t key_prefix, bool exact, int top, Node** prev,
-                          Node** next) const {
-    Node* before = head_;
-    const Node* known_bigger = nullptr;
-    for (int i = top - 1; i >= 1; i--) {
-      Node* n;
-      while (true) {
-        const uint64_t p = before->PrefixAt(i);
-        n = before->Next(i);
-        if (n == nullptr || n == known_bigger || (p > key_prefix && exact)) break;
-        // Most likely the walk moves onto n next: start loading its slot.
-        n->PrefetchSlot(i);
-        if (p >= key_prefix && compare_(n->Key(), key) >= 0) break;
-        before = n;
-      }
-      prev[i] = before;
-      next[i] = n;
-      known_bigger = n;
-    }
-    FindSpliceForLevel(key, before, 0, &prev[0], &next[0], known_bigger);
-  }
+                          Node** next) const;
 
   // One search of FindSplicesTogether: FindSpliceByPrefix (or FindSplice) cut into steps.
   // `cand` is before's successor on `level` and `cand_prefix` the prefix beside it, both
   // read (and cand's slot prefetched) a step earlier.
-  struct Search {
-    const char* key;
-    uint64_t key_prefix;
-    Node* before;
-    Node* cand;
-    uint64_t cand_prefix;
-    const Node* known_bigger;
-    bool exact;  // a larger prefix settles the order too (see FindSpliceByPrefix)
-    int level;   // -1 once done
-    Node** prev;
-    Node** next;
-  };
+  struct Search;
 
   // Reads s's next candidate on its level and starts loading what the step after needs:
   // the candidate's slot on that level, or on level 0 its key.
-  void LoadCandidate(Search* s) const {
-    if (s->level > 0) {
-      s->cand_prefix = s->before->PrefixAt(s->level);  // before the pointer
-      s->cand = s->before->Next(s->level);
-      if (s->cand != nullptr) s->cand->PrefetchSlot(s->level);
-    } else {
-      s->cand = s->before->Next(0);
-      if (s->cand != nullptr) __builtin_prefetch(s->cand, 0, 1);
-    }
-  }
+  void LoadCandidate(Search* s) const;
 
   // One step of s: decides about its candidate, then moves onto it or down a level.
   // Returns false once s has its splice. The decisions are FindSpliceByPrefix's (levels
   // above 0) and FindSpliceForLevel's (level 0, and every level without prefixes).
-  bool SearchStep(Search* s) const {
-    Node* n = s->cand;
-    bool stop = n == nullptr || n == s->known_bigger;
-    if (!stop) {
-      if (skiplist_internal::HasPrefix<Comparator> && s->level > 0) {
-        stop = (s->exact && s->cand_prefix > s->key_prefix) ||
-               (s->cand_prefix >= s->key_prefix && compare_(n->Key(), s->key) >= 0);
-      } else {
-        stop = compare_(n->Key(), s->key) >= 0;
-      }
-    }
-    if (!stop) {
-      s->before = n;
-    } else {
-      s->prev[s->level] = s->before;
-      s->next[s->level] = n;
-      s->known_bigger = n;
-      if (--s->level < 0) return false;
-    }
-    LoadCandidate(s);
-    return true;
-  }
+  bool SearchStep(Search* s) const;
 
   // The splices of keys[0..n) for levels [0, top), found side by side (see the batch
   // InsertConcurrently). `exact` as for FindSpliceByPrefix.
   void FindSplicesTogether(const char* const* keys, size_t n, int top, bool exact,
-                           Node* (*prev)[kMaxHeight], Node* (*next)[kMaxHeight]) const {
-    Search searches[kGroup];
-    size_t active = 0;
-    for (size_t i = 0; i < n; i++) {
-      Search& s = searches[active++];
-      s.key = keys[i];
-      s.key_prefix = PrefixOf(keys[i]);
-      s.before = head_;
-      s.known_bigger = nullptr;
-      s.exact = exact;
-      s.level = top - 1;
-      s.prev = prev[i];
-      s.next = next[i];
-      LoadCandidate(&s);
-    }
-    while (active > 0) {
-      for (size_t i = 0; i < active;) {
-        if (SearchStep(&searches[i])) {
-          i++;
-        } else {
-          searches[i] = searches[--active];  // done: its slot goes to the last one
-        }
-      }
-    }
-  }
+                           Node* (*prev)[kMaxHeight], Node* (*next)[kMaxHeight]) const;
 
   // Links x between prev and next on `level`, for a serialized insert.
-  static void LinkSerializedAt(Node* x, int level, Node* prev, Node* next, uint64_t key_prefix) {
-    // x is unreachable until prev points at it, so its own pointer needs no barrier; the
-    // release store below publishes it together with the key bytes.
-    x->NoBarrierSetNext(level, next);
-    if (level == 0) {
-      prev->SetNext(0, x);
-    } else {
-      // next's prefix moves from prev's slot to x's (exact while trusted; otherwise no
-      // smaller than next's, which is all readers need).
-      x->NoBarrierSetPrefixAt(level, prev->PrefixAt(level));
-      prev->SetNext(level, x);
-      prev->SetPrefixAt(level, key_prefix);  // after the pointer: see "Prefixes"
-    }
-  }
+  static void LinkSerializedAt(Node* x, int level, Node* prev, Node* next, uint64_t key_prefix);
 
   // The heights of the group's nodes into heights[]; returns the largest.
-  static int GroupHeights(const char* const* group, size_t count, int* heights) {
-    int height = 1;
-    for (size_t i = 0; i < count; i++) {
-      heights[i] = Node::FromKey(group[i])->StashedHeight();
-      if (heights[i] > height) height = heights[i];
-    }
-    return height;
-  }
+  static int GroupHeights(const char* const* group, size_t count, int* heights);
 
   // Links x on levels [0, height) at the splice found for it (stale parts are walked again
   // from their prev), as InsertConcurrently does. False if an equal key is present.
@@ -651,25 +381,11 @@ class SkipList {
   bool LinkSerialized(Node* x, const char* key, int height, Node** prev, Node** next);
 
   // FindSplice for the inserts, by prefixes where the comparator gives them.
-  void FindSpliceForInsert(const char* key, bool exact, int top, Node** prev, Node** next) const {
-    if constexpr (skiplist_internal::HasPrefix<Comparator>) {
-      FindSpliceByPrefix(key, compare_.Prefix(key), exact, top, prev, next);
-    } else {
-      FindSplice(key, top, prev, next);
-    }
-  }
+  void FindSpliceForInsert(const char* key, bool exact, int top, Node** prev, Node** next) const;
 
   // Fills prev/next for levels [0, top) from the top down, each level starting where the
   // one above stopped.
-  void FindSplice(const char* key, int top, Node** prev, Node** next) const {
-    Node* before = head_;
-    const Node* known_bigger = nullptr;
-    for (int i = top - 1; i >= 0; i--) {
-      FindSpliceForLevel(key, before, i, &prev[i], &next[i], known_bigger);
-      before = prev[i];
-      known_bigger = next[i];
-    }
-  }
+  void FindSplice(const char* key, int top, Node** prev, Node** next) const;
 
   const Comparator compare_;
   Allocator* const allocator_;
@@ -694,160 +410,7 @@ class SkipList {
   std::atomic<bool> prefixes_trusted_{skiplist_internal::HasPrefix<Comparator>};
 };
 
-template <typename Comparator, typename Allocator>
-bool SkipList<Comparator, Allocator>::Insert(const char* key) {
-  Node* x = Node::FromKey(key);
-  const int height = x->StashedHeight();
-  const int max_height = GetMaxHeight();
-  // The splice is built in the hint arrays themselves, so that it is recorded for the next
-  // insert without a copy; a full search leaves an exact splice there as well.
-  Node** prev = hint_prev_;
-  Node** next = hint_next_;
-  const bool trusted = prefixes_trusted_.load(std::memory_order_relaxed);
-  const uint64_t key_prefix = PrefixOf(key);
-  if (!HintFits(key, height, max_height)) {
-    FindSpliceForInsert(key, trusted, max_height, prev, next);
-    hint_levels_ = max_height;
-  }
-  if (next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
-  for (int i = max_height; i < height; i++) {
-    prev[i] = head_;
-    next[i] = nullptr;
-  }
-  if (height > max_height) {
-    max_height_.store(height, std::memory_order_relaxed);
-    hint_levels_ = height;
-  }
-  for (int i = 0; i < height; i++) {
-    LinkSerializedAt(x, i, prev[i], next[i], key_prefix);
-    prev[i] = x;  // the next key in an ascending run goes right after x
-  }
-  return true;
-}
-
-template <typename Comparator, typename Allocator>
-bool SkipList<Comparator, Allocator>::InsertConcurrently(const char* key) {
-  Node* x = Node::FromKey(key);
-  const int height = x->StashedHeight();
-  if (prefixes_trusted_.load(std::memory_order_relaxed)) {
-    prefixes_trusted_.store(false, std::memory_order_relaxed);
-  }
-  int max_height = GetMaxHeight();
-  while (height > max_height) {
-    if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
-      max_height = height;
-      break;
-    }
-  }
-  Node* prev[kMaxHeight];
-  Node* next[kMaxHeight];
-  FindSpliceForInsert(key, /*exact=*/false, max_height, prev, next);
-  return LinkConcurrently(x, key, height, prev, next);
-}
-
-template <typename Comparator, typename Allocator>
-void SkipList<Comparator, Allocator>::InsertConcurrently(const char* const* keys, size_t n,
-                                                         bool* inserted) {
-  if (prefixes_trusted_.load(std::memory_order_relaxed)) {
-    prefixes_trusted_.store(false, std::memory_order_relaxed);
-  }
-  Node* prev[kGroup][kMaxHeight];
-  Node* next[kGroup][kMaxHeight];
-  for (size_t start = 0; start < n; start += kGroup) {
-    const size_t count = n - start < kGroup ? n - start : kGroup;
-    const char* const* group = keys + start;
-    // Every level a key of the group will be linked at is searched.
-    int heights[kGroup];
-    const int height = GroupHeights(group, count, heights);
-    int max_height = GetMaxHeight();
-    while (height > max_height) {
-      if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
-        max_height = height;
-        break;
-      }
-    }
-    FindSplicesTogether(group, count, max_height, /*exact=*/false, prev, next);
-    // In order: a key's splice may have gone stale by an earlier one's link, which its
-    // link then walks past like another thread's.
-    for (size_t i = 0; i < count; i++) {
-      inserted[start + i] =
-          LinkConcurrently(Node::FromKey(group[i]), group[i], heights[i], prev[i], next[i]);
-    }
-  }
-}
-
-template <typename Comparator, typename Allocator>
-void SkipList<Comparator, Allocator>::Insert(const char* const* keys, size_t n, bool* inserted) {
-  Node* prev[kGroup][kMaxHeight];
-  Node* next[kGroup][kMaxHeight];
-  for (size_t start = 0; start < n; start += kGroup) {
-    const size_t count = n - start < kGroup ? n - start : kGroup;
-    const char* const* group = keys + start;
-    bool ascending = true;
-    for (size_t i = 0; i + 1 < count && ascending; i++) {
-      ascending = compare_(group[i], group[i + 1]) < 0;
-    }
-    if (ascending) {
-      for (size_t i = 0; i < count; i++) inserted[start + i] = Insert(group[i]);
-      continue;
-    }
-    int heights[kGroup];
-    const int height = GroupHeights(group, count, heights);
-    // Levels above the old height lead from the head to nothing, or to a node of this
-    // group linked before: a stale splice, which LinkSerialized walks past.
-    int max_height = GetMaxHeight();
-    if (height > max_height) {
-      max_height_.store(height, std::memory_order_relaxed);
-      max_height = height;
-    }
-    FindSplicesTogether(group, count, max_height, prefixes_trusted_.load(std::memory_order_relaxed),
-                        prev, next);
-    for (size_t i = 0; i < count; i++) {
-      inserted[start + i] =
-          LinkSerialized(Node::FromKey(group[i]), group[i], heights[i], prev[i], next[i]);
-    }
-    hint_levels_ = 0;  // the next Insert searches afresh
-  }
-}
-
-template <typename Comparator, typename Allocator>
-bool SkipList<Comparator, Allocator>::LinkSerialized(Node* x, const char* key, int height,
-                                                     Node** prev, Node** next) {
-  const uint64_t key_prefix = PrefixOf(key);
-  for (int i = 0; i < height; i++) {
-    // An earlier key of the group linked in between: prev[i] is still < key.
-    if (prev[i]->NoBarrierNext(i) != next[i]) {
-      FindSpliceForLevel(key, prev[i], i, &prev[i], &next[i]);
-    }
-    if (i == 0 && next[0] != nullptr && compare_(next[0]->Key(), key) == 0) return false;
-    LinkSerializedAt(x, i, prev[i], next[i], key_prefix);
-  }
-  return true;
-}
-
-template <typename Comparator, typename Allocator>
-bool SkipList<Comparator, Allocator>::LinkConcurrently(Node* x, const char* key, int height,
-                                                       Node** prev, Node** next) {
-  const uint64_t key_prefix = PrefixOf(key);
-  for (int i = 0; i < height; i++) {
-    while (true) {
-      if (i == 0 && next[0] != nullptr && compare_(next[0]->Key(), key) == 0) {
-        return false;  // nothing linked yet, so no reader can see x
-      }
-      x->NoBarrierSetNext(i, next[i]);
-      // Read before the CAS, prev[i]'s prefix is no smaller than next[i]'s (see
-      // "Prefixes").
-      if (i > 0) x->NoBarrierSetPrefixAt(i, prev[i]->PrefixAt(i));
-      if (prev[i]->CASNext(i, next[i], x)) {
-        if (i > 0) prev[i]->SetPrefixAt(i, key_prefix);  // after the pointer
-        break;
-      }
-      // Another insert changed prev[i]'s successor; prev[i] is still < key, so resume
-      // from it.
-      FindSpliceForLevel(key, prev[i], i, &prev[i], &next[i]);
-    }
-  }
-  return true;
-}
-
 }  // namespace shale
+
+#include "memtable/skiplist_insert.h"
+#include "memtable/skiplist_iterator.h"
