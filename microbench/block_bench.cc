@@ -21,6 +21,7 @@
 #include "shale/comparator.h"
 #include "shale/compression_type.h"
 #include "table/block.h"
+#include "table/block_buffers.h"
 #include "table/block_builder.h"
 #include "table/compression.h"
 #include "table/format.h"
@@ -169,15 +170,22 @@ void BM_Compress(benchmark::State& state, CompressionType type) {
   state.counters["ratio"] = static_cast<double>(compressed.size()) / size;
 }
 
+// Arg: the uncompressed size. Sets *data (from rnd) and its compressed form; false (the
+// benchmark marked failed) if this build cannot compress it.
+bool CompressedInput(benchmark::State& state, CompressionType type, Random* rnd, std::string* data,
+                     std::string* compressed) {
+  *data = CompressibleBytes(rnd, static_cast<size_t>(state.range(0)));
+  if (CompressBlock(type, *data, compressed)) return true;
+  Fail(state, "CompressBlock failed");
+  return false;
+}
+
 void BM_Decompress(benchmark::State& state, CompressionType type) {
   const size_t size = static_cast<size_t>(state.range(0));
   Random rnd(10);
-  const std::string data = CompressibleBytes(&rnd, size);
+  std::string data;
   std::string compressed;
-  if (!CompressBlock(type, data, &compressed)) {
-    Fail(state, "CompressBlock failed");
-    return;
-  }
+  if (!CompressedInput(state, type, &rnd, &data, &compressed)) return;
   std::unique_ptr<char[]> out;
   size_t out_size = 0;
   for (auto _ : state) {
@@ -191,6 +199,47 @@ void BM_Decompress(benchmark::State& state, CompressionType type) {
   }
   state.SetBytesProcessed(state.iterations() * size);
   state.counters["ratio"] = static_cast<double>(compressed.size()) / size;
+}
+
+// As a block cache's miss: the output goes to a recycled buffer (block_buffers.h) that
+// was evicted long ago, so is out of the CPU cache. 64 MiB of decompressed blocks stand
+// for the cache; each iteration recycles one of them, in a random order fixed up front (as
+// evicted blocks lie anywhere in memory, out of the hardware prefetcher's reach), and
+// decompresses into it.
+void BM_DecompressCold(benchmark::State& state, CompressionType type) {
+  const size_t size = static_cast<size_t>(state.range(0));
+  Random rnd(10);
+  std::string data;
+  std::string compressed;
+  if (!CompressedInput(state, type, &rnd, &data, &compressed)) return;
+  struct Held {
+    std::unique_ptr<char[]> bytes;
+    size_t capacity = 0;
+  };
+  std::vector<Held> ring((size_t{64} << 20) / size);
+  size_t out_size = 0;
+  auto decompress_into = [&](Held* h) {
+    if (h->bytes != nullptr) RecycleBlockBuffer(std::move(h->bytes), h->capacity);
+    return DecompressBlock(type, compressed, &h->bytes, &out_size, 0, &h->capacity);
+  };
+  for (Held& h : ring) {
+    if (!CheckOk(state, decompress_into(&h), "DecompressBlock")) return;
+  }
+  std::vector<uint32_t> order(ring.size());
+  for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
+  for (size_t i = order.size() - 1; i > 0; i--) {
+    std::swap(order[i], order[rnd.Uniform(static_cast<uint32_t>(i + 1))]);
+  }
+  size_t next = 0;
+  for (auto _ : state) {
+    Held& h = ring[order[next]];
+    next = next + 1 == order.size() ? 0 : next + 1;
+    if (!CheckOk(state, decompress_into(&h), "DecompressBlock")) break;
+    benchmark::DoNotOptimize(h.bytes.get());
+  }
+  if (Slice(ring[0].bytes.get(), out_size) != Slice(data))
+    Fail(state, "round trip changed the data");
+  state.SetBytesProcessed(state.iterations() * size);
 }
 
 void Register() {
@@ -224,6 +273,11 @@ void Register() {
           ->Arg(4096)
           ->Arg(65536);
     }
+    benchmark::RegisterBenchmark(("DecompressCold/" + name).c_str(), BM_DecompressCold, type)
+        ->ArgName("bytes")
+        ->Arg(4096)
+        ->Arg(16384)
+        ->Arg(65536);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "table/compression.h"
 
+#include <cstring>
 #include <new>
 
 #include "table/block_buffers.h"
@@ -73,6 +74,37 @@ ZSTD_DCtx* ThreadZstdDCtx() {
   return dctx.get();
 }
 #endif
+
+// Where a decompressor writes a block of up to kStagedBytes: a per-thread buffer, copied
+// to the block's own buffer after. The block's buffer is mostly cold (a recycled evicted
+// block, or fresh memory), and a decompressor's many short copies into cold memory each
+// wait for their lines to load. Into the staging buffer, which stays in the CPU cache,
+// they do not; the one long copy after streams the block's lines in together. With
+// db_bench's blocks (4 KiB, half-compressible values) snappy into a cold buffer took about
+// 950 ns and staged about 550 ns with the copy; at 16 KiB 2.2 us against 1.5 us; at
+// 64 KiB staging gained nothing, hence the limit.
+constexpr size_t kStagedBytes = size_t{32} << 10;
+
+class OutputStage {
+ public:
+  // dst: the block's n bytes of output.
+  OutputStage(char* dst, size_t n) : dst_(dst), n_(n), target_(dst) {
+    if (n > kStagedBytes) return;
+    thread_local std::unique_ptr<char[]> staging(new (std::nothrow) char[kStagedBytes]);
+    if (staging != nullptr) target_ = staging.get();
+  }
+  // Where the decompressor writes.
+  char* target() const { return target_; }
+  // After a successful decompression: the output into place.
+  void Finish() const {
+    if (target_ != dst_) memcpy(dst_, target_, n_);
+  }
+
+ private:
+  char* const dst_;
+  const size_t n_;
+  char* target_;
+};
 
 Status Bad(CompressionType type, const char* what) {
   return Status::Corruption(
@@ -191,9 +223,11 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       }
       auto buf = allocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
-      if (!snappy::RawUncompress(input.data(), input.size(), buf.get() + headroom)) {
+      const OutputStage stage(buf.get() + headroom, n);
+      if (!snappy::RawUncompress(input.data(), input.size(), stage.target())) {
         return Bad(type, "malformed data");
       }
+      stage.Finish();
       return done(std::move(buf), n);
     }
 #endif
@@ -211,9 +245,11 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       }
       auto buf = allocate(headroom + n);
       if (buf == nullptr) return Bad(type, "cannot allocate the claimed length");
-      const int got = LZ4_decompress_safe(in.data(), buf.get() + headroom,
-                                          static_cast<int>(in.size()), static_cast<int>(n));
+      const OutputStage stage(buf.get() + headroom, n);
+      const int got = LZ4_decompress_safe(in.data(), stage.target(), static_cast<int>(in.size()),
+                                          static_cast<int>(n));
       if (got < 0 || static_cast<uint32_t>(got) != n) return Bad(type, "malformed data");
+      stage.Finish();
       return done(std::move(buf), n);
     }
 #endif
@@ -235,10 +271,12 @@ Status DecompressBlock(CompressionType type, const Slice& input, std::unique_ptr
       // One decompression context per thread, kept: ZSTD_decompress makes one per call,
       // which cost about as much as decompressing a 4 KiB block.
       ZSTD_DCtx* dctx = ThreadZstdDCtx();
-      const size_t got =
-          dctx != nullptr ? ZSTD_decompressDCtx(dctx, buf.get() + headroom, n, in.data(), in.size())
-                          : ZSTD_decompress(buf.get() + headroom, n, in.data(), in.size());
+      const OutputStage stage(buf.get() + headroom, n);
+      const size_t got = dctx != nullptr
+                             ? ZSTD_decompressDCtx(dctx, stage.target(), n, in.data(), in.size())
+                             : ZSTD_decompress(stage.target(), n, in.data(), in.size());
       if (ZSTD_isError(got) || got != n) return Bad(type, "malformed data");
+      stage.Finish();
       return done(std::move(buf), n);
     }
 #endif

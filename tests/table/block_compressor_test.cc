@@ -128,6 +128,36 @@ TEST(BlockCompressorTest, ThreadsDecompressAtOnce) {
   }
 }
 
+// Blocks of up to 32 KiB are decompressed through a per-thread staging buffer and copied
+// into place; larger ones straight into place. Both sides of that limit, with and without
+// headroom and recycled buffers, must give the block back exactly where it belongs.
+TEST(BlockCompressorTest, BlocksAroundTheStagingLimitComeBackWhole) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  for (CompressionType t : CompressingTypes()) {
+    SCOPED_TRACE(CompressionTypeToString(t));
+    for (size_t len :
+         {size_t{1}, size_t{4096}, size_t{32767}, size_t{32768}, size_t{32769}, size_t{100000}}) {
+      SCOPED_TRACE(len);
+      const std::string block = Words(&rnd, len);
+      std::string compressed;
+      ASSERT_TRUE(CompressBlock(t, block, &compressed));
+      for (size_t headroom : {size_t{0}, size_t{48}}) {
+        for (bool recycled : {false, true}) {
+          std::unique_ptr<char[]> out;
+          size_t out_size = 0;
+          size_t capacity = 0;
+          ASSERT_OK(DecompressBlock(t, compressed, &out, &out_size, headroom,
+                                    recycled ? &capacity : nullptr));
+          ASSERT_EQ(block.size(), out_size);
+          EXPECT_EQ(Slice(block), Slice(out.get() + headroom, out_size));
+          if (recycled) EXPECT_GE(capacity, headroom + out_size);
+        }
+      }
+    }
+  }
+}
+
 TEST(BlockCompressorTest, RefusesWhatCompressBlockRefuses) {
   Slice out;
   BlockCompressor none(kNoCompression);
