@@ -611,9 +611,10 @@ Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void
 Status TableReader::Get(const ReadOptions& read_options, const Slice& ikey, void* arg,
                         PinningGetHandler handle) {
   return GetImpl(read_options, ikey, [&](const Slice& k, const Slice& v, BlockRef* block) {
-    Cleanable pinner;
-    block->PinTo(&pinner);
-    return handle(arg, k, v, &pinner);
+    ValuePin pin(block);
+    const bool more = handle(arg, k, v, &pin);
+    pin.Return(more);
+    return more;
   });
 }
 
@@ -629,9 +630,11 @@ void TableReader::MultiGet(const ReadOptions& read_options, BatchKey* keys, size
                            PinningGetHandler handle) {
   MultiGetImpl(read_options, keys, n,
                [&](void* arg, const Slice& k, const Slice& v, BlockRef* block) {
-                 Cleanable pinner;
-                 block->PinTo(&pinner);
-                 return handle(arg, k, v, &pinner);
+                 ValuePin pin(block);
+                 const bool more = handle(arg, k, v, &pin);
+                 // The batch's next keys may lie in the same block: the cursor keeps it.
+                 pin.Return(/*still_read=*/true);
+                 return more;
                });
 }
 

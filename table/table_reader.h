@@ -128,6 +128,7 @@ class TableReader {
   struct BlockRef;
   struct FilterRef;
   struct BlockCursor;
+  class ValuePin;
   enum class BlockKind { kData, kIndex, kFilter };
 
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile>&& file,

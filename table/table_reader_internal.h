@@ -108,6 +108,50 @@ struct TableReader::BlockRef {
   }
 };
 
+// The value_pinner of one PinningGetHandler call. It borrows the BlockRef's cache reference
+// instead of taking one of its own: a Ref now and a Release later would each take the cache
+// shard's lock, for every entry a lookup shows its handler, found or not. If the handler
+// keeps the value (DelegateCleanupsTo), the reference goes with it; if not, Return gives it
+// back to the BlockRef untouched. A BlockRef without a cache reference (a block it owns)
+// gives the pinner a reference of its own, as PinTo.
+class TableReader::ValuePin : public Cleanable {
+ public:
+  explicit ValuePin(BlockRef* ref) : ref_(ref) {
+    if (ref->handle == nullptr) {
+      ref->PinTo(this);
+      return;
+    }
+    lent_ = ref->handle;
+    ref->handle = nullptr;
+    RegisterCleanup(&table_reader_internal::ReleaseCacheHandle, ref->cache, lent_);
+  }
+  ValuePin(const ValuePin&) = delete;
+  ValuePin& operator=(const ValuePin&) = delete;
+
+  // After the handler. still_read: the BlockRef's block is read again (the handler asked for
+  // the next entry); it then holds a reference again. Otherwise a BlockRef whose reference
+  // the handler kept is left empty.
+  void Return(bool still_read) {
+    if (lent_ == nullptr) return;
+    if (HasCleanups()) {
+      // Not kept: the one cleanup registered above is dropped without running.
+      cleanup_.function = nullptr;
+      ref_->handle = lent_;
+    } else if (still_read) {
+      ref_->cache->Ref(lent_);
+      ref_->handle = lent_;
+    } else {
+      ref_->block = nullptr;
+      ref_->cache = nullptr;
+    }
+    lent_ = nullptr;
+  }
+
+ private:
+  BlockRef* const ref_;
+  Cache::Handle* lent_ = nullptr;
+};
+
 // The data block a lookup used last and its offset in the file (valid when ref.block is
 // set): a batch's next key that starts in the same block reuses it.
 struct TableReader::BlockCursor {

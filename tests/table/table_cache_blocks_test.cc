@@ -1,8 +1,9 @@
 // TableReader with a block cache: repeated reads hit the cache (tickers and usage),
 // fill_cache=false, cache_index_and_filter_blocks (with and without high priority, pinned
 // for level 0), iterators and pinned Get values surviving eviction, a strict limit, readers
-// sharing one cache, filter tickers, the factory's default cache and no_block_cache, and a
-// randomized comparison with a model under several cache configurations.
+// sharing one cache, filter tickers, the factory's default cache and no_block_cache, a
+// randomized comparison with a model under several cache configurations, and the cache
+// references a pinning Get takes.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -579,6 +580,166 @@ TEST_F(TableCacheBlocksTest, RandomizedAgainstModel) {
       EXPECT_LE(cache->GetUsage(), cache->GetCapacity());
     }
   }
+}
+
+}  // namespace
+}  // namespace shale
+
+namespace shale {
+namespace {
+
+// A cache that counts the reference operations its users make, each of which takes a
+// shard's lock in the LRU cache it forwards to.
+class CountingCache : public Cache {
+ public:
+  explicit CountingCache(std::shared_ptr<Cache> base) : base_(std::move(base)) {}
+  const char* Name() const override { return "CountingCache"; }
+  Status Insert(const Slice& key, void* value, size_t charge, DeleterFn deleter, Handle** handle,
+                Priority priority) override {
+    return base_->Insert(key, value, charge, deleter, handle, priority);
+  }
+  Handle* Lookup(const Slice& key, Statistics* stats) override {
+    lookups++;
+    return base_->Lookup(key, stats);
+  }
+  bool Ref(Handle* handle) override {
+    refs++;
+    return base_->Ref(handle);
+  }
+  bool Release(Handle* handle, bool erase_if_last_ref) override {
+    releases++;
+    return base_->Release(handle, erase_if_last_ref);
+  }
+  void* Value(Handle* handle) override { return base_->Value(handle); }
+  void Erase(const Slice& key) override { base_->Erase(key); }
+  uint64_t NewId() override { return base_->NewId(); }
+  void SetCapacity(size_t capacity) override { base_->SetCapacity(capacity); }
+  void SetStrictCapacityLimit(bool strict) override { base_->SetStrictCapacityLimit(strict); }
+  bool HasStrictCapacityLimit() const override { return base_->HasStrictCapacityLimit(); }
+  size_t GetCapacity() const override { return base_->GetCapacity(); }
+  size_t GetUsage() const override { return base_->GetUsage(); }
+  size_t GetUsage(Handle* handle) const override { return base_->GetUsage(handle); }
+  size_t GetPinnedUsage() const override { return base_->GetPinnedUsage(); }
+  size_t GetCharge(Handle* handle) const override { return base_->GetCharge(handle); }
+  DeleterFn GetDeleter(Handle* handle) const override { return base_->GetDeleter(handle); }
+  void EraseUnRefEntries() override { base_->EraseUnRefEntries(); }
+
+  int lookups = 0;
+  int refs = 0;
+  int releases = 0;
+
+ private:
+  std::shared_ptr<Cache> base_;
+};
+
+// Pins every entry of the looked-up user key, up to `want` of them, asking for the next
+// entry after each (as a Get gathering merge operands does).
+struct PinningGatherer {
+  std::string user_key;
+  size_t want = 1;
+  std::vector<std::unique_ptr<PinnableSlice>> values;
+  static bool Handle(void* arg, const Slice& ikey, const Slice& value, Cleanable* pinner) {
+    auto* g = static_cast<PinningGatherer*>(arg);
+    if (ExtractUserKey(ikey) != Slice(g->user_key)) return false;
+    g->values.push_back(std::make_unique<PinnableSlice>());
+    g->values.back()->PinSlice(value, pinner);
+    return g->values.size() < g->want;
+  }
+};
+
+// The table of TableCacheBlocksTest, read through a CountingCache.
+class TableValuePinTest : public TableCacheBlocksTest {
+ protected:
+  void SetUp() override {
+    counting_ = std::make_shared<CountingCache>(NewLRUCache(1 << 20, 0));
+    topts_.block_cache = counting_;
+    Build();
+    ASSERT_OK(Open(&reader_));
+  }
+  std::shared_ptr<CountingCache> counting_;
+  std::unique_ptr<TableReader> reader_;
+};
+
+// A pinning handler's value_pinner borrows the lookup's own reference to the block: a Get
+// whose handler keeps the value, or sees an entry and does not keep it, takes no further
+// reference (each would be a lock on the cache shard); the kept value holds the block
+// until it is released, and nothing stays pinned after.
+TEST_F(TableValuePinTest, PinnedGetTakesNoReferenceBeyondItsLookup) {
+  CountingCache* counting = counting_.get();
+  TableReader* reader = reader_.get();
+  const auto pinned_get = [&](const std::string& user_key, PinnableSlice* value) {
+    PinningCollector c;
+    c.user_key = user_key;
+    ASSERT_OK(reader->Get(ReadOptions(), IKey(user_key, kMaxSequenceNumber, kValueTypeForSeek), &c,
+                          &PinningCollector::Handle));
+    *value = std::move(c.value);
+  };
+
+  for (bool cached : {false, true}) {  // the block read from the file, then from the cache
+    SCOPED_TRACE(cached);
+    counting->refs = counting->releases = 0;
+    PinnableSlice value;
+    pinned_get(UserKey(42), &value);
+    ASSERT_TRUE(value.IsPinned());
+    EXPECT_EQ(ValueFor(42), value.ToString());
+    EXPECT_EQ(0, counting->refs);
+    EXPECT_EQ(0, counting->releases);  // the lookup's reference went to the value
+    EXPECT_GT(counting->GetPinnedUsage(), 0u);
+    value.Reset();
+    EXPECT_EQ(1, counting->releases);
+    EXPECT_EQ(0u, counting->GetPinnedUsage());
+  }
+
+  // A key between two stored ones: the handler sees the next entry and keeps nothing.
+  counting->refs = counting->releases = 0;
+  PinnableSlice none;
+  pinned_get(UserKey(42) + "+", &none);
+  EXPECT_FALSE(none.IsPinned());
+  EXPECT_EQ(0, counting->refs);
+  EXPECT_EQ(1, counting->releases);
+  EXPECT_EQ(0u, counting->GetPinnedUsage());
+}
+
+// A handler that keeps a value and asks for the next entry needs the block again: the
+// lookup then takes a reference of its own, and every value kept stays valid.
+TEST_F(TableValuePinTest, PinnedValuesOutliveALookupThatReadsOn) {
+  CountingCache* counting = counting_.get();
+  TableReader* reader = reader_.get();
+  PinningGatherer g;
+  g.user_key = UserKey(42);
+  g.want = 2;  // there is one entry: the handler asks on, and the next entry ends it
+  ASSERT_OK(reader->Get(ReadOptions(), IKey(g.user_key, kMaxSequenceNumber, kValueTypeForSeek), &g,
+                        &PinningGatherer::Handle));
+  ASSERT_EQ(1u, g.values.size());
+  EXPECT_EQ(1, counting->refs);
+  // Other reads evict nothing they hold: the value is intact.
+  for (int i = 0; i < kKeys; i += 7) EXPECT_EQ(ValueFor(i), Get(reader, i));
+  EXPECT_EQ(ValueFor(42), g.values[0]->ToString());
+  g.values.clear();
+  EXPECT_EQ(0u, counting->GetPinnedUsage());
+
+  // A batch of neighbours in one block, each value kept: the block is fetched once, the
+  // values are all right, and once released nothing stays pinned.
+  std::vector<PinningCollector> collectors(6);
+  std::vector<std::string> ikeys;
+  std::vector<TableReader::BatchKey> keys(collectors.size());
+  for (size_t i = 0; i < collectors.size(); i++) {
+    collectors[i].user_key = UserKey(static_cast<int>(100 + i));
+    ikeys.push_back(IKey(collectors[i].user_key, kMaxSequenceNumber, kValueTypeForSeek));
+  }
+  for (size_t i = 0; i < keys.size(); i++) {
+    keys[i].ikey = ikeys[i];
+    keys[i].arg = &collectors[i];
+  }
+  const int lookups = counting->lookups;
+  reader->MultiGet(ReadOptions(), keys.data(), keys.size(), &PinningCollector::Handle);
+  EXPECT_LE(counting->lookups - lookups, 2);  // the keys span at most two blocks
+  for (size_t i = 0; i < keys.size(); i++) {
+    ASSERT_OK(keys[i].status);
+    EXPECT_EQ(ValueFor(static_cast<int>(100 + i)), collectors[i].value.ToString());
+  }
+  collectors.clear();
+  EXPECT_EQ(0u, counting->GetPinnedUsage());
 }
 
 }  // namespace
