@@ -237,8 +237,9 @@ void BM_DecompressCold(benchmark::State& state, CompressionType type) {
     if (!CheckOk(state, decompress_into(&h), "DecompressBlock")) break;
     benchmark::DoNotOptimize(h.bytes.get());
   }
-  if (Slice(ring[0].bytes.get(), out_size) != Slice(data))
+  if (Slice(ring[0].bytes.get(), out_size) != Slice(data)) {
     Fail(state, "round trip changed the data");
+  }
   state.SetBytesProcessed(state.iterations() * size);
 }
 
