@@ -224,6 +224,9 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
   ReadOptions read_options;
   read_options.verify_checksums = true;
   read_options.fill_cache = false;
+  // Its own windows, never the automatic ones: 0 reads block by block (a fixed window no
+  // larger than a block reads the block alone).
+  read_options.readahead_size = std::max<size_t>(options_.compaction_readahead_size, 1);
 
   std::vector<InternalIterator*> children;
   for (size_t which = 0; which < compaction_->num_input_levels(); which++) {

@@ -87,6 +87,9 @@ const OptionInfo kDBOptions[] = {
      .help = "A yield slower than this ends the yielding wait", .bench_flag = kSame},
     {DB_OPTION(writable_file_max_buffer_size), .default_value = "1048576", .min = 0, .max = kGiB,
      .help = "Bytes of writes buffered before a write() call"},
+    {DB_OPTION(compaction_readahead_size), .default_value = "2097152", .min = 0, .max = kGiB,
+     .flags = kOptionMutable, .help = "Bytes a compaction reads from an input table at a time",
+     .bench_flag = kSame},
 };
 
 const OptionInfo kCFOptions[] = {

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "table/filter.h"
+#include "table/readahead_file.h"
 #include "table/table_reader_internal.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
@@ -75,11 +76,15 @@ class TableReader::BlockIterState final : public TwoLevelIteratorState {
   // index_iter: the two-level iterator's first level, over index.
   BlockIterState(const TableReader* table, const ReadOptions& read_options, const Block* index,
                  Block::Iter* index_iter)
-      : table_(table), read_options_(read_options), index_(index), index_iter_(index_iter) {}
+      : table_(table),
+        read_options_(read_options),
+        index_(index),
+        index_iter_(index_iter),
+        readahead_(table->file_.get(), table->file_size_, read_options.readahead_size) {}
 
   // index_iter_ stands on the entry whose value the two-level iterator passes.
   InternalIterator* NewSecondLevelIterator(const Slice& /*index_value*/) override {
-    return table_->NewDataBlockIterator(read_options_, *index_iter_);
+    return table_->NewDataBlockIterator(read_options_, *index_iter_, &readahead_);
   }
 
   // As Get checks (SearchFrom): a seek's answer is at or after target, and when it is a
@@ -114,6 +119,7 @@ class TableReader::BlockIterState final : public TwoLevelIteratorState {
   const ReadOptions read_options_;
   const Block* const index_;
   Block::Iter* const index_iter_;
+  const ReadaheadFile readahead_;  // the data blocks' reads
 };
 
 TableReader::TableReader(const TableReaderOptions& options,
@@ -165,9 +171,9 @@ Status TableReader::Open(const TableReaderOptions& options,
 }
 
 Status TableReader::ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents,
-                                size_t headroom) const {
+                                size_t headroom, const RandomAccessFile* file) const {
   BlockReadSource source;
-  source.file = file_.get();
+  source.file = file != nullptr ? file : file_.get();
   source.file_size = file_size_;
   source.file_name = &options_.file_name;
   source.checksum_type = footer_.checksum_type();
@@ -325,7 +331,7 @@ Status TableReader::LoadFilter(const BlockHandle& handle) {
 }
 
 Status TableReader::GetBlock(const ReadOptions& read_options, const BlockHandle& handle,
-                             BlockKind kind, BlockRef* out) const {
+                             BlockKind kind, BlockRef* out, const RandomAccessFile* file) const {
   const int kind_index = static_cast<int>(kind);
   std::string key;
   if (cache_ != nullptr) {
@@ -340,7 +346,7 @@ Status TableReader::GetBlock(const ReadOptions& read_options, const BlockHandle&
   // an unverified one is never cached, where a later verifying read would trust it.
   const bool verify = read_options.verify_checksums || kind != BlockKind::kData;
   BlockContents contents;
-  Status s = ReadBlockAt(handle, verify, &contents, kBlockHeadroom);
+  Status s = ReadBlockAt(handle, verify, &contents, kBlockHeadroom, file);
   if (!s.ok()) return s;
   std::unique_ptr<Block> block =
       Block::New(std::move(contents), &options_.file_name, handle.offset());
@@ -403,7 +409,8 @@ void TableReader::GetFilter(const ReadOptions& read_options, FilterRef* out) con
 }
 
 InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_options,
-                                                    const Block::Iter& index_entry) const {
+                                                    const Block::Iter& index_entry,
+                                                    const RandomAccessFile* file) const {
   BlockHandle handle;
   Slice input = index_entry.value();
   Status s = handle.DecodeFrom(&input);
@@ -412,7 +419,7 @@ InternalIterator* TableReader::NewDataBlockIterator(const ReadOptions& read_opti
         &options_.file_name, footer_.index_handle().offset(), "bad block handle in index block"));
   }
   BlockRef ref;
-  s = GetBlock(read_options, handle, BlockKind::kData, &ref);
+  s = GetBlock(read_options, handle, BlockKind::kData, &ref, file);
   if (s.ok() && !BlockEndChecked(index_entry.entry_offset())) {
     s = CheckBlockEnd(read_options, index_entry, ref.block);
   }

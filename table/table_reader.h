@@ -135,8 +135,9 @@ class TableReader {
               uint64_t file_size);
   Status ReadMetaBlocks();
   // headroom: as ReadBlock's.
+  // file: where the block is read from, when not file_ (a ReadaheadFile over it).
   Status ReadBlockAt(const BlockHandle& handle, bool verify, BlockContents* contents,
-                     size_t headroom = 0) const;
+                     size_t headroom = 0, const RandomAccessFile* file = nullptr) const;
   // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
   // kept referenced when pinned).
   Status LoadIndex(const BlockHandle& handle);
@@ -146,9 +147,10 @@ class TableReader {
   // before it.
   Status CheckIndex(const Block& index, const BlockHandle& index_handle) const;
   Status LoadFilter(const BlockHandle& handle);
-  // The block at handle, from the cache or the file (then inserted per fill_cache).
+  // The block at handle, from the cache or the file (then inserted per fill_cache); file
+  // as ReadBlockAt's.
   Status GetBlock(const ReadOptions& read_options, const BlockHandle& handle, BlockKind kind,
-                  BlockRef* out) const;
+                  BlockRef* out, const RandomAccessFile* file = nullptr) const;
   Status GetIndexBlock(const ReadOptions& read_options, BlockRef* out) const;
   // The filter, or out->filter == nullptr when there is none or it cannot be read.
   void GetFilter(const ReadOptions& read_options, FilterRef* out) const;
@@ -159,7 +161,8 @@ class TableReader {
   // An iterator over the data block index_entry names; its status says why if it cannot
   // be read, or if the block ends past index_entry's key.
   InternalIterator* NewDataBlockIterator(const ReadOptions& read_options,
-                                         const Block::Iter& index_entry) const;
+                                         const Block::Iter& index_entry,
+                                         const RandomAccessFile* file = nullptr) const;
   template <typename Visit>
   Status GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
   template <typename Visit>

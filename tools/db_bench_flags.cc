@@ -257,6 +257,7 @@ OPTION_FLAG(bool, bool, two_write_queues);
 OPTION_FLAG(bool, bool, enable_write_thread_adaptive_yield);
 OPTION_FLAG(uint64, uint64_t, write_thread_max_yield_usec);
 OPTION_FLAG(uint64, uint64_t, write_thread_slow_yield_usec);
+OPTION_FLAG(uint64, uint64_t, compaction_readahead_size);
 DEFINE_string(wal_dir, "", "If not empty, use the given dir for WAL");
 DEFINE_int32(disable_seek_compaction, 0, "Not used, left here for backwards compatibility");
 DEFINE_int32(max_grandparent_overlap_factor, 10, "Not used, left here for backwards compatibility");

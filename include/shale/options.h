@@ -229,6 +229,9 @@ struct DBOptions {
   uint64_t write_thread_slow_yield_usec = 3;
   // Bytes of WAL writes buffered before a write() call. Default: 1 MiB.
   size_t writable_file_max_buffer_size = 1024 * 1024;
+  // A compaction reads each input table this many bytes at a time (0: block by block).
+  // Default: 2 MiB.
+  size_t compaction_readahead_size = 2 * 1024 * 1024;
   // (RocksDB's manual_wal_flush is absent: shale has no FlushWAL.)
 };
 
@@ -250,6 +253,9 @@ struct ReadOptions {
   bool verify_checksums = true;
   // Put blocks read into the block cache. Default: true.
   bool fill_cache = true;
+  // An iterator reads each table's data blocks this many bytes at a time. 0 reads ahead
+  // only once reads run in file order: after two, 8 KiB, doubling up to 256 KiB. Default: 0.
+  size_t readahead_size = 0;
   // (RocksDB's total_order_seek is absent: without prefix extractors every seek is
   // total-order already.)
 
