@@ -10,7 +10,10 @@ namespace shale::log {
 EnvOptions WalFileOptions(const DBOptions& options) {
   EnvOptions env_options;
   env_options.writable_file_max_buffer_size = options.writable_file_max_buffer_size;
-  env_options.use_mmap_writes = true;
+  // A record is copied into a mapping piece by piece, and a process killed meanwhile
+  // leaves its first pieces in the file: a torn last record, which kAbsoluteConsistency
+  // refuses at recovery. Through the buffer, a record reaches the file in one write(), whole.
+  env_options.use_mmap_writes = options.wal_recovery_mode != WALRecoveryMode::kAbsoluteConsistency;
   return env_options;
 }
 

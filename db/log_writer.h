@@ -21,7 +21,8 @@
 namespace shale::log {
 
 // How the DB opens a WAL file for a Writer: through a shared mapping where the Env can, so
-// that AddRecord's push to the OS is a copy into the page cache, not a write() per record.
+// that AddRecord's push to the OS is a copy into the page cache, not a write() per record;
+// with kAbsoluteConsistency through a buffer (see log_writer.cc).
 EnvOptions WalFileOptions(const DBOptions& options);
 
 class Writer {

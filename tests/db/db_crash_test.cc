@@ -8,6 +8,8 @@
 //
 // SHALE_CRASH_CYCLES=N runs N power losses (default 150) and N/6 kills (default 25).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "db/log_format.h"
 #include "shale/db.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/gated_sst_env.h"
@@ -255,6 +258,83 @@ TEST(DBCrashTest, KilledChildProcessKeepsSyncedWrites) {
                              << " lost (seed " << seed << ")";
     next = expect;
   }
+}
+
+// Kills its own process inside a WAL record: at the append that follows the record
+// header numbered `headers`, so that the header is appended and its payload is not.
+class KillMidRecordEnv : public EnvWrapper {
+ public:
+  explicit KillMidRecordEnv(int headers) : EnvWrapper(Env::Default()), headers_(headers) {}
+
+  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result,
+                         const EnvOptions& options) override {
+    Status s = target()->NewWritableFile(fname, result, options);
+    if (s.ok() && fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".log") == 0) {
+      *result = std::make_unique<File>(this, std::move(*result));
+    }
+    return s;
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(KillMidRecordEnv* env, std::unique_ptr<WritableFile> target)
+        : env_(env), target_(std::move(target)) {}
+    Status Append(const Slice& data) override {
+      if (env_->armed_) raise(SIGKILL);
+      if (data.size() == log::kHeaderSize && --env_->headers_ == 0) env_->armed_ = true;
+      return target_->Append(data);
+    }
+    Status Flush() override { return target_->Flush(); }
+    Status Sync() override { return target_->Sync(); }
+    Status Fsync() override { return target_->Fsync(); }
+    Status Close() override { return target_->Close(); }
+    uint64_t GetFileSize() override { return target_->GetFileSize(); }
+
+   private:
+    KillMidRecordEnv* const env_;
+    const std::unique_ptr<WritableFile> target_;
+  };
+
+  int headers_;
+  bool armed_ = false;
+};
+
+// kAbsoluteConsistency fails recovery on any damaged WAL record, a torn last one included.
+// A process crash must not leave one: a record reaches the file whole or not at all (the
+// mapped WAL, which copies a record into the file piece by piece, is not used then).
+TEST(DBCrashTest, AbsoluteConsistencyOpensAfterAKillInsideARecord) {
+  TempDirectory dir("crash_absolute");
+  const std::string dbname = dir.path() + "/db";
+  constexpr int kKilledAt = 50;  // the record whose payload is never appended
+  Options options;
+  options.create_if_missing = true;
+  options.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    KillMidRecordEnv env(kKilledAt);
+    Options child = options;
+    child.env = &env;
+    std::unique_ptr<DB> db;
+    if (!DB::Open(child, dbname, &db).ok()) _exit(3);
+    for (int i = 0; i < 1000; i++) {
+      if (!db->Put(WriteOptions(), Key(i), std::string(100, 'v')).ok()) _exit(4);
+    }
+    _exit(5);  // not killed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+
+  std::unique_ptr<DB> db;
+  ASSERT_OK(DB::Open(options, dbname, &db));
+  // Every acknowledged write, and not the one killed inside.
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  int n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), n++) ASSERT_EQ(Key(n), it->key().ToString());
+  ASSERT_OK(it->status());
+  ASSERT_EQ(kKilledAt - 1, n);
 }
 
 }  // namespace
