@@ -97,6 +97,8 @@ Status DBImpl::CloseImpl() {
     if (result.ok()) result = s;
     log_.reset();
   }
+  Status closed = closed_wals_.CloseAll();
+  if (result.ok()) result = closed;
   {
     // Drop the read view, and every reader thread's cached reference, before the
     // Versions it pins.

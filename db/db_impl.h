@@ -24,9 +24,11 @@
 #include <vector>
 
 #include "db/background_scheduler.h"
+#include "db/closed_wals.h"
 #include "db/column_family.h"
 #include "db/compaction_picker.h"
 #include "db/internal_stats.h"
+#include "db/log_reader.h"
 #include "db/log_writer.h"
 #include "db/pre_release_callback.h"
 #include "db/prepared_logs.h"
@@ -348,6 +350,11 @@ class DBImpl final : public DB {
   Status NewDB();
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
                          SequenceNumber* max_sequence) REQUIRES(DB_MUTEX);
+  // Before replaying the WAL `reader` reads: whether the WAL it names as its predecessor
+  // came up short (prev_log, replayed last, ended at prev_log_end) or was not replayed.
+  // Then Corruption, or *stop_replay, per wal_recovery_mode.
+  Status CheckPredecessor(const log::Reader& reader, uint64_t prev_log, uint64_t prev_log_end,
+                          bool* stop_replay) REQUIRES(DB_MUTEX);
   // Writes a memtable filled by WAL replay into an L0 file added to *edit (mutex released
   // during the I/O), and unreferences it.
   Status FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) REQUIRES(DB_MUTEX);
@@ -461,6 +468,7 @@ class DBImpl final : public DB {
   // taken after log_mutex_ when both are), and by Open before any writer.
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
+  ClosedWals closed_wals_;  // WALs switched away from unsynced (see db/closed_wals.h)
   uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)
   // Sequences handed out: advanced by a WAL leader (with two write queues, under
   // alloc_mutex_, taken inside log_mutex_ by a logged write). Published: what new reads and

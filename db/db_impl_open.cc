@@ -233,6 +233,9 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   // hole, and replay stops there, keeping the consistent prefix.
   bool stop_replay = false;
   bool after_damage = false;
+  // The last data log replayed, and where its last whole record ended.
+  uint64_t prev_log = 0;
+  uint64_t prev_log_end = 0;
   auto flush_mem = [&]() -> Status {
     AssertDbMutexHeld();  // as in the enclosing function (the analysis does not enter lambdas)
     Status fs = FlushRecoveredMemtable(mem, edit);
@@ -255,11 +258,17 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
     Slice record;
     WriteBatch batch;
     const bool skip_damage = mode == WALRecoveryMode::kSkipAnyCorruptedRecords;
+    bool first_record = true;
     while (reader.ReadRecord(&record, &scratch, mode)) {
       if (!reporter.status.ok()) {
         // Damage lies before this record: only the salvage mode goes on past it.
         if (!skip_damage) break;
         reporter.status = Status::OK();
+      }
+      if (first_record && data_log && !skip_damage) {
+        first_record = false;
+        s = CheckPredecessor(reader, prev_log, prev_log_end, &stop_replay);
+        if (!s.ok() || stop_replay) break;
       }
       if (record.size() < WriteBatchInternal::kHeader) {
         reporter.Corruption(record.size(),
@@ -311,6 +320,10 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
     if (s.ok() && !reporter.io_error.ok()) s = reporter.io_error;
     if (!s.ok()) break;  // an I/O error or a failed flush: recovery fails in every mode
     if (stop_replay) break;
+    if (data_log) {
+      prev_log = log_number;
+      prev_log_end = reader.LastRecordEnd();
+    }
     if (mode == WALRecoveryMode::kPointInTimeRecovery && reader.EndedInTornRecord() && data_log) {
       after_damage = true;
     }
@@ -339,6 +352,31 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   }
   if (s.ok()) recovered_txns_ = replayer.TakePrepared();
   return s;
+}
+
+Status DBImpl::CheckPredecessor(const log::Reader& reader, uint64_t prev_log, uint64_t prev_log_end,
+                                bool* stop_replay) {
+  // A WAL the DB switched to names the one before it and that one's size (log_format.h).
+  // A power loss may keep the newer WAL's bytes and cut the older one short (the DB does
+  // not sync a WAL when it leaves it): replaying the newer one then would leave a hole.
+  const log::Reader::Predecessor* p = reader.predecessor();
+  if (p == nullptr || p->log_number < versions_->LogNumber()) return Status::OK();
+  if (p->log_number == prev_log && prev_log_end >= p->size) return Status::OK();
+  const std::string what =
+      p->log_number == prev_log
+          ? "WAL " + std::to_string(prev_log) + " ends at " + std::to_string(prev_log_end) +
+                " bytes; " + reader.file_name() + " records it at " + std::to_string(p->size)
+          : reader.file_name() + " follows WAL " + std::to_string(p->log_number) +
+                ", which was not replayed";
+  if (options_.wal_recovery_mode == WALRecoveryMode::kAbsoluteConsistency) {
+    return Status::Corruption("a WAL lost its tail", what);
+  }
+  // kPointInTimeRecovery and kTolerateCorruptedTailRecords: the history ends where the
+  // older WAL does.
+  SHALE_LOG_WARN(info_log_, "Recovery stops before %s: %s", reader.file_name().c_str(),
+                 what.c_str());
+  *stop_replay = true;
+  return Status::OK();
 }
 
 Status DBImpl::FinishOpen() {

@@ -418,7 +418,9 @@ Status DBImpl::AppendGroup(WriteGroup* group, WriteBatch* record, SequenceNumber
   }
   if (s.ok() && group->leader->sync) {
     StopWatch sync_timer(env_, stats_, WAL_FILE_SYNC_MICROS);
-    s = log_->Sync(options_.use_fsync);
+    // The writes before this one in WALs left unsynced are promised too.
+    s = closed_wals_.SyncAll(options_.use_fsync);
+    if (s.ok()) s = log_->Sync(options_.use_fsync);
     internal_stats_->wal_syncs.fetch_add(1, std::memory_order_relaxed);
     RecordTick(stats_, WAL_FILE_SYNCED);
   }
@@ -671,13 +673,24 @@ Status DBImpl::SwitchMemtable() {
   UnlockDb();
   {
     MutexLock log_lock(&log_mutex_);
+    uint64_t old_number = 0;
+    uint64_t old_size = 0;
     if (log_ != nullptr) {
-      // A later sync=true write syncs only the new WAL, yet promises every earlier write
-      // too: make the old WAL's records durable before leaving it.
-      close = log_->has_unsynced_records() ? log_->Sync(options_.use_fsync) : Status::OK();
-      if (close.ok()) close = log_->Close();
+      old_number = log_->log_number();
+      old_size = log_->file()->GetFileSize();
+      // Not synced here, where every writer would wait for it: by the flush, or by a
+      // sync=true write first (db/closed_wals.h). The new WAL names it and its size, so
+      // that recovery can tell when a power loss kept the new one and cut the old one.
+      if (log_->has_unsynced_records()) {
+        closed_wals_.Add(std::move(log_));
+      } else {
+        close = log_->Close();
+      }
     }
-    if (close.ok()) log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
+    if (close.ok()) {
+      log_ = std::make_unique<log::Writer>(std::move(file), new_log_number);
+      if (old_number != 0) close = log_->AddPredecessor(old_number, old_size);
+    }
   }
   LockDb();
   if (!close.ok()) {

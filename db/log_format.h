@@ -13,6 +13,12 @@
 // remain in a block, the writer fills them with zeros and starts the next record in the next
 // block. kZeroType is never written; it is how preallocated or never-written (zeroed) space
 // reads back.
+//
+// kPredecessorType is not a fragment: the first record of a WAL the DB switched to, it
+// names the WAL before it and that WAL's size when the DB stopped appending to it
+// (fixed64 log number, fixed64 bytes). The DB does not sync a WAL when it leaves it (see
+// db/closed_wals.h), so a power loss may keep the newer WAL and cut the older one short;
+// recovery compares, and does not replay the newer WAL over the hole.
 #pragma once
 
 #include <cstddef>
@@ -26,8 +32,10 @@ enum RecordType : uint8_t {
   kFirstType = 2,
   kMiddleType = 3,
   kLastType = 4,
+  kPredecessorType = 5,
 };
-inline constexpr int kMaxRecordType = kLastType;
+inline constexpr int kMaxRecordType = kPredecessorType;
+inline constexpr size_t kPredecessorSize = 16;  // kPredecessorType's payload
 
 inline constexpr size_t kBlockSize = 32768;
 inline constexpr size_t kHeaderSize = 4 + 2 + 1;

@@ -162,7 +162,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
     unsigned type = ReadPhysicalRecord(&fragment, &drop_size, &offset);
 
     if (type == kFullType || type == kFirstType || type == kMiddleType || type == kLastType ||
-        type == kBadRecord) {
+        type == kPredecessorType || type == kBadRecord) {
       if (torn_candidate_) {
         // More log after it: the damaged record was not the cut-off end after all.
         torn_candidate_ = false;
@@ -182,6 +182,7 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         if (type == kFullType) {
           *record = fragment;
           last_record_offset_ = offset;
+          last_record_end_ = offset + kHeaderSize + fragment.size();
           return true;
         }
         record_offset = offset;
@@ -203,8 +204,25 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
         if (type == kLastType) {
           *record = Slice(*scratch);
           last_record_offset_ = record_offset;
+          last_record_end_ = offset + kHeaderSize + fragment.size();
           return true;
         }
+        break;
+
+      case kPredecessorType:
+        if (in_fragmented_record) {
+          ReportCorruption(record_bytes, record_offset, "partial record without end");
+          if (damaged()) return false;
+        }
+        if (fragment.size() != kPredecessorSize) {
+          ReportCorruption(kHeaderSize + fragment.size(), offset, "bad predecessor record");
+          if (damaged()) return false;
+          break;
+        }
+        has_predecessor_ = true;
+        predecessor_.log_number = DecodeFixed64(fragment.data());
+        predecessor_.size = DecodeFixed64(fragment.data() + 8);
+        last_record_end_ = offset + kHeaderSize + fragment.size();
         break;
 
       case kEof:

@@ -83,6 +83,16 @@ class Reader {
 
   // File offset of the first header of the last record ReadRecord returned.
   uint64_t LastRecordOffset() const { return last_record_offset_; }
+  // File offset just past the last whole record read (one returned, or a predecessor
+  // record).
+  uint64_t LastRecordEnd() const { return last_record_end_; }
+  // The WAL this one follows, from its kPredecessorType record (read, and not returned, by
+  // ReadRecord), or nullptr if none was read.
+  struct Predecessor {
+    uint64_t log_number;
+    uint64_t size;
+  };
+  const Predecessor* predecessor() const { return has_predecessor_ ? &predecessor_ : nullptr; }
   // Whether the whole file has been read (the last read came back short).
   bool IsEOF() const { return eof_; }
   // Whether the reading ended at an incomplete record that was not reported (the modes
@@ -124,6 +134,9 @@ class Reader {
   bool ended_torn_ = false;            // see EndedInTornRecord
   uint64_t end_of_buffer_offset_ = 0;  // file offset just past buffer_
   uint64_t last_record_offset_ = 0;
+  uint64_t last_record_end_ = 0;
+  bool has_predecessor_ = false;
+  Predecessor predecessor_{0, 0};
   const char* bad_reason_ = "";
 
   // Set with kBadRecord: nothing but zeros follows the damaged record in its block.

@@ -37,6 +37,21 @@ Status Writer::Flush() {
   return s;
 }
 
+Status Writer::AddPredecessor(uint64_t log_number, uint64_t size) {
+  if (!error_.ok()) return error_;
+  if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");
+  if (dest_->GetFileSize() != 0) {
+    return Status::InvalidArgument("a predecessor record must come first in its log");
+  }
+  char payload[kPredecessorSize];
+  EncodeFixed64(payload, log_number);
+  EncodeFixed64(payload + 8, size);
+  Status s = EmitPhysicalRecord(kPredecessorType, payload, sizeof(payload));
+  if (s.ok()) s = dest_->Flush();
+  if (!s.ok()) error_ = s;
+  return s;
+}
+
 Status Writer::AddRecord(const Slice& record, bool flush) {
   if (!error_.ok()) return error_;
   if (dest_ == nullptr) return Status::InvalidArgument("log writer is closed");

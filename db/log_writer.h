@@ -37,6 +37,9 @@ class Writer {
   // Appends one logical record (may be empty), fragmenting it across blocks as needed;
   // without flush it may stay in the file's buffer until the next Flush or AddRecord.
   Status AddRecord(const Slice& record, bool flush = true);
+  // Records the WAL this one follows (see kPredecessorType), and pushes it to the OS. Only
+  // as the first record of an empty log.
+  Status AddPredecessor(uint64_t log_number, uint64_t size);
   // Pushes the records added so far to the OS.
   Status Flush();
   // Makes every record added so far durable: fsync when use_fsync, else fdatasync.

@@ -596,6 +596,62 @@ TEST(LogTest, UnknownTypeAndFragmentsOutOfOrder) {
   }
 }
 
+// A predecessor record (kPredecessorType) is read, not returned: the records after it come
+// back as written, predecessor() gives its fields and LastRecordEnd() where the last record
+// read ends. Only an empty log takes one; one of the wrong size is damage.
+TEST(LogTest, PredecessorRecordIsReadNotReturned) {
+  std::string contents;
+  {
+    Writer writer(std::make_unique<LogSink>(&contents), 9);
+    ASSERT_OK(writer.AddPredecessor(8, 123456));
+    ASSERT_OK(writer.AddRecord("one"));
+    ASSERT_OK(writer.AddRecord(Payload(2, 50000)));  // fragmented across blocks
+    ASSERT_TRUE(writer.AddPredecessor(7, 1).IsInvalidArgument());
+    ASSERT_OK(writer.Close());
+  }
+  for (WALRecoveryMode mode : kAllModes) {
+    SCOPED_TRACE(ModeName(mode));
+    Collector collector;
+    Reader reader(std::make_unique<LogSource>(contents), &collector, true, 9, "000009.log");
+    Slice record;
+    std::string scratch;
+    ASSERT_TRUE(reader.ReadRecord(&record, &scratch, mode));
+    EXPECT_EQ("one", record.ToString());
+    ASSERT_NE(nullptr, reader.predecessor());
+    EXPECT_EQ(8u, reader.predecessor()->log_number);
+    EXPECT_EQ(123456u, reader.predecessor()->size);
+    EXPECT_EQ(2 * kHeaderSize + kPredecessorSize + 3, reader.LastRecordEnd());
+    ASSERT_TRUE(reader.ReadRecord(&record, &scratch, mode));
+    EXPECT_EQ(Payload(2, 50000), record.ToString());
+    EXPECT_EQ(contents.size(), reader.LastRecordEnd());
+    EXPECT_FALSE(reader.ReadRecord(&record, &scratch, mode));
+    EXPECT_TRUE(collector.reports.empty());
+  }
+  {
+    Reader reader(std::make_unique<LogSource>(WriteLog({"a"})), nullptr, true, 9, "000009.log");
+    Slice record;
+    std::string scratch;
+    ASSERT_TRUE(reader.ReadRecord(&record, &scratch));
+    EXPECT_EQ(nullptr, reader.predecessor());
+  }
+  // "one" retyped as a predecessor record: three bytes, not sixteen.
+  const size_t one = kHeaderSize + kPredecessorSize;
+  contents[one + 6] = static_cast<char>(kPredecessorType);
+  Reseal(&contents, one);
+  for (WALRecoveryMode mode : kAllModes) {
+    SCOPED_TRACE(ModeName(mode));
+    ReadResult r = ReadAll(contents, mode);
+    ASSERT_EQ(r.reports.size(), 1u);
+    EXPECT_NE(r.reports[0].ToString().find("bad predecessor record"), std::string::npos)
+        << r.reports[0].ToString();
+    if (mode == WALRecoveryMode::kSkipAnyCorruptedRecords) {
+      EXPECT_EQ(r.records, std::vector<std::string>{Payload(2, 50000)});
+    } else {
+      EXPECT_TRUE(r.records.empty());
+    }
+  }
+}
+
 TEST(LogTest, ReadErrorIsReported) {
   const std::string contents = WriteLog({"a", "b"});
   for (WALRecoveryMode mode : kAllModes) {
