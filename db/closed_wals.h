@@ -71,11 +71,6 @@ class ClosedWals {
     return result;
   }
 
-  size_t size() {
-    MutexLock l(&mu_);
-    return wals_.size();
-  }
-
  private:
   Mutex sync_mu_;
   Mutex mu_ ACQUIRED_AFTER(sync_mu_);

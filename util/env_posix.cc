@@ -482,10 +482,10 @@ class PosixMmapWritableFile final : public WritableFile {
   }
 
   // Starts writing a filled window's pages back to the disk, without waiting for it. A WAL
-  // is synced whole when the memtable it serves is switched (and by sync=true writes): with
-  // its windows already on their way, that sync waits for the last window only, not for a
-  // memtable's worth of log while every writer waits behind it (tens of milliseconds a
-  // switch). A hint: a file system without it writes the pages back at the sync.
+  // is synced whole by a sync=true write, and by the flush of the memtable it served: with
+  // its windows already on their way, such a sync waits for the last window only, not for
+  // a memtable's worth of log (tens of milliseconds). A hint: a file system without it
+  // writes the pages back at the sync.
   void StartWriteback(uint64_t offset, size_t size) {
 #ifdef SYNC_FILE_RANGE_WRITE
     sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size),
