@@ -455,10 +455,8 @@ class PosixMmapWritableFile final : public WritableFile {
   // Maps the next window, which starts where the last one ended (page-aligned, since every
   // window's size is a multiple of the page size).
   Status NextWindow() {
-    const bool had_window = base_ != nullptr;
     Status s = Unmap();
     if (!s.ok()) return s;
-    if (had_window) StartWriteback(window_start_, window_size_);
     window_start_ = window_end_;
     window_size_ = window_size_ == 0 ? kFirstWindow : std::min(window_size_ * 2, kMaxWindow);
     int r;
@@ -479,21 +477,6 @@ class PosixMmapWritableFile final : public WritableFile {
     base_ = static_cast<char*>(p);
     window_end_ = window_start_ + window_size_;
     return Status::OK();
-  }
-
-  // Starts writing a filled window's pages back to the disk, without waiting for it. A WAL
-  // is synced whole by a sync=true write, and by the flush of the memtable it served: with
-  // its windows already on their way, such a sync waits for the last window only, not for
-  // a memtable's worth of log (tens of milliseconds). A hint: a file system without it
-  // writes the pages back at the sync.
-  void StartWriteback(uint64_t offset, size_t size) {
-#ifdef SYNC_FILE_RANGE_WRITE
-    sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size),
-                    SYNC_FILE_RANGE_WRITE);
-#else
-    (void)offset;
-    (void)size;
-#endif
   }
 
   Status Unmap() {
