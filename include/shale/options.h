@@ -254,7 +254,8 @@ struct ReadOptions {
   // Put blocks read into the block cache. Default: true.
   bool fill_cache = true;
   // An iterator reads each table's data blocks this many bytes at a time. 0 reads ahead
-  // only once reads run in file order: after two, 8 KiB, doubling up to 256 KiB. Default: 0.
+  // only once reads run in file order: after four in a row, 8 KiB, doubling up to 256 KiB.
+  // Default: 0.
   size_t readahead_size = 0;
   // (RocksDB's total_order_seek is absent: without prefix extractors every seek is
   // total-order already.)
