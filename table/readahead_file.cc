@@ -33,7 +33,6 @@ Status ReadaheadFile::Read(uint64_t offset, size_t n, Slice* result, char* scrat
     return Status::OK();
   }
   const size_t size = WindowFor(offset, n);
-  file_reads_++;
   if (size == 0) return file_->Read(offset, n, result, scratch);
   if (buf_capacity_ < size) {
     buf_.reset(new char[size]);

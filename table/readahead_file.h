@@ -39,9 +39,6 @@ class ReadaheadFile final : public RandomAccessFile {
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override;
   bool use_direct_io() const override { return file_->use_direct_io(); }
 
-  // For tests: read calls made to the file underneath.
-  uint64_t file_reads() const { return file_reads_; }
-
  private:
   // The window's size for a read of n bytes at offset that the window does not hold, or 0
   // to read it alone.
@@ -60,7 +57,6 @@ class ReadaheadFile final : public RandomAccessFile {
   mutable uint64_t next_offset_ = UINT64_MAX;  // none yet: the first read is not in order
   mutable int in_order_ = 0;
   mutable size_t auto_size_;
-  mutable uint64_t file_reads_ = 0;
 };
 
 }  // namespace shale

@@ -83,11 +83,9 @@ class DBReadaheadTest : public ::testing::Test {
 
   // The data blocks a full read of the DB's tables holds, about.
   uint64_t DataBlocks() {
-    uint64_t bytes = 0;
     std::string v;
-    EXPECT_TRUE(db_->GetProperty("shale.total-sst-files-size", &v));
-    bytes = std::stoull(v);
-    return bytes / BlockBasedTableOptions().block_size;
+    EXPECT_TRUE(db_->GetProperty(DB::Properties::kTotalSstFilesSize, &v));
+    return std::stoull(v) / BlockBasedTableOptions().block_size;
   }
 
   void ExpectEveryKey(int round) {
