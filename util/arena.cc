@@ -110,16 +110,12 @@ char* Arena::NewBlock(size_t bytes) {
     }
   }
   // A full-size block from the pool was made below by an arena of the same block size, so
-  // it already has the alignment and advice such a block gets.
+  // it already has the alignment such a block gets.
   if (block.data == nullptr && pool_ != nullptr && bytes == block_size_) {
     block.data = pool_->Take(bytes);
   }
   if (block.data == nullptr && bytes % kHugePageSize == 0) {
     block.data = static_cast<char*>(aligned_alloc(kHugePageSize, bytes));
-#ifdef MADV_HUGEPAGE
-    // Advice only: without transparent huge pages the block stays in ordinary pages.
-    if (block.data != nullptr) madvise(block.data, bytes, MADV_HUGEPAGE);
-#endif
   }
   if (block.data == nullptr) block.data = static_cast<char*>(malloc(bytes));
   if (block.data == nullptr) throw std::bad_alloc();

@@ -2,11 +2,15 @@
 // memtable allocates its skip-list nodes here.
 //
 // Blocks: `block_size` bytes each (see BlockSizeFor). A block whose size is a multiple of
-// kHugePageSize is placed at a huge-page boundary and advised for transparent huge pages
-// (madvise MADV_HUGEPAGE), so that a memtable of tens of megabytes is mapped by a few dozen
-// TLB entries instead of thousands: a skip-list walk touches a random page at every step.
-// With huge_page_size > 0, blocks are first taken from the system's reserved huge pages
-// (mmap MAP_HUGETLB, as RocksDB's memtable_huge_page_size), falling back to ordinary
+// kHugePageSize is placed at a huge-page boundary, so that a kernel whose transparent huge
+// pages are "always" on may map it with them. The arena does not ask for them itself
+// (madvise MADV_HUGEPAGE): the first touch of a transparent huge page zeroes 2 MiB at
+// once, from memory the kernel keeps in whole 2 MiB runs, and in a virtual machine those
+// runs are the ones the host has most likely taken back. There, a write-heavy run that
+// starts with fresh memtables spent a quarter of its time in those first touches (see
+// BENCHMARKS.md, 2026-11-28 "memtable pages"), more than the shorter skip-list walks gave
+// back. With huge_page_size > 0, blocks are first taken from the system's reserved huge
+// pages (mmap MAP_HUGETLB, as RocksDB's memtable_huge_page_size), falling back to ordinary
 // memory when none are free.
 //
 // Block reuse: an arena given an ArenaBlockPool takes its full-size blocks from the pool

@@ -66,9 +66,8 @@ struct ColumnFamilyOptions {
   // Bytes a memtable takes from the system at a time, rounded up to a multiple of 4 KiB.
   // 0 (the default): write_buffer_size / 8, at most 2 MiB (RocksDB caps it at 1 MiB; 2 MiB
   // lets a block be one transparent huge page). Blocks that are a multiple of 2 MiB are
-  // aligned to 2 MiB and advised for transparent huge pages, which shortens the memtable's
-  // random walks when the kernel allows them (transparent_hugepage "madvise" or "always").
-  // Mutable (from the next memtable).
+  // aligned to 2 MiB, so that a kernel with transparent_hugepage "always" may map them with
+  // huge pages; shale does not ask for them ("madvise"). Mutable (from the next memtable).
   size_t arena_block_size = 0;
   // If > 0, memtable blocks are first taken from the system's reserved huge pages of this
   // size (mmap MAP_HUGETLB; see /proc/sys/vm/nr_hugepages), and from ordinary memory when
