@@ -31,8 +31,10 @@ Status FlushJob::Run() {
                           /*compaction=*/nullptr, /*end_user_key=*/nullptr,
                           options_.merge_operator.get(), options_.info_log.get(),
                           options_.statistics.get(), snapshot_checker_, job_snapshot_);
+  // Gets reached this memtable (it kept a filter): they will search the L0 file too.
+  const uint64_t key_filter_keys = mem_->has_filter() ? mem_->num_entries() : 0;
   Status s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true,
-                        table_cache_, &meta_);
+                        key_filter_keys, table_cache_, &meta_);
   if (s.ok() && meta_.file_size > 0) {
     s = SyncDirectory(db_dir_);
     if (!s.ok()) DeleteTableFile(options_.env, dbname_, meta_.number, table_cache_);

@@ -1,11 +1,14 @@
 #include "db/table_file_writer.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "db/compaction_iterator.h"
 #include "db/filename.h"
 #include "db/table_cache.h"
+#include "memtable/memtable_filter.h"
 #include "table/table_factory.h"
+#include "util/hash.h"
 
 namespace shale {
 
@@ -17,6 +20,7 @@ TableFileWriter::~TableFileWriter() { Abandon(); }
 
 Status TableFileWriter::Open(uint64_t number, int level, bool is_flush, bool skip_filters) {
   meta_ = FileMetaData();
+  key_filter_.reset();
   meta_.number = number;
   meta_.added_at_level0 = level == 0;
   const std::string fname = TableFileName(dbname_, number);
@@ -43,8 +47,17 @@ Status TableFileWriter::Open(uint64_t number, int level, bool is_flush, bool ski
   return builder_->status();
 }
 
+void TableFileWriter::KeepKeyFilter(uint64_t expected_keys) {
+  assert(is_open() && builder_->NumEntries() == 0);
+  if (builder_->WritesFilter()) return;  // the table's own filter serves
+  // Ten bits a key: about 1% false positives (see MemTableFilter).
+  key_filter_ = std::make_shared<MemTableFilter>(static_cast<size_t>(expected_keys * 10 / 8));
+}
+
 void TableFileWriter::Add(const Slice& internal_key, SequenceNumber seq, const Slice& value) {
   builder_->Add(internal_key, value);
+  // A key's older versions follow it and set the same bits again, which costs no space.
+  if (key_filter_ != nullptr) key_filter_->Add(Hash64(ExtractUserKey(internal_key)), false);
   // The largest key is taken from the builder at Finish: copying every key here cost
   // about 2% of a flush's instructions.
   if (!meta_.smallest.Valid()) meta_.smallest.DecodeFrom(internal_key);
@@ -68,6 +81,7 @@ Status TableFileWriter::Finish(TableCache* verify_with, FileMetaData* meta) {
   }
   builder_.reset();
   file_.reset();
+  meta_.key_filter = std::move(key_filter_);
   if (s.ok() && verify_with != nullptr) {
     // The file must read back before anything names it; readers then find it open.
     std::shared_ptr<TableReader> reader;
@@ -90,7 +104,8 @@ void TableFileWriter::Abandon() {
 
 Status BuildTable(const Options& options, const std::string& dbname,
                   const InternalKeyComparator* icmp, CompactionIterator* iter, int level,
-                  bool is_flush, TableCache* verify_with, FileMetaData* meta) {
+                  bool is_flush, uint64_t key_filter_keys, TableCache* verify_with,
+                  FileMetaData* meta) {
   const uint64_t number = meta->number;
   meta->file_size = 0;
   TableFileWriter writer(options, dbname, icmp);
@@ -100,6 +115,7 @@ Status BuildTable(const Options& options, const std::string& dbname,
       // Created at the first surviving entry: input that cancels out leaves no file.
       s = writer.Open(number, level, is_flush, /*skip_filters=*/false);
       if (!s.ok()) break;
+      if (key_filter_keys > 0) writer.KeepKeyFilter(key_filter_keys);
     }
     writer.Add(iter->key(), iter->ikey().sequence, iter->value());
   }

@@ -45,6 +45,9 @@ class TableFileWriter {
   // open.
   Status Open(uint64_t number, int level, bool is_flush, bool skip_filters);
   bool is_open() const { return builder_ != nullptr; }
+  // Also builds FileMetaData::key_filter for the open file, sized for expected_keys user
+  // keys, unless the table gets a filter block. REQUIRES: is_open(), before the first Add.
+  void KeepKeyFilter(uint64_t expected_keys);
 
   // Appends one entry; keys must arrive in increasing internal-key order. A failure shows
   // in Finish's status. REQUIRES: is_open().
@@ -69,16 +72,19 @@ class TableFileWriter {
   const InternalKeyComparator* const icmp_;
   std::unique_ptr<WritableFile> file_;
   std::unique_ptr<TableBuilder> builder_;
-  FileMetaData meta_;  // of the open file
+  std::shared_ptr<MemTableFilter> key_filter_;  // null unless KeepKeyFilter
+  FileMetaData meta_;                           // of the open file
 };
 
-// Writes the entries of iter (from its first) into SST file meta->number at `level`.
-// Returns OK with meta->file_size == 0 and no file on disk when iter yields nothing (every
+// Writes the entries of iter (from its first) into SST file meta->number at `level`, with a
+// key filter (TableFileWriter::KeepKeyFilter) sized for key_filter_keys keys unless that is
+// 0. Returns OK with meta->file_size == 0 and no file on disk when iter yields nothing (every
 // entry cancelled out); on any error the file is deleted. Syncs the file but not the
 // directory (see SyncDirectory). verify_with as in TableFileWriter::Finish.
 Status BuildTable(const Options& options, const std::string& dbname,
                   const InternalKeyComparator* icmp, CompactionIterator* iter, int level,
-                  bool is_flush, TableCache* verify_with, FileMetaData* meta);
+                  bool is_flush, uint64_t key_filter_keys, TableCache* verify_with,
+                  FileMetaData* meta);
 
 // Removes SST file `number` (and its table-cache entry, with table_cache), ignoring errors:
 // for outputs of a failed job, which nothing names.

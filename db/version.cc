@@ -7,7 +7,9 @@
 #include "db/level_iterator.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
+#include "memtable/memtable_filter.h"
 #include "memtable/merge_context.h"
+#include "util/hash.h"
 
 namespace shale {
 
@@ -228,12 +230,20 @@ void Version::MultiGet(const ReadOptions& read_options, VersionGetItem* const* i
            ucmp->Compare(ukey, f.smallest.user_key()) >= 0 &&
            ucmp->Compare(ukey, f.largest.user_key()) <= 0;
   };
-  // L0 files newest first, each with every pending key in its range.
+  // L0 files newest first, each with every pending key in its range that its key filter
+  // does not rule out.
+  bool hashed = false;
   for (const FileMetaPtr& f : files_[0]) {
     if (pending.empty()) return;
+    if (f->key_filter != nullptr && !hashed) {
+      for (VersionGetItem* item : pending) item->key_hash = Hash64(item->key->user_key());
+      hashed = true;
+    }
     batch.clear();
     for (VersionGetItem* item : pending) {
-      if (may_hold(*f, *item)) batch.push_back(item);
+      if (!may_hold(*f, *item)) continue;
+      if (f->key_filter != nullptr && !f->key_filter->MayContain(item->key_hash)) continue;
+      batch.push_back(item);
     }
     SearchFileBatch(read_options, *f, 0, batch, callback);
     drop_found();
@@ -267,12 +277,22 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
   const SequenceNumber snapshot = ExtractSequence(ikey);
   const Comparator* ucmp = icmp_->user_comparator();
 
-  // L0 files may overlap: every one whose range holds the key, newest first.
+  // L0 files may overlap: every one whose range holds the key, newest first, unless its key
+  // filter rules the key out.
+  uint64_t hash = 0;
+  bool hashed = false;
   for (const FileMetaPtr& f : files_[0]) {
     if (f->smallest_seqno > snapshot) continue;  // everything in it is too new
     if (ucmp->Compare(ukey, f->smallest.user_key()) < 0 ||
         ucmp->Compare(ukey, f->largest.user_key()) > 0) {
       continue;
+    }
+    if (f->key_filter != nullptr) {
+      if (!hashed) {
+        hash = Hash64(ukey);
+        hashed = true;
+      }
+      if (!f->key_filter->MayContain(hash)) continue;
     }
     if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context, pinned)) {
       if (hit_level != nullptr) *hit_level = 0;

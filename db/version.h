@@ -45,6 +45,7 @@ struct VersionGetItem {
   Status status;
   SequenceNumber seq = 0;
   int hit_level = -2;
+  uint64_t key_hash = 0;  // Hash64 of the user key, once an L0 key filter needs it
 };
 
 class Version {

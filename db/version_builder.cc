@@ -55,6 +55,8 @@ Status VersionBuilder::Apply(const VersionEdit& edit) {
     auto f = std::make_shared<FileMetaData>(meta);
     f->refs = 0;
     f->added_at_level0 = level == 0;
+    // Only L0 files overlap; a file moved deeper gives its memory back.
+    if (level != 0) f->key_filter.reset();
     levels_[level].emplace(f->number, std::move(f));
     level_of_[meta.number] = level;
   }

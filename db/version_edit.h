@@ -29,6 +29,7 @@
 
 namespace shale {
 
+class MemTableFilter;
 class TableReader;
 
 // The open reader of one file, kept with its metadata when the table cache is unbounded
@@ -90,6 +91,12 @@ struct FileMetaData {
   bool added_at_level0 = false;
   // Not persisted. The open reader, with an unbounded table cache (see above).
   KeptTableReader table_reader;
+  // Not persisted. A filter of the file's user-key hashes (Hash64), held in memory while the
+  // file is in L0, where every file whose range covers a key must be searched for it. A
+  // flush keeps one when Gets were reaching the memtable it writes (the memtable then had a
+  // filter of its own, see MemTable) and the table gets no filter block of its own;
+  // VersionBuilder drops it when the file leaves L0. Immutable once the file is in a Version.
+  std::shared_ptr<const MemTableFilter> key_filter;
 };
 
 class VersionEdit {

@@ -67,6 +67,8 @@ class TableBuilder {
   void Abandon();
 
   uint64_t NumEntries() const { return props_.num_entries; }
+  // The table gets a filter block.
+  bool WritesFilter() const { return filter_builder_ != nullptr; }
   // The last key added, valid until the next Add or the builder's destruction.
   // REQUIRES: NumEntries() > 0.
   Slice LastKey() const { return last_key_; }

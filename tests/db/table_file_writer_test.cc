@@ -1,6 +1,7 @@
 // The one SST-writing path (TableFileWriter, BuildTable) and FlushJob on top of it: the
 // metadata it records matches the file, input that cancels out leaves no file, and a failed
-// write, sync or verification leaves nothing behind.
+// write, sync or verification leaves nothing behind; a flush of a memtable with a filter
+// keeps a key filter for its L0 file.
 #include "db/table_file_writer.h"
 
 #include <gtest/gtest.h>
@@ -14,8 +15,12 @@
 #include "db/flush_job.h"
 #include "db/table_cache.h"
 #include "memtable/memtable.h"
+#include "memtable/memtable_filter.h"
+#include "shale/filter_policy.h"
+#include "shale/table.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
+#include "util/hash.h"
 
 namespace shale {
 namespace {
@@ -158,6 +163,63 @@ TEST_F(TableFileWriterTest, UseFsyncAndBufferSizeReachTheFile) {
   ASSERT_TRUE(Flush(40, &meta).ok());
   EXPECT_EQ(counting.fsyncs, 1);
   EXPECT_EQ(counting.last_buffer, 12345u);
+}
+
+TEST_F(TableFileWriterTest, FlushOfAMemTableWithAFilterKeepsAKeyFilter) {
+  ASSERT_TRUE(mem_->has_filter());
+  constexpr int kKeys = 5000;
+  SequenceNumber seq = 1;
+  for (int i = 0; i < kKeys; i++) {
+    const std::string key = "key" + std::to_string(i * 2);
+    mem_->Add(seq++, kTypeValue, key, "v");
+    if (i % 7 == 0) mem_->Add(seq++, kTypeDeletion, key, "");  // two versions of one key
+  }
+  FileMetaData meta;
+  ASSERT_TRUE(Flush(50, &meta).ok());
+  ASSERT_NE(meta.key_filter, nullptr);
+  // Every user key is in it (hashed without its sequence and type) ...
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE(meta.key_filter->MayContain(Hash64("key" + std::to_string(i * 2)))) << i;
+  }
+  // ... at about ten bits a key: near 1% false positives.
+  int false_positives = 0;
+  for (int i = 0; i < kKeys; i++) {
+    false_positives += meta.key_filter->MayContain(Hash64("key" + std::to_string(i * 2 + 1)));
+  }
+  EXPECT_LT(false_positives, kKeys * 3 / 100);
+  EXPECT_LE(meta.key_filter->bytes(), static_cast<size_t>(mem_->num_entries()) * 10 / 8 + 64);
+}
+
+TEST_F(TableFileWriterTest, NoKeyFilterWithoutGetsOrBesideTheTablesOwn) {
+  // A memtable that kept no filter: Gets were not reaching the memtables.
+  MemTable* plain = new MemTable(icmp_, 1 << 20, 0, 0, nullptr, /*with_filter=*/false);
+  plain->Ref();
+  plain->Add(1, kTypeValue, "a", "1");
+  FlushJob job(options_, dir_.path(), &icmp_, table_cache_.get(), nullptr, plain, {}, 60);
+  ASSERT_TRUE(job.Run().ok());
+  EXPECT_EQ(job.meta().key_filter, nullptr);
+  plain->Unref();
+
+  // A table with a filter block of its own needs none in memory.
+  BlockBasedTableOptions topts;
+  topts.filter_policy.reset(NewBloomFilterPolicy(10));
+  options_.table_factory.reset(NewBlockBasedTableFactory(topts));
+  mem_->Add(1, kTypeValue, "a", "1");
+  FileMetaData meta;
+  ASSERT_TRUE(Flush(61, &meta).ok());
+  EXPECT_EQ(meta.key_filter, nullptr);
+
+  // A compaction (BuildTable without a key count) keeps none either.
+  options_.table_factory.reset(NewBlockBasedTableFactory(BlockBasedTableOptions()));
+  std::unique_ptr<InternalIterator> input(mem_->NewIterator());
+  input->SeekToFirst();
+  CompactionIterator iter(input.get(), BytewiseComparator(), {}, nullptr, nullptr, nullptr, nullptr,
+                          nullptr);
+  FileMetaData out;
+  out.number = 62;
+  ASSERT_TRUE(BuildTable(options_, dir_.path(), &icmp_, &iter, 1, false, 0, nullptr, &out).ok());
+  EXPECT_GT(out.file_size, 0u);
+  EXPECT_EQ(out.key_filter, nullptr);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Reading through a Version: point lookups across levels (with snapshots and read
-// callbacks), unreadable files, the level iterator in both directions with seeks, and the
-// TableCache's eviction. Over real SST files in a temporary directory; the MANIFEST side of
-// VersionSet is in version_set_test.cc.
+// callbacks and L0 key filters), unreadable files, the level iterator in both directions with
+// seeks, and the TableCache's eviction. Over real SST files in a temporary directory; the MANIFEST
+// side of VersionSet is in version_set_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +12,9 @@
 
 #include "db/level_iterator.h"
 #include "db/version_set.h"
+#include "memtable/memtable_filter.h"
 #include "tests/db/version_set_fixture.h"
+#include "util/hash.h"
 
 namespace shale {
 namespace {
@@ -72,6 +74,73 @@ TEST_F(VersionSetTest, GetAcrossLevels) {
   EXPECT_EQ("l0old10", Get(Key(10), kMaxSequenceNumber, &hide));
   EXPECT_EQ("v5@" + Key(40), Get(Key(40), kMaxSequenceNumber, &hide));
   EXPECT_EQ("ABSENT", Get(Key(61), kMaxSequenceNumber, &hide));
+}
+
+// An L0 file's key filter decides whether a lookup searches the file: a file is skipped for a
+// key its filter lacks (here on purpose, to show the filter is asked), and searched for one
+// it holds. A file moved out of L0 drops its filter.
+TEST_F(VersionSetTest, L0KeyFiltersDecideWhichFilesAreSearched) {
+  NewDB();
+  ASSERT_OK(vset_->Recover());
+  FileMetaData l1 = BuildRange(vset_->NewFileNumber(), 0, 100, 1, 5);
+  FileMetaData a = BuildFile(vset_->NewFileNumber(),
+                             {{Key(10), 30, kTypeValue, "a10"}, {Key(20), 31, kTypeValue, "a20"}});
+  auto a_filter = std::make_shared<MemTableFilter>(64);
+  a_filter->Add(Hash64(Key(10)), false);  // Key(20) left out
+  a.key_filter = a_filter;
+  FileMetaData b = BuildFile(vset_->NewFileNumber(),
+                             {{Key(30), 20, kTypeValue, "b30"}, {Key(40), 21, kTypeDeletion, ""}});
+  auto b_filter = std::make_shared<MemTableFilter>(64);
+  b_filter->Add(Hash64(Key(30)), false);
+  b_filter->Add(Hash64(Key(40)), false);
+  b.key_filter = b_filter;
+  VersionEdit edit;
+  edit.AddFile(1, l1);
+  edit.AddFile(0, a);
+  edit.AddFile(0, b);
+  ASSERT_OK(Apply(&edit));
+
+  EXPECT_EQ("a10", Get(Key(10)));
+  EXPECT_EQ("v5@" + Key(20), Get(Key(20)));  // a's filter says no: a is not searched
+  EXPECT_EQ("b30", Get(Key(30)));
+  EXPECT_EQ("DELETED", Get(Key(40)));
+  EXPECT_EQ("v5@" + Key(50), Get(Key(50)));
+
+  // MultiGet asks the same filters.
+  const std::vector<int> ids = {10, 20, 30, 40, 50};
+  std::vector<std::unique_ptr<LookupKey>> lkeys;
+  for (int id : ids) lkeys.push_back(std::make_unique<LookupKey>(Key(id), kMaxSequenceNumber));
+  std::vector<std::string> values(ids.size());
+  std::vector<VersionGetItem> items(ids.size());
+  std::vector<VersionGetItem*> ptrs;
+  for (size_t i = 0; i < ids.size(); i++) {
+    items[i].key = lkeys[i].get();
+    items[i].value = &values[i];
+    ptrs.push_back(&items[i]);
+  }
+  Version* v = Current();
+  v->MultiGet(ReadOptions(), ptrs.data(), ptrs.size(), nullptr);
+  v->Unref();
+  for (const VersionGetItem& item : items) ASSERT_TRUE(item.found);
+  EXPECT_EQ("a10", values[0]);
+  EXPECT_EQ("v5@" + Key(20), values[1]);
+  EXPECT_EQ(1, items[1].hit_level);
+  EXPECT_EQ("b30", values[2]);
+  EXPECT_TRUE(items[3].status.IsNotFound());
+  EXPECT_EQ(0, items[3].hit_level);
+  EXPECT_EQ("v5@" + Key(50), values[4]);
+
+  // a moves to L2 (nothing there overlaps it) and gives its filter back; b keeps its own.
+  VersionEdit move;
+  move.DeleteFile(0, a.number);
+  move.AddFile(2, a);
+  ASSERT_OK(Apply(&move));
+  v = Current();
+  ASSERT_EQ(1u, v->files(2).size());
+  EXPECT_EQ(nullptr, v->files(2)[0]->key_filter);
+  ASSERT_EQ(1u, v->files(0).size());
+  EXPECT_EQ(b_filter, v->files(0)[0]->key_filter);
+  v->Unref();
 }
 
 TEST_F(VersionSetTest, GetReportsUnreadableFile) {
