@@ -235,11 +235,16 @@ class DB {
   // Changes options of a column family while the DB is open: option name -> value, spelled
   // as in an OPTIONS file ("write_buffer_size" -> "8388608" or "8M", "compression" ->
   // "kZSTD", "disable_auto_compactions" -> "true"). Only the options RocksDB marks mutable
-  // and shale acts on may change: write_buffer_size, arena_block_size,
-  // memtable_huge_page_size (from the next memtable), max_write_buffer_number, the level0 triggers, soft/hard_pending_compaction_bytes_limit (the next
-  // write), max_bytes_for_level_base/multiplier, target_file_size_base/multiplier,
-  // max_compaction_bytes, disable_auto_compactions (the next compaction pick), compression
-  // (the next file written), max_successive_merges (the next Merge). Another name, a
+  // and shale acts on may change (those its option table marks mutable; a test checks this
+  // list against the table):
+  // `write_buffer_size`, `arena_block_size`, `memtable_huge_page_size` (from the next
+  // memtable); `max_write_buffer_number`, `level0_file_num_compaction_trigger`,
+  // `level0_slowdown_writes_trigger`, `level0_stop_writes_trigger`,
+  // `soft_pending_compaction_bytes_limit`, `hard_pending_compaction_bytes_limit` (the next
+  // write); `max_bytes_for_level_base`, `max_bytes_for_level_multiplier`,
+  // `target_file_size_base`, `target_file_size_multiplier`, `max_compaction_bytes`,
+  // `disable_auto_compactions` (the next compaction pick); `compression` (the next file
+  // written); `max_successive_merges` (the next Merge). Another name, a
   // malformed or out-of-bounds value, or a result that breaks a rule between options
   // (stop >= slowdown >= compaction trigger) gives InvalidArgument naming the option, and
   // nothing changes: a call applies all of its changes or none. Applied changes are
@@ -250,10 +255,10 @@ class DB {
   virtual Status SetOptions(const std::unordered_map<std::string, std::string>& new_options) {
     return SetOptions(DefaultColumnFamily(), new_options);
   }
-  // The same for DBOptions: max_background_jobs, max_background_compactions,
-  // max_background_flushes (the thread pools, from the next scheduling), max_subcompactions
-  // (the next compaction), delayed_write_rate (the next delayed write),
-  // stats_dump_period_sec (the next dump).
+  // The same for DBOptions: `max_background_jobs`, `max_background_compactions`,
+  // `max_background_flushes` (the thread pools, from the next scheduling);
+  // `max_subcompactions`, `compaction_readahead_size` (the next compaction);
+  // `delayed_write_rate` (the next delayed write); `stats_dump_period_sec` (the next dump).
   virtual Status SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) = 0;
 
   // Owned by the DB; valid until it is deleted.
