@@ -8,10 +8,10 @@
 // once, from memory the kernel keeps in whole 2 MiB runs, and in a virtual machine those
 // runs are the ones the host has most likely taken back. There, a write-heavy run that
 // starts with fresh memtables spent up to 17% of its time (31% of one writer's) in those
-// first touches (see BENCHMARKS.md, 2026-11-28 "memtable pages"), more than the shorter
-// skip-list walks gave back. With huge_page_size > 0, blocks are first taken from the
-// system's reserved huge pages (mmap MAP_HUGETLB, as RocksDB's memtable_huge_page_size),
-// falling back to ordinary memory when none are free.
+// first touches (docs/benchmarks/history-2026-11.md, 2026-11-28 "memtable pages"), more
+// than the shorter skip-list walks gave back. With huge_page_size > 0, blocks are first
+// taken from the system's reserved huge pages (mmap MAP_HUGETLB, as RocksDB's
+// memtable_huge_page_size), falling back to ordinary memory when none are free.
 //
 // Block reuse: an arena given an ArenaBlockPool takes its full-size blocks from the pool
 // first and hands them back when it dies, instead of to the allocator. A memtable's blocks
