@@ -10,21 +10,18 @@
 //     (committed) or recovered as prepared (a commit), or not visible (a rollback);
 //   - a recovered transaction holds the records it prepared.
 // The recovered transactions are then resolved as the thread meant to, and the next round
-// goes on. SHALE_CRASH_CYCLES scales the rounds (default 3); the seed is printed.
+// goes on. SHALE_CRASH_CYCLES scales the rounds (default 3); the seed is printed. The
+// crashes themselves are tests/testutil/crash_harness.h's.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "db/db_impl.h"
 #include "db/write_batch_internal.h"
+#include "tests/testutil/crash_harness.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -32,7 +29,7 @@
 namespace shale {
 namespace {
 
-constexpr int kThreads = 4;
+constexpr int kThreads = kCrashWriters;
 
 struct Mode {
   const char* name;
@@ -40,8 +37,6 @@ struct Mode {
 };
 const Mode kModes[] = {
     {"Parallel", false, false}, {"Pipelined", true, false}, {"TwoQueues", false, true}};
-
-int Cycles() { return TestKnob("SHALE_CRASH_CYCLES", 3); }
 
 Options ModeOptions(const Mode& m, Env* env) {
   Options o;
@@ -56,11 +51,6 @@ Options ModeOptions(const Mode& m, Env* env) {
 
 std::string Name(int t, int i) { return "t" + std::to_string(t) + "_" + std::to_string(i); }
 bool RollsBack(int i) { return i % 4 == 3; }
-WriteOptions ThreadWriteOptions(int t) {
-  WriteOptions wo;
-  wo.sync = t % 2 == 0;
-  return wo;
-}
 
 WriteBatch Records(int t, int i) {
   WriteBatch b;
@@ -102,9 +92,9 @@ bool RunTransaction(DBImpl* db, int t, int i, Ack acked) {
   wal_only.wal_only = true;
   uint64_t log = 0;
   wal_only.log_used = &log;
-  if (!db->WriteTxn(ThreadWriteOptions(t), &prepare, wal_only).ok()) return false;
+  if (!db->WriteTxn(CrashWriterOptions(t), &prepare, wal_only).ok()) return false;
   acked(0);
-  if (!Resolve(db, ThreadWriteOptions(t), name, RollsBack(i), records, log).ok()) return false;
+  if (!Resolve(db, CrashWriterOptions(t), name, RollsBack(i), records, log).ok()) return false;
   acked(1);
   return true;
 }
@@ -167,27 +157,6 @@ void CheckAndResolve(DB* db, const Acks& acks, int* next, const std::string& whe
                                  << recovered.begin()->first;
 }
 
-[[noreturn]] void ChildTransactions(const Mode& m, const std::string& dbname, const int* next,
-                                    int fd) {
-  std::unique_ptr<DB> db;
-  if (!DB::Open(ModeOptions(m, Env::Default()), dbname, &db).ok()) _exit(3);
-  auto* impl = static_cast<DBImpl*>(db.get());
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      for (int i = next[t];; i++) {
-        const bool ok = RunTransaction(impl, t, i, [&](int32_t stage) {
-          const int32_t ack[3] = {t, i, stage};
-          if (write(fd, ack, sizeof(ack)) != sizeof(ack)) _exit(5);
-        });
-        if (!ok) _exit(4);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  _exit(0);
-}
-
 TEST(DB2PCCrashTest, KilledChildBetweenPrepareAndCommit) {
   const uint64_t seed = TestSeed();
   Random rnd(seed);
@@ -196,19 +165,22 @@ TEST(DB2PCCrashTest, KilledChildBetweenPrepareAndCommit) {
     TempDirectory dir("2pc_kill");
     const std::string dbname = dir.File("db");
     int next[kThreads] = {0, 0, 0, 0};
-    for (int cycle = 0; cycle < Cycles(); cycle++) {
-      std::string output;
-      const std::string error =
-          RunChildUntilKilled([&](int fd) { ChildTransactions(m, dbname, next, fd); },
-                              10000 + rnd.Uniform(100000), &output);
+    for (int cycle = 0; cycle < CrashRounds(); cycle++) {
+      std::unique_ptr<DB> child_db;
+      std::vector<CrashAck> reported;
+      const std::string error = KillWritersAfter(
+          10000 + rnd.Uniform(100000), next,
+          [&] { return DB::Open(ModeOptions(m, Env::Default()), dbname, &child_db); },
+          [&](int t, int i, const CrashAckFn& ack) {
+            return RunTransaction(static_cast<DBImpl*>(child_db.get()), t, i, ack);
+          },
+          &reported);
       ASSERT_EQ(error, "");
       // A process crash keeps whatever reached the WAL: every acknowledgement counts.
       Acks acks;
       for (int t = 0; t < kThreads; t++) acks.prepared[t] = acks.resolved[t] = next[t] - 1;
-      for (size_t pos = 0; pos + 12 <= output.size(); pos += 12) {
-        int32_t ack[3];
-        memcpy(ack, output.data() + pos, sizeof(ack));
-        (ack[2] == 0 ? acks.prepared : acks.resolved)[ack[0]] = ack[1];
+      for (const CrashAck& ack : reported) {
+        (ack.stage == 0 ? acks.prepared : acks.resolved)[ack.thread] = ack.index;
       }
       // Each thread runs one transaction at a time: one past its last prepare may be
       // in the WAL unacknowledged.
@@ -235,7 +207,7 @@ TEST(DB2PCCrashTest, PowerLossBetweenPrepareAndCommit) {
     env.SetRealisticPowerLoss(true);
     const Options options = ModeOptions(m, &env);
     int next[kThreads] = {0, 0, 0, 0};
-    for (int round = 0; round < Cycles() * 2; round++) {
+    for (int round = 0; round < CrashRounds() * 2; round++) {
       std::unique_ptr<DB> db;
       Status s = DB::Open(options, dbname, &db);
       ASSERT_TRUE(s.ok()) << "round " << round << " seed " << seed << ": " << s.ToString();
@@ -246,27 +218,15 @@ TEST(DB2PCCrashTest, PowerLossBetweenPrepareAndCommit) {
         acks.prepared[t] = acks.resolved[t] = next[t] - 1;
         acks.attempted[t] = next[t];
       }
-      std::atomic<bool> stop{false};
-      std::vector<std::thread> threads;
-      for (int t = 0; t < kThreads; t++) {
-        threads.emplace_back([&, t] {
-          for (int i = next[t]; !stop.load(); i++) {
+      ASSERT_OK(PowerLossAfter(
+          2000 + rnd.Uniform(30000), next, &env,
+          [&](int t, int i) {
             acks.attempted[t] = i;
-            const bool ok = RunTransaction(impl, t, i, [&](int stage) {
-              if (ThreadWriteOptions(t).sync) (stage == 0 ? acks.prepared : acks.resolved)[t] = i;
+            return RunTransaction(impl, t, i, [&](int stage) {
+              if (CrashWriterOptions(t).sync) (stage == 0 ? acks.prepared : acks.resolved)[t] = i;
             });
-            if (!ok) break;
-          }
-        });
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(2000 + rnd.Uniform(30000)));
-      env.SetFilesystemActive(false);  // the power goes: nothing more reaches the disk
-      stop = true;
-      for (auto& th : threads) th.join();
-      db.reset();
-      ASSERT_OK(env.SimulatePowerLoss());
-      env.SetFilesystemActive(true);
-      env.ResetState();
+          },
+          [&] { db.reset(); }));
 
       s = DB::Open(options, dbname, &db);
       ASSERT_TRUE(s.ok()) << "reopen round " << round << " seed " << seed << ": " << s.ToString();

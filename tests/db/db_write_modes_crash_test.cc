@@ -4,19 +4,17 @@
 // the threads with sync=true. After the crash, each thread's keys must be a prefix
 // t<t>_0 .. t<t>_<n-1> (no hole), holding every write acknowledged before the crash that
 // was synced, or (a process crash) that went to the WAL at all.
-// SHALE_CRASH_CYCLES scales the number of crashes per mode (default 3).
+// SHALE_CRASH_CYCLES scales the number of crashes per mode (default 3). The crashes
+// themselves are tests/testutil/crash_harness.h's.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "shale/db.h"
+#include "tests/testutil/crash_harness.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -24,7 +22,7 @@
 namespace shale {
 namespace {
 
-constexpr int kThreads = 4;
+constexpr int kThreads = kCrashWriters;
 
 struct Mode {
   const char* name;
@@ -38,8 +36,6 @@ const Mode kModes[] = {
     {"ParallelTwoQueues", true, false, false, true},
     {"UnorderedTwoQueues", true, false, true, true},
 };
-
-int Cycles() { return TestKnob("SHALE_CRASH_CYCLES", 3); }
 
 Options ModeOptions(const Mode& m, Env* env) {
   Options o;
@@ -70,32 +66,6 @@ int PrefixLength(DB* db, int t) {
   return it->status().ok() ? n : -1;
 }
 
-WriteOptions ThreadWriteOptions(int t) {
-  WriteOptions wo;
-  wo.sync = t % 2 == 0;
-  return wo;
-}
-
-// The child: four threads write from next[t] on and report each acknowledged (t, i)
-// through the pipe (8-byte writes: atomic on a pipe) until the child is killed.
-[[noreturn]] void ChildWriters(const Mode& m, const std::string& dbname, const int* next, int fd) {
-  std::unique_ptr<DB> db;
-  if (!DB::Open(ModeOptions(m, Env::Default()), dbname, &db).ok()) _exit(3);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      const std::string value(200, static_cast<char>('a' + t));
-      for (int i = next[t];; i++) {
-        if (!db->Put(ThreadWriteOptions(t), Key(t, i), value).ok()) _exit(4);
-        const int32_t ack[2] = {t, i};
-        if (write(fd, ack, sizeof(ack)) != sizeof(ack)) _exit(5);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  _exit(0);
-}
-
 TEST(DBWriteModesCrashTest, KilledChildWithConcurrentWriters) {
   const uint64_t seed = TestSeed();
   Random rnd(seed);
@@ -104,18 +74,24 @@ TEST(DBWriteModesCrashTest, KilledChildWithConcurrentWriters) {
     TempDirectory dir("write_modes_kill");
     const std::string dbname = dir.File("db");
     int next[kThreads] = {0, 0, 0, 0};
-    for (int cycle = 0; cycle < Cycles(); cycle++) {
-      std::string output;
-      const std::string error = RunChildUntilKilled(
-          [&](int fd) { ChildWriters(m, dbname, next, fd); }, 10000 + rnd.Uniform(100000), &output);
+    for (int cycle = 0; cycle < CrashRounds(); cycle++) {
+      // The child: each thread writes its keys from next[t] on and acknowledges each write.
+      std::unique_ptr<DB> child_db;
+      std::vector<CrashAck> acks;
+      const std::string error = KillWritersAfter(
+          10000 + rnd.Uniform(100000), next,
+          [&] { return DB::Open(ModeOptions(m, Env::Default()), dbname, &child_db); },
+          [&](int t, int i, const CrashAckFn& ack) {
+            const std::string value(200, static_cast<char>('a' + t));
+            if (!child_db->Put(CrashWriterOptions(t), Key(t, i), value).ok()) return false;
+            ack(0);
+            return true;
+          },
+          &acks);
       ASSERT_EQ(error, "");
       int acked[kThreads];
       for (int t = 0; t < kThreads; t++) acked[t] = next[t] - 1;
-      for (size_t pos = 0; pos + 8 <= output.size(); pos += 8) {
-        int32_t ack[2];
-        memcpy(ack, output.data() + pos, sizeof(ack));
-        acked[ack[0]] = ack[1];
-      }
+      for (const CrashAck& ack : acks) acked[ack.thread] = ack.index;
 
       std::unique_ptr<DB> db;
       Status s = DB::Open(ModeOptions(m, Env::Default()), dbname, &db);
@@ -142,31 +118,21 @@ TEST(DBWriteModesCrashTest, PowerLossWithConcurrentWriters) {
     FaultInjectionTestEnv env(Env::Default());
     const Options options = ModeOptions(m, &env);
     int next[kThreads] = {0, 0, 0, 0};
-    for (int round = 0; round < Cycles() * 2; round++) {
+    for (int round = 0; round < CrashRounds() * 2; round++) {
       std::unique_ptr<DB> db;
       Status s = DB::Open(options, dbname, &db);
       ASSERT_TRUE(s.ok()) << "round " << round << " seed " << seed << ": " << s.ToString();
       int durable[kThreads];  // the last synced write acknowledged per thread
       for (int t = 0; t < kThreads; t++) durable[t] = next[t] - 1;
-      std::atomic<bool> stop{false};
-      std::vector<std::thread> threads;
-      for (int t = 0; t < kThreads; t++) {
-        threads.emplace_back([&, t] {
-          const std::string value(100, static_cast<char>('a' + t));
-          for (int i = next[t]; !stop.load(); i++) {
-            if (!db->Put(ThreadWriteOptions(t), Key(t, i), value).ok()) break;
-            if (ThreadWriteOptions(t).sync) durable[t] = i;
-          }
-        });
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(2000 + rnd.Uniform(30000)));
-      env.SetFilesystemActive(false);  // the power goes: nothing more reaches the disk
-      stop = true;
-      for (auto& th : threads) th.join();
-      db.reset();
-      ASSERT_OK(env.SimulatePowerLoss());
-      env.SetFilesystemActive(true);
-      env.ResetState();
+      ASSERT_OK(PowerLossAfter(
+          2000 + rnd.Uniform(30000), next, &env,
+          [&](int t, int i) {
+            const std::string value(100, static_cast<char>('a' + t));
+            if (!db->Put(CrashWriterOptions(t), Key(t, i), value).ok()) return false;
+            if (CrashWriterOptions(t).sync) durable[t] = i;
+            return true;
+          },
+          [&] { db.reset(); }));
 
       s = DB::Open(options, dbname, &db);
       ASSERT_TRUE(s.ok()) << "reopen round " << round << " seed " << seed << ": " << s.ToString();

@@ -23,60 +23,30 @@
 // The recovered transactions are then committed or rolled back as their thread meant to,
 // the outcome checked, and the next round goes on from there. The commit cache holds 16
 // entries, so that recovery and the run evict all the time. SHALE_CRASH_CYCLES scales the
-// rounds (default 3); the seed is printed.
+// rounds (default 3); the seed is printed. The crashes themselves are
+// tests/testutil/crash_harness.h's.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
+#include "tests/testutil/crash_harness.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
+#include "tests/testutil/write_prepared_config.h"
 #include "util/random.h"
 
 namespace shale {
 namespace {
 
-constexpr int kThreads = 4;
+constexpr int kThreads = kCrashWriters;
 
-struct Config {
-  const char* name;
-  bool two_queues;
-  bool unordered;
-};
-const Config kConfigs[] = {
-    {"OneQueue", false, false}, {"TwoQueues", true, false}, {"TwoQueuesUnordered", true, true}};
-
-int Cycles() { return TestKnob("SHALE_CRASH_CYCLES", 3); }
-
-Options DBOpts(const Config& c, Env* env) {
-  Options o;
-  o.create_if_missing = true;
-  o.env = env;
-  o.write_buffer_size = 16 << 10;  // memtable switches and flushes during every round
-  o.two_write_queues = c.two_queues;
-  o.unordered_write = c.unordered;
-  return o;
-}
-
-TransactionDBOptions TxnDBOpts(const Config& c) {
-  TransactionDBOptions o;
-  o.write_policy = WRITE_PREPARED;
-  o.wp_commit_cache_bits = 4;
-  o.wp_snapshot_cache_bits = 1;
-  // Every thread writes its own keys: nothing to lock, as the unordered recipe assumes.
-  o.skip_concurrency_control = c.unordered;
-  return o;
-}
+using Config = WritePreparedConfig;
 
 enum Kind { kPrepareCommit, kCommitOnly, kPrepareRollback, kPlainWrite };
 // Threads start at different kinds, so that all four run at any moment.
@@ -88,11 +58,6 @@ std::string KeyA(int t) { return "pair" + std::to_string(t) + "_a"; }
 std::string KeyB(int t) { return "pair" + std::to_string(t) + "_b"; }
 // Long enough that a round fills several memtables.
 std::string Value(int t, int i) { return Name(t, i) + "|" + std::string(150, 'x'); }
-WriteOptions ThreadWriteOptions(int t) {
-  WriteOptions wo;
-  wo.sync = t % 2 == 0;
-  return wo;
-}
 
 // The transaction number in a name or value of thread t, or -2 if it is not one of t's.
 int IndexOf(int t, const std::string& s) {
@@ -112,7 +77,7 @@ int IndexOf(int t, const std::string& s) {
 // committed, rolled back or written; false on any failure.
 template <typename Ack>
 bool RunTransaction(TransactionDB* db, int t, int i, Ack acked) {
-  const WriteOptions wo = ThreadWriteOptions(t);
+  const WriteOptions wo = CrashWriterOptions(t);
   const Kind kind = KindOf(t, i);
   if (kind == kPlainWrite) {
     WriteBatch batch;
@@ -271,55 +236,54 @@ void CheckAndResolve(TransactionDB* db, ThreadModel* models, const std::string& 
 
 Status OpenDB(const Config& c, Env* env, const std::string& dbname,
               std::unique_ptr<TransactionDB>* db) {
+  Options o;
+  o.create_if_missing = true;
+  o.env = env;
+  o.write_buffer_size = 16 << 10;  // memtable switches and flushes during every round
+  TransactionDBOptions txn_options;
+  UseWritePrepared(c, &o, &txn_options);
+  txn_options.wp_commit_cache_bits = 4;
+  // Every thread writes its own keys: nothing to lock, as the unordered recipe assumes.
+  txn_options.skip_concurrency_control = c.unordered;
   TransactionDB* raw = nullptr;
-  Status s = TransactionDB::Open(DBOpts(c, env), TxnDBOpts(c), dbname, &raw);
+  Status s = TransactionDB::Open(o, txn_options, dbname, &raw);
   db->reset(raw);
   return s;
 }
 
-[[noreturn]] void ChildTransactions(const Config& c, const std::string& dbname,
-                                    const ThreadModel* models, int fd) {
-  std::unique_ptr<TransactionDB> db;
-  if (!OpenDB(c, Env::Default(), dbname, &db).ok()) _exit(3);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      for (int i = models[t].next;; i++) {
-        const bool ok = RunTransaction(db.get(), t, i, [&](int32_t stage) {
-          const int32_t ack[3] = {t, i, stage};
-          if (write(fd, ack, sizeof(ack)) != sizeof(ack)) _exit(5);
-        });
-        if (!ok) _exit(4);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  _exit(0);
+// The first transaction of each thread this round.
+std::vector<int> FirstOfRound(const ThreadModel* models) {
+  std::vector<int> first(kThreads);
+  for (int t = 0; t < kThreads; t++) first[t] = models[t].next;
+  return first;
 }
 
 TEST(WritePreparedCrashTest, KilledChild) {
   const uint64_t seed = TestSeed();
   Random rnd(seed);
-  for (const Config& c : kConfigs) {
+  for (const Config& c : kWritePreparedConfigs) {
     SCOPED_TRACE(c.name);
     TempDirectory dir("wp_kill");
     const std::string dbname = dir.File("db");
     ThreadModel models[kThreads];
     int recovered = 0, begun = 0;
-    for (int cycle = 0; cycle < Cycles() * 2; cycle++) {
+    for (int cycle = 0; cycle < CrashRounds() * 2; cycle++) {
       for (ThreadModel& m : models) m.StartRound();
-      std::string output;
-      const std::string error =
-          RunChildUntilKilled([&](int fd) { ChildTransactions(c, dbname, models, fd); },
-                              20000 + rnd.Uniform(100000), &output);
+      std::unique_ptr<TransactionDB> child_db;
+      std::vector<CrashAck> reported;
+      const std::string error = KillWritersAfter(
+          20000 + rnd.Uniform(100000), FirstOfRound(models).data(),
+          [&] { return OpenDB(c, Env::Default(), dbname, &child_db); },
+          [&](int t, int i, const CrashAckFn& ack) {
+            return RunTransaction(child_db.get(), t, i, ack);
+          },
+          &reported);
       ASSERT_EQ(error, "");
       // A process crash keeps whatever reached the WAL: every acknowledgement counts.
-      for (size_t pos = 0; pos + 12 <= output.size(); pos += 12) {
-        int32_t ack[3];
-        memcpy(ack, output.data() + pos, sizeof(ack));
-        models[ack[0]].Ack(ack[0], ack[1], ack[2]);
+      for (const CrashAck& ack : reported) {
+        models[ack.thread].Ack(ack.thread, ack.index, ack.stage);
         // One transaction at a time per thread: the next may have begun unacknowledged.
-        models[ack[0]].attempted = std::max(models[ack[0]].attempted, ack[1] + 1);
+        models[ack.thread].attempted = std::max(models[ack.thread].attempted, ack.index + 1);
       }
       for (ThreadModel& m : models) m.attempted = std::max(m.attempted, m.next);
       const std::string where = std::string(c.name) + " cycle " + std::to_string(cycle) +
@@ -332,14 +296,14 @@ TEST(WritePreparedCrashTest, KilledChild) {
       if (HasFailure()) return;
     }
     fprintf(stderr, "%s: %d kills, %d transactions, %d prepared ones recovered\n", c.name,
-            Cycles() * 2, begun, recovered);
+            CrashRounds() * 2, begun, recovered);
   }
 }
 
 TEST(WritePreparedCrashTest, PowerLoss) {
   const uint64_t seed = TestSeed();
   Random rnd(seed);
-  for (const Config& c : kConfigs) {
+  for (const Config& c : kWritePreparedConfigs) {
     SCOPED_TRACE(c.name);
     TempDirectory dir("wp_power");
     const std::string dbname = dir.File("db");
@@ -347,7 +311,7 @@ TEST(WritePreparedCrashTest, PowerLoss) {
     env.SetRealisticPowerLoss(true);
     ThreadModel models[kThreads];
     int recovered = 0, begun = 0;
-    for (int round = 0; round < Cycles() * 2; round++) {
+    for (int round = 0; round < CrashRounds() * 2; round++) {
       const std::string where = std::string(c.name) + " round " + std::to_string(round) +
                                 " seed " + std::to_string(seed);
       std::unique_ptr<TransactionDB> db;
@@ -355,28 +319,16 @@ TEST(WritePreparedCrashTest, PowerLoss) {
       ASSERT_TRUE(s.ok()) << where << ": " << s.ToString();
       for (ThreadModel& m : models) m.StartRound();
       // Only synced acknowledgements count: the other threads may lose anything unsynced.
-      std::atomic<bool> stop{false};
-      std::vector<std::thread> threads;
-      for (int t = 0; t < kThreads; t++) {
-        threads.emplace_back([&, t] {
-          ThreadModel& m = models[t];
-          for (int i = m.next; !stop.load(); i++) {
+      ASSERT_OK(PowerLossAfter(
+          5000 + rnd.Uniform(40000), FirstOfRound(models).data(), &env,
+          [&](int t, int i) {
+            ThreadModel& m = models[t];
             m.attempted = i;
-            const bool ok = RunTransaction(db.get(), t, i, [&](int stage) {
-              if (ThreadWriteOptions(t).sync) m.Ack(t, i, stage);
+            return RunTransaction(db.get(), t, i, [&](int stage) {
+              if (CrashWriterOptions(t).sync) m.Ack(t, i, stage);
             });
-            if (!ok) break;
-          }
-        });
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(5000 + rnd.Uniform(40000)));
-      env.SetFilesystemActive(false);  // the power goes: nothing more reaches the disk
-      stop = true;
-      for (auto& th : threads) th.join();
-      db.reset();
-      ASSERT_OK(env.SimulatePowerLoss());
-      env.SetFilesystemActive(true);
-      env.ResetState();
+          },
+          [&] { db.reset(); }));
 
       s = OpenDB(c, &env, dbname, &db);
       ASSERT_TRUE(s.ok()) << "reopen " << where << ": " << s.ToString();
@@ -385,7 +337,7 @@ TEST(WritePreparedCrashTest, PowerLoss) {
       if (HasFailure()) return;
     }
     fprintf(stderr, "%s: %d power losses, %d transactions, %d prepared ones recovered\n",
-            c.name, Cycles() * 2, begun, recovered);
+            c.name, CrashRounds() * 2, begun, recovered);
   }
 }
 

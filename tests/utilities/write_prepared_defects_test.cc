@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/testutil/write_prepared_config.h"
 #include "tests/utilities/transaction_fixture.h"
 #include "util/random.h"
 #include "utilities/transactions/write_prepared_txn_db.h"
@@ -41,29 +42,16 @@
 namespace shale {
 namespace {
 
-struct Config {
-  const char* name;
-  bool two_queues;
-  bool unordered;
-};
-
-const Config kConfigs[] = {
-    {"OneQueue", false, false},
-    {"TwoQueues", true, false},
-    {"TwoQueuesUnordered", true, true},
-};
+using Config = WritePreparedConfig;
 
 class WritePreparedDefectsTest : public TransactionTestBase,
                                  public testing::WithParamInterface<Config> {
  protected:
   WritePreparedDefectsTest() {
-    txn_db_options_.write_policy = WRITE_PREPARED;
+    UseWritePrepared(GetParam(), &options_, &txn_db_options_);
     // Two commit slots and two snapshot slots: every few commits evict, and a handful of
     // snapshots already spill past the snapshot cache.
     txn_db_options_.wp_commit_cache_bits = 1;
-    txn_db_options_.wp_snapshot_cache_bits = 1;
-    options_.two_write_queues = GetParam().two_queues;
-    options_.unordered_write = GetParam().unordered;
   }
   ~WritePreparedDefectsTest() override {
     // The hook may capture the test's locals: gone before they are.
@@ -452,7 +440,8 @@ TEST_P(WritePreparedDefectsTest, ReadersRacingDelayedCommitsAndEvictions) {
   for (int i = 0; i < kTxns; i++) ASSERT_EQ("v", Get(key(i))) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedDefectsTest, testing::ValuesIn(kConfigs),
+INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedDefectsTest,
+                         testing::ValuesIn(kWritePreparedConfigs),
                          [](const testing::TestParamInfo<Config>& i) { return i.param.name; });
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "shale/utilities/merge_operators.h"
+#include "tests/testutil/write_prepared_config.h"
 #include "tests/utilities/transaction_fixture.h"
 #include "util/random.h"
 #include "utilities/transactions/write_prepared_txn_db.h"
@@ -27,28 +28,15 @@
 namespace shale {
 namespace {
 
-struct Config {
-  const char* name;
-  bool two_queues;
-  bool unordered;
-};
-
-const Config kConfigs[] = {
-    {"OneQueue", false, false},
-    {"TwoQueues", true, false},
-    {"TwoQueuesUnordered", true, true},
-};
+using Config = WritePreparedConfig;
 
 class WritePreparedTxnTest : public TransactionTestBase,
                              public testing::WithParamInterface<Config> {
  protected:
   WritePreparedTxnTest() {
-    txn_db_options_.write_policy = WRITE_PREPARED;
+    UseWritePrepared(GetParam(), &options_, &txn_db_options_);
     // Small enough that commits evict each other within a test.
     txn_db_options_.wp_commit_cache_bits = 4;
-    txn_db_options_.wp_snapshot_cache_bits = 1;
-    options_.two_write_queues = GetParam().two_queues;
-    options_.unordered_write = GetParam().unordered;
     options_.merge_operator = MergeOperators::CreateFromStringId("stringappend");
     Open();
   }
@@ -508,7 +496,7 @@ TEST_P(WritePreparedTxnTest, ReadsThatNeedAWriteGiveUpWhenNoWriteCanBeMade) {
   env->SetFilesystemActive(true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedTxnTest, testing::ValuesIn(kConfigs),
+INSTANTIATE_TEST_SUITE_P(Configs, WritePreparedTxnTest, testing::ValuesIn(kWritePreparedConfigs),
                          [](const testing::TestParamInfo<Config>& i) { return i.param.name; });
 
 }  // namespace
