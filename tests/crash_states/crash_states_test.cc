@@ -1,0 +1,197 @@
+// The crash-state checker's own tests: the recording, the persistence model's rules on small
+// hand-written logs, the checker catching a bad state, the short workloads passing, and the
+// replay of saved states that showed defects. Deterministic: no seed (the background
+// threads of a workload may order its calls differently from run to run; any order is a
+// real one and must pass).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "tests/crash_states/runner.h"
+
+namespace shale::crash_states {
+namespace {
+
+FsOp Op(FsOp::Kind kind, uint64_t file, std::string path = "", std::string data = "") {
+  FsOp op;
+  op.kind = kind;
+  op.file = file;
+  op.path = std::move(path);
+  op.data = std::move(data);
+  op.size = 1 << 20;
+  return op;
+}
+
+std::vector<CrashState> StatesAt(const std::map<std::string, std::string>& initial,
+                                 const std::vector<FsOp>& ops, size_t point,
+                                 GeneratorOptions o = GeneratorOptions()) {
+  std::vector<CrashState> out;
+  CrashStateGenerator(initial, ops, o).ForEach([&](const CrashState& s) {
+    if (s.point == point) out.push_back(s);
+    return true;
+  });
+  return out;
+}
+
+TEST(RecordingEnvTest, LogsCallsInOrder) {
+  std::unique_ptr<Env> mem(NewMemEnv(Env::Default()));
+  RecordingEnv env(mem.get());
+  ASSERT_TRUE(env.CreateDirIfMissing("/d").ok());
+  std::unique_ptr<WritableFile> f;
+  EnvOptions eo;
+  eo.use_mmap_writes = true;
+  ASSERT_TRUE(env.NewWritableFile("/d/a", &f, eo).ok());
+  ASSERT_TRUE(f->Append("hello").ok());
+  ASSERT_TRUE(f->Sync().ok());
+  ASSERT_TRUE(f->Close().ok());
+  ASSERT_TRUE(env.RenameFile("/d/a", "/d/b").ok());
+  std::unique_ptr<Directory> dir;
+  ASSERT_TRUE(env.NewDirectory("/d", &dir).ok());
+  ASSERT_TRUE(dir->Fsync().ok());
+  ASSERT_TRUE(env.DeleteFile("/d/b").ok());
+  std::vector<std::string> got;
+  for (const FsOp& op : env.Ops()) got.push_back(DescribeOp(op));
+  const std::vector<std::string> want = {"mkdir /d",         "create #1 a mmap",
+                                         "append #1 @0 +5",  "fdatasync #1",
+                                         "close #1",         "rename a -> b",
+                                         "dirsync /d",       "unlink b"};
+  EXPECT_EQ(got, want);
+}
+
+// D1-D3: synced bytes are in every state; unsynced ones may be cut, holed or torn.
+TEST(PersistenceModelTest, UnsyncedAppendMayBeCutHoledOrTorn) {
+  const std::string synced(1000, 's');
+  const std::string unsynced(1600, 'u');
+  FsOp second = Op(FsOp::kAppend, 1, "", unsynced);
+  second.offset = synced.size();
+  const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/f"), Op(FsOp::kAppend, 1, "", synced),
+                                 Op(FsOp::kSync, 1), second, Op(FsOp::kFlush, 1)};
+  std::vector<FsOp> with_dir = ops;
+  with_dir.insert(with_dir.begin() + 3, Op(FsOp::kDirSync, 0, "/d"));
+  bool full = false, cut = false, hole = false, garbage = false;
+  for (const CrashState& s : StatesAt({{"/d/x", ""}}, with_dir, with_dir.size())) {
+    ASSERT_EQ(s.files.count("/d/f"), 1u) << s.description;
+    const std::string& f = s.files.at("/d/f");
+    ASSERT_GE(f.size(), synced.size()) << s.description;
+    EXPECT_EQ(f.substr(0, synced.size()), synced) << s.description;
+    const std::string tail = f.substr(synced.size());
+    full = full || tail == unsynced;
+    cut = cut || (tail.size() < unsynced.size() && tail.find_first_not_of('u') == std::string::npos);
+    const size_t zero = tail.find('\0');
+    hole = hole || (zero != std::string::npos && tail.find('u', zero) != std::string::npos &&
+                    s.damaged);
+    garbage = garbage || (tail.find_first_not_of(std::string("u\0", 2)) != std::string::npos);
+  }
+  EXPECT_TRUE(full);
+  EXPECT_TRUE(cut);
+  EXPECT_TRUE(hole);
+  EXPECT_TRUE(garbage);
+  // Without the directory sync, the file's very creation may be lost (N2).
+  bool missing = false;
+  for (const CrashState& s : StatesAt({{"/d/x", ""}}, ops, ops.size())) {
+    missing = missing || s.files.count("/d/f") == 0;
+  }
+  EXPECT_TRUE(missing);
+}
+
+// D2: bytes still in a writer's buffer never reach the disk.
+TEST(PersistenceModelTest, BufferedBytesAreNotOnDisk) {
+  const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/f"), Op(FsOp::kAppend, 1, "", "abc")};
+  for (const CrashState& s : StatesAt({{"/d/x", ""}}, ops, ops.size())) {
+    if (s.files.count("/d/f")) EXPECT_EQ(s.files.at("/d/f"), "") << s.description;
+  }
+}
+
+// N2: a rename is atomic; the target holds the old file or the new one, never neither.
+TEST(PersistenceModelTest, RenameIsAtomic) {
+  const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/tmp"), Op(FsOp::kAppend, 1, "", "new"),
+                                 Op(FsOp::kSync, 1), Op(FsOp::kClose, 1),
+                                 [] {
+                                   FsOp r = Op(FsOp::kRename, 0, "/d/tmp");
+                                   r.path2 = "/d/T";
+                                   return r;
+                                 }()};
+  bool old_seen = false, new_seen = false;
+  for (size_t p = 0; p <= ops.size(); p++) {
+    for (const CrashState& s : StatesAt({{"/d/T", "old"}}, ops, p)) {
+      ASSERT_EQ(s.files.count("/d/T"), 1u) << "point " << p << ": " << s.description;
+      old_seen = old_seen || s.files.at("/d/T") == "old";
+      new_seen = new_seen || s.files.at("/d/T") == "new";
+    }
+  }
+  EXPECT_TRUE(old_seen);
+  EXPECT_TRUE(new_seen);
+}
+
+// N2 against N3: independent entry changes persist in any combination, or in order.
+TEST(PersistenceModelTest, JournalModelKeepsNameChangesInOrder) {
+  const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/a"), Op(FsOp::kCreate, 2, "/d/b")};
+  auto b_without_a = [&](NameModel model) {
+    GeneratorOptions o;
+    o.model = model;
+    for (const CrashState& s : StatesAt({{"/d/x", ""}}, ops, ops.size(), o)) {
+      if (s.files.count("/d/b") && !s.files.count("/d/a")) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(b_without_a(NameModel::kPosix));
+  EXPECT_FALSE(b_without_a(NameModel::kJournal));
+}
+
+// The checker must catch a state that lost acknowledged, synced writes.
+TEST(CheckerTest, CatchesLostSyncedWrites) {
+  const Workload& w = AllWorkloads().front();  // puts_sync
+  ASSERT_EQ(w.name, "puts_sync");
+  Context context;
+  ASSERT_TRUE(w.run(&context).ok());
+  Recording rec = context.Finish();
+  std::vector<CrashState> last = StatesAt(rec.initial, rec.ops, rec.ops.size());
+  ASSERT_FALSE(last.empty());
+  size_t lo, hi;
+  rec.history.Bounds(rec.ops.size(), &lo, &hi);
+  ASSERT_EQ(lo, rec.history.writes().size());
+  CrashState s = last.front();
+  EXPECT_TRUE(CheckState(s, rec.history, lo, hi, rec.check).violations.empty());
+  for (auto it = s.files.begin(); it != s.files.end();) {
+    it = it->first.ends_with(".log") ? s.files.erase(it) : std::next(it);
+  }
+  // Recovery either refuses the state (it notices the MANIFEST's WAL is gone) or opens
+  // without the writes; both are violations.
+  const CheckResult r = CheckState(s, rec.history, lo, hi, rec.check);
+  EXPECT_FALSE(r.violations.empty());
+}
+
+// Every short workload, every crash point, exhaustively, under the journal model (ext4,
+// xfs); the posix model's one finding is replayed below.
+TEST(CrashStatesTest, ShortWorkloadsJournalModel) {
+  RunOptions o;
+  o.gen.model = NameModel::kJournal;
+  for (const Workload& w : AllWorkloads()) {
+    if (w.long_run) continue;
+    const RunReport r = RunWorkload(w, o);
+    std::printf("%s\n", FormatReport(r).c_str());
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    EXPECT_GT(r.checked, 0u);
+    EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
+  }
+}
+
+std::vector<std::string> Replay(const std::string& name) {
+  return ReplayState(std::string(CRASH_STATES_TESTDATA) + "/" + name, CheckOptions());
+}
+
+// Defect (posix model, N2): a reopen writes MANIFEST-000007, syncs it, writes CURRENT's
+// temporary file, syncs it and renames it over CURRENT, then syncs the directory
+// (VersionSet, via SetCurrentFile). Before that directory sync, the rename may reach the
+// disk without the MANIFEST's own directory entry: CURRENT then names a missing MANIFEST
+// and no recovery mode opens the DB, though every file of the previous version is there.
+// Fix: sync the directory after creating the new MANIFEST and before the rename.
+TEST(CrashStatesReplayTest, DISABLED_CurrentNamesLostManifest) {
+  const std::vector<std::string> v = Replay("current_names_lost_manifest");
+  for (const std::string& s : v) std::printf("  %s\n", s.c_str());
+  EXPECT_TRUE(v.empty());
+}
+
+}  // namespace
+}  // namespace shale::crash_states

@@ -1,0 +1,325 @@
+#include "tests/crash_states/oracle.h"
+
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "shale/db.h"
+#include "shale/env.h"
+#include "shale/iterator.h"
+
+namespace shale::crash_states {
+
+void History::MarkDurable(size_t at, bool wal_only) {
+  for (Write& w : writes_) {
+    if (w.durable == static_cast<size_t>(-1) && (w.wal || !wal_only)) w.durable = at;
+  }
+}
+
+void History::Bounds(size_t point, size_t* lo, size_t* hi) const {
+  *lo = 0;
+  *hi = 0;
+  for (size_t i = 0; i < writes_.size(); i++) {
+    if (writes_[i].durable <= point) *lo = i + 1;
+    if (writes_[i].issued < point) *hi = i + 1;
+  }
+  if (*hi < *lo) *hi = *lo;
+}
+
+std::map<std::string, std::string> History::StateAfter(size_t n) const {
+  std::map<std::string, std::string> m;
+  for (size_t i = 0; i < n && i < writes_.size(); i++) {
+    for (const auto& [k, v] : writes_[i].ops) {
+      if (v.has_value()) {
+        m[k] = *v;
+      } else {
+        m.erase(k);
+      }
+    }
+  }
+  return m;
+}
+
+std::string History::Encode() const {
+  std::ostringstream out;
+  for (const Write& w : writes_) {
+    out << "write " << w.wal << ' ' << w.issued << ' ' << w.acked << ' '
+        << static_cast<long long>(w.durable == static_cast<size_t>(-1) ? -1 : w.durable) << ' '
+        << w.ops.size() << '\n';
+    for (const auto& [k, v] : w.ops) {
+      if (v.has_value()) {
+        out << "put " << k << ' ' << *v << '\n';
+      } else {
+        out << "del " << k << '\n';
+      }
+    }
+  }
+  return out.str();
+}
+
+Status History::Decode(const std::string& text, History* history) {
+  std::istringstream in(text);
+  std::string word;
+  *history = History();
+  while (in >> word) {
+    if (word != "write") return Status::Corruption("history: expected write, got " + word);
+    Write w;
+    long long durable;
+    size_t n;
+    in >> w.wal >> w.issued >> w.acked >> durable >> n;
+    w.durable = durable < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(durable);
+    for (size_t i = 0; i < n; i++) {
+      std::string kind, k, v;
+      in >> kind >> k;
+      if (kind == "put") {
+        in >> v;
+        w.ops.emplace_back(k, v);
+      } else {
+        w.ops.emplace_back(k, std::nullopt);
+      }
+    }
+    if (!in) return Status::Corruption("history: truncated");
+    history->Add(std::move(w));
+  }
+  return Status::OK();
+}
+
+namespace {
+
+const char* ModeName(WALRecoveryMode m) {
+  switch (m) {
+    case WALRecoveryMode::kTolerateCorruptedTailRecords:
+      return "kTolerateCorruptedTailRecords";
+    case WALRecoveryMode::kAbsoluteConsistency:
+      return "kAbsoluteConsistency";
+    case WALRecoveryMode::kPointInTimeRecovery:
+      return "kPointInTimeRecovery";
+    case WALRecoveryMode::kSkipAnyCorruptedRecords:
+      return "kSkipAnyCorruptedRecords";
+  }
+  return "?";
+}
+
+Status Materialize(const CrashState& state, Env* env) {
+  for (const std::string& d : state.dirs) {
+    if (d.empty() || d == "/") continue;
+    Status s = env->CreateDirIfMissing(d);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [path, data] : state.files) {
+    Status s = WriteStringToFile(env, data, path);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status Scan(DB* db, std::map<std::string, std::string>* out) {
+  out->clear();
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    (*out)[it->key().ToString()] = it->value().ToString();
+  }
+  return it->status();
+}
+
+std::string Show(const std::map<std::string, std::string>& m) {
+  std::string s = "{";
+  size_t n = 0;
+  for (const auto& [k, v] : m) {
+    if (n++ == 8) {
+      s += " ... (" + std::to_string(m.size()) + " keys)";
+      break;
+    }
+    s += " " + k + "=" + (v.size() > 12 ? v.substr(0, 12) + ".." : v);
+  }
+  return s + " }";
+}
+
+// R2: the n in [lo, hi] whose prefix equals got, or -1.
+long MatchPrefix(const History& h, size_t lo, size_t hi,
+                 const std::map<std::string, std::string>& got) {
+  std::map<std::string, std::string> m = h.StateAfter(lo);
+  for (size_t n = lo;; n++) {
+    if (m == got) return static_cast<long>(n);
+    if (n >= hi || n >= h.writes().size()) return -1;
+    for (const auto& [k, v] : h.writes()[n].ops) {
+      if (v.has_value()) {
+        m[k] = *v;
+      } else {
+        m.erase(k);
+      }
+    }
+  }
+}
+
+// R3: every key reads a value it held at some point (absent counts where it was absent).
+std::string CheckSalvage(const History& h, const std::map<std::string, std::string>& got) {
+  std::map<std::string, std::set<std::string>> held;
+  for (const Write& w : h.writes()) {
+    for (const auto& [k, v] : w.ops) {
+      if (v.has_value()) held[k].insert(*v);
+    }
+  }
+  for (const auto& [k, v] : got) {
+    auto it = held.find(k);
+    if (it == held.end() || it->second.count(v) == 0) {
+      return "key " + k + " reads a value it never had: " + v.substr(0, 32);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
+                       const CheckOptions& co) {
+  CheckResult r;
+  std::set<std::string> keys;
+  for (const Write& w : history.writes()) {
+    for (const auto& op : w.ops) keys.insert(op.first);
+  }
+  const std::vector<bool> paranoid = co.both_paranoid ? std::vector<bool>{true, false}
+                                                      : std::vector<bool>{true};
+  for (WALRecoveryMode mode : co.modes) {
+    for (bool para : paranoid) {
+      const std::string where =
+          std::string(ModeName(mode)) + (para ? " paranoid" : " non-paranoid") + ": ";
+      std::unique_ptr<Env> env(NewMemEnv(Env::Default()));
+      Status s = Materialize(state, env.get());
+      if (!s.ok()) {
+        r.violations.push_back("materialize: " + s.ToString());
+        return r;
+      }
+      Options o = co.options;
+      o.env = env.get();
+      o.create_if_missing = true;
+      o.wal_recovery_mode = mode;
+      o.paranoid_checks = para;
+      std::unique_ptr<DB> db;
+      s = DB::Open(o, co.dbname, &db);
+      r.opens++;
+      if (!s.ok()) {
+        const bool may_refuse =
+            s.IsCorruption() &&
+            ((mode == WALRecoveryMode::kAbsoluteConsistency &&
+              (state.damaged || !state.unclean_wals.empty())) ||
+             (mode == WALRecoveryMode::kTolerateCorruptedTailRecords && state.damaged));
+        if (may_refuse) {
+          r.refusals++;
+        } else {
+          r.violations.push_back(where + "open failed: " + s.ToString());
+        }
+        continue;
+      }
+      std::map<std::string, std::string> got;
+      s = Scan(db.get(), &got);
+      if (!s.ok()) {
+        r.violations.push_back(where + "iterator: " + s.ToString());
+        continue;
+      }
+      for (const std::string& k : keys) {  // R4
+        std::string v;
+        Status g = db->Get(ReadOptions(), k, &v);
+        auto it = got.find(k);
+        const bool agree = g.IsNotFound() ? it == got.end()
+                                          : g.ok() && it != got.end() && it->second == v;
+        if (!agree) {
+          r.violations.push_back(where + "Get(" + k + ") = " + g.ToString() + " " +
+                                 v.substr(0, 16) + " disagrees with the iterator");
+          break;
+        }
+      }
+      if (mode == WALRecoveryMode::kSkipAnyCorruptedRecords) {
+        const std::string bad = CheckSalvage(history, got);
+        if (!bad.empty()) r.violations.push_back(where + bad);
+      } else if (MatchPrefix(history, lo, hi, got) < 0) {
+        r.violations.push_back(where + "contents " + Show(got) +
+                               " are not the history after n writes for any n in [" +
+                               std::to_string(lo) + ", " + std::to_string(hi) + "]; after " +
+                               std::to_string(lo) + ": " + Show(history.StateAfter(lo)));
+      }
+      if (co.reopen && para && mode == WALRecoveryMode::kPointInTimeRecovery) {  // R5
+        s = db->Close();
+        db.reset();
+        if (s.ok()) s = DB::Open(o, co.dbname, &db);
+        std::map<std::string, std::string> again;
+        if (s.ok()) s = Scan(db.get(), &again);
+        if (!s.ok()) {
+          r.violations.push_back(where + "reopen after recovery: " + s.ToString());
+        } else if (again != got) {
+          r.violations.push_back(where + "reopen after recovery reads " + Show(again) +
+                                 ", recovery read " + Show(got));
+        }
+      }
+      if (db != nullptr) db->Close().PermitUncheckedError();
+    }
+  }
+  return r;
+}
+
+Status SaveState(const std::string& dir, const CrashState& state, const History& history,
+                 size_t lo, size_t hi) {
+  Env* env = Env::Default();
+  Status s = env->CreateDirIfMissing(dir);
+  if (!s.ok()) return s;
+  std::ostringstream meta;
+  meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged "
+       << state.damaged << '\n';
+  for (const std::string& d : state.dirs) meta << "dir " << d << '\n';
+  size_t i = 0;
+  for (const auto& [path, data] : state.files) {
+    const std::string name = "f" + std::to_string(i++);
+    meta << "file " << name << ' ' << path << '\n';
+    s = WriteStringToFile(env, data, dir + "/" + name);
+    if (!s.ok()) return s;
+  }
+  for (const std::string& w : state.unclean_wals) meta << "unclean " << w << '\n';
+  s = WriteStringToFile(env, meta.str(), dir + "/state.txt");
+  if (s.ok()) s = WriteStringToFile(env, history.Encode(), dir + "/history.txt");
+  if (s.ok()) s = WriteStringToFile(env, state.description + "\n", dir + "/description.txt");
+  return s;
+}
+
+Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
+                 size_t* hi) {
+  Env* env = Env::Default();
+  std::string meta, hist;
+  Status s = ReadFileToString(env, dir + "/state.txt", &meta);
+  if (s.ok()) s = ReadFileToString(env, dir + "/history.txt", &hist);
+  if (s.ok()) s = History::Decode(hist, history);
+  if (!s.ok()) return s;
+  *state = CrashState();
+  std::istringstream in(meta);
+  std::string word;
+  while (in >> word) {
+    if (word == "point") {
+      in >> state->point;
+    } else if (word == "lo") {
+      in >> *lo;
+    } else if (word == "hi") {
+      in >> *hi;
+    } else if (word == "damaged") {
+      in >> state->damaged;
+    } else if (word == "dir") {
+      std::string d;
+      in >> d;
+      state->dirs.push_back(d);
+    } else if (word == "unclean") {
+      std::string w;
+      in >> w;
+      state->unclean_wals.push_back(w);
+    } else if (word == "file") {
+      std::string name, path, data;
+      in >> name >> path;
+      s = ReadFileToString(env, dir + "/" + name, &data);
+      if (!s.ok()) return s;
+      state->files[path] = std::move(data);
+    } else {
+      return Status::Corruption(dir + "/state.txt: unknown word " + word);
+    }
+  }
+  ReadFileToString(env, dir + "/description.txt", &state->description).PermitUncheckedError();
+  return Status::OK();
+}
+
+}  // namespace shale::crash_states

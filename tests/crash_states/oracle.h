@@ -1,0 +1,100 @@
+// The oracle and the checker: what a DB recovered from a crash state must hold, and the
+// check of one state in every WAL recovery mode.
+//
+// History. A workload runs single-threaded and logs each write (a put, a delete or a batch
+// of them) with the RecordingEnv call counts around it: `issued` before the call, `acked`
+// after it returned OK. A write is *durable* from a call count on: its own ack when it
+// was written with sync=true, and then every earlier WAL write too (a synced WAL write
+// syncs the WALs before it: no holes); the end of a completed Flush for every earlier write
+// (with or without the WAL). At crash point p:
+//   lo(p) = 1 + the last write durable at p (0 if none): these must all be recovered;
+//   hi(p) = the writes issued before p: no later one can be on the disk.
+// The rules (per recovery mode, paranoid_checks both ways):
+//   R1. Open succeeds, except that kAbsoluteConsistency may refuse, with Corruption, a
+//       state whose WAL ends inside a record or holds damage, and
+//       kTolerateCorruptedTailRecords one that holds damage before its tail (a hole with
+//       data after it, or garbage): the modes' documented refusals (options.h).
+//   R2. kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery: the
+//       DB's contents equal the history's after its first n writes for some n in
+//       [lo(p), hi(p)]: every durable write is there, and what is there is a prefix of
+//       the history with no holes, batches whole.
+//   R3. kSkipAnyCorruptedRecords (salvage) may drop damaged records from the middle: every
+//       key reads a value it held at some point of the history (or is absent where it was
+//       absent at some point); nothing else is promised.
+//   R4. Reads agree: Get of every key of the history answers what the iterator shows.
+//   R5. After kPointInTimeRecovery with paranoid_checks, the DB closes and reopens to the
+//       same contents (recovery left a state it can recover from).
+// Thread safety: none.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shale/options.h"
+#include "shale/status.h"
+#include "tests/crash_states/persistence_model.h"
+
+namespace shale::crash_states {
+
+struct Write {
+  // In batch order; nullopt is a delete.
+  std::vector<std::pair<std::string, std::optional<std::string>>> ops;
+  bool wal = true;  // false: written with disableWAL
+  size_t issued = 0;
+  size_t acked = 0;
+  size_t durable = static_cast<size_t>(-1);
+};
+
+class History {
+ public:
+  void Add(Write w) { writes_.push_back(std::move(w)); }
+  // From call count `at`, every write so far is durable (wal_only: every WAL write).
+  void MarkDurable(size_t at, bool wal_only);
+  void Bounds(size_t point, size_t* lo, size_t* hi) const;
+  // Contents after the first n writes.
+  std::map<std::string, std::string> StateAfter(size_t n) const;
+  const std::vector<Write>& writes() const { return writes_; }
+
+  // A text form, for saved states (keys and values must not hold whitespace).
+  std::string Encode() const;
+  static Status Decode(const std::string& text, History* history);
+
+ private:
+  std::vector<Write> writes_;
+};
+
+struct CheckOptions {
+  std::string dbname = "/db";
+  // The options the workload ran with (comparator, merge operator, write buffer...); env,
+  // create_if_missing, wal_recovery_mode and paranoid_checks are set per open.
+  Options options;
+  std::vector<WALRecoveryMode> modes = {
+      WALRecoveryMode::kTolerateCorruptedTailRecords, WALRecoveryMode::kAbsoluteConsistency,
+      WALRecoveryMode::kPointInTimeRecovery, WALRecoveryMode::kSkipAnyCorruptedRecords};
+  bool both_paranoid = true;
+  bool reopen = true;  // R5
+};
+
+// What checking one state found.
+struct CheckResult {
+  std::vector<std::string> violations;  // empty: the state passed
+  int opens = 0;
+  int refusals = 0;  // documented refusals (R1)
+};
+
+// Checks one state (R1-R5) against history with the bounds of its point.
+CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
+                       const CheckOptions& options);
+
+// Saves a state with its history and bounds as directory dir (files under dir/files/), and
+// loads it back: the replay of a violation.
+Status SaveState(const std::string& dir, const CrashState& state, const History& history,
+                 size_t lo, size_t hi);
+Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
+                 size_t* hi);
+
+}  // namespace shale::crash_states

@@ -1,0 +1,86 @@
+// Workloads for the crash-state checker: each runs a short, single-threaded sequence of DB
+// operations on an in-memory Env through a RecordingEnv, keeping the history the oracle
+// needs (oracle.h). Background flushes and compactions run as usual; their calls land in
+// the log in the order they happened, so one recording is one real interleaving.
+//
+// Thread safety: a Context is used by the one thread running the workload.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shale/db.h"
+#include "shale/env.h"
+#include "tests/crash_states/oracle.h"
+#include "tests/testutil/recording_env.h"
+
+namespace shale::crash_states {
+
+// What a workload leaves: the starting files, the call log, the history, how to open.
+struct Recording {
+  std::map<std::string, std::string> initial;
+  std::vector<FsOp> ops;
+  History history;
+  CheckOptions check;
+};
+
+class Context {
+ public:
+  Context();
+  ~Context();
+
+  // The options every Open uses (env and create_if_missing are set by Open).
+  Options options;
+  const std::string dbname = "/db";
+
+  // Before StartRecording: an unrecorded DB on the base Env, for a starting state.
+  Status OpenUnrecorded(std::unique_ptr<DB>* db);
+  // Replaces the base Env with a fresh one holding the files under dbname as they are now
+  // (what a crash that lost nothing would leave), for a recording that starts there. The
+  // DBs open on the old Env must be dropped before (they are not closed cleanly: a crash).
+  Status CrashAndKeepEverything(std::unique_ptr<DB>* db);
+  // From now on calls are logged; the files under dbname are the durable start, and every
+  // write so far is durable.
+  Status StartRecording();
+  Status Open(std::unique_ptr<DB>* db);
+
+  // Writes through db, logged in the history. key and value must not hold whitespace.
+  Status Put(DB* db, const std::string& key, const std::string& value,
+             const WriteOptions& wo = WriteOptions());
+  Status Delete(DB* db, const std::string& key, const WriteOptions& wo = WriteOptions());
+  Status Write(DB* db,
+               const std::vector<std::pair<std::string, std::optional<std::string>>>& ops,
+               const WriteOptions& wo = WriteOptions());
+  // A blocking flush; afterwards every earlier write is durable.
+  Status Flush(DB* db);
+
+  Recording Finish();
+
+ private:
+  size_t Count();
+
+  std::unique_ptr<Env> base_;
+  std::unique_ptr<RecordingEnv> recording_;
+  std::map<std::string, std::string> initial_;
+  History history_;
+};
+
+struct Workload {
+  std::string name;
+  std::string what;
+  bool long_run = false;  // bounded in CI (persistence points only)
+  std::function<Status(Context*)> run;
+};
+
+// Every workload, short ones first.
+const std::vector<Workload>& AllWorkloads();
+
+WriteOptions Sync();
+WriteOptions NoWal();
+
+}  // namespace shale::crash_states
