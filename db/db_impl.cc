@@ -18,30 +18,12 @@ const std::string kDefaultColumnFamilyName("default");
 
 DB::~DB() = default;
 
-namespace {
-
-WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
-  WriteThread::WaitOptions wait;
-  wait.adaptive_yield = o.enable_write_thread_adaptive_yield;
-  wait.max_yield_usec = o.write_thread_max_yield_usec;
-  wait.slow_yield_usec = o.write_thread_slow_yield_usec;
-  return wait;
-}
-
-}  // namespace
-
 DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch)
     : dbname_(dbname),
       options_(SanitizeOptions(dbname, options)),
       env_(options_.env),
       scheduler_(CompactionThreads(options_)),
       seq_per_batch_(seq_per_batch),
-      main_queue_publishes_(!(seq_per_batch && options_.two_write_queues)),
-      write_thread_(WaitOptionsOf(options_),
-                    !options_.enable_pipelined_write && !options_.unordered_write
-                        ? WriteThread::kCompanionWaitNanos
-                        : 0),
-      nonmem_write_thread_(WaitOptionsOf(options_)),
       memtable_blocks_(std::make_shared<ArenaBlockPool>(options_.write_buffer_size)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
@@ -57,6 +39,9 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_b
       std::make_unique<CompactionPicker>(current_options_, &default_cf_->internal_comparator());
   internal_stats_ =
       std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros(), &mutex_);
+  WritePipeline::Host* host = this;  // a private base: the pipeline is all that sees it
+  pipeline_ = std::make_unique<WritePipeline>(options_, seq_per_batch, host, this,
+                                              internal_stats_.get(), stats_);
 }
 
 DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
@@ -79,7 +64,7 @@ Status DBImpl::CloseImpl() {
     bool flush_needed;
     {
       DbLock l(this);
-      flush_needed = has_unpersisted_data_ && bg_error_.ok();
+      flush_needed = pipeline_->has_unpersisted_data() && bg_error_.ok();
     }
     if (flush_needed) result = Flush(FlushOptions(), DefaultColumnFamily());
   }
@@ -92,12 +77,7 @@ Status DBImpl::CloseImpl() {
   }
   if (stats_dump_thread_.joinable()) stats_dump_thread_.join();
   StopBackgroundThreads();
-  if (log_ != nullptr) {
-    Status s = log_->Close();
-    if (result.ok()) result = s;
-    log_.reset();
-  }
-  Status closed = closed_wals_.CloseAll();
+  Status closed = pipeline_->CloseWals();
   if (result.ok()) result = closed;
   {
     // Drop the read view, and every reader thread's cached reference, before the

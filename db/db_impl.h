@@ -1,16 +1,13 @@
-// DBImpl: the DB. It ties together the write path (WriteThread -> WAL -> memtable), the
-// background flush of immutable memtables into L0 files, the VersionSet and MANIFEST, the
-// read path over a pinned SuperVersion, snapshots, recovery and file garbage collection.
-//
-// Sequence numbers: `last_allocated_` is handed to write groups by the leader;
-// `last_published_` is what new reads and snapshots see (published after the group's
-// memtable inserts, or after its WAL write with unordered_write); the VersionSet persists
-// the last sequence in the MANIFEST.
+// DBImpl: the DB. It ties together the write pipeline (db/write_pipeline.h: queues, WAL,
+// sequence numbers) and the memtables it writes to, the background flush of immutable
+// memtables into L0 files, the VersionSet and MANIFEST, the read path over a pinned
+// SuperVersion, snapshots, recovery and file garbage collection. The transaction layer
+// reaches it through DBForTransactions (db/db_for_transactions.h) only.
 //
 // Locking: mutex_ guards metadata (memtable switch, versions, flush scheduling,
-// snapshots, bg_error_). It is never held across WAL or SST I/O except where a comment
-// says so. Readers take no DB mutex. The WAL writer is appended to under log_mutex_ by a
-// write-group leader (of either queue).
+// bg_error_). It is never held across WAL or SST I/O except where a comment says so, and
+// never together with the pipeline's locks. Readers take no DB mutex. The snapshot list
+// has a leaf lock of its own.
 #pragma once
 
 #include <atomic>
@@ -24,21 +21,21 @@
 #include <vector>
 
 #include "db/background_scheduler.h"
-#include "db/closed_wals.h"
 #include "db/column_family.h"
 #include "db/compaction_picker.h"
+#include "db/db_for_transactions.h"
 #include "db/internal_stats.h"
+#include "db/merge_folder.h"
 #include "db/log_reader.h"
 #include "db/log_writer.h"
 #include "db/pre_release_callback.h"
-#include "db/prepared_logs.h"
 #include "db/snapshot_checker.h"
 #include "db/snapshot_impl.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "db/wal_replay.h"
 #include "db/write_controller.h"
-#include "db/write_thread.h"
+#include "db/write_pipeline.h"
 #include "options/option_table.h"
 #include "shale/db.h"
 #include "shale/statistics.h"
@@ -61,7 +58,10 @@ int CompactionThreads(const Options& options);
 // drop it under all its names.
 #define DB_MUTEX mutex_, versions_->db_mutex(), default_cf_->db_mutex(), internal_stats_->db_mutex()
 
-class DBImpl final : public DB {
+class DBImpl final : public DB,
+                     public DBForTransactions,
+                     public MergeFolder,
+                     private WritePipeline::Host {
  public:
   // seq_per_batch: the WritePrepared write policy's numbering (db/sub_batch.h), which
   // recovery must know before it replays the WAL.
@@ -92,12 +92,9 @@ class DBImpl final : public DB {
                                std::vector<std::string>* values) override;
   void MultiGet(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys, const Slice* keys,
                 PinnableSlice* values, Status* statuses, bool sorted_input) override;
-  // max_successive_merges (db_impl_merge.cc): called by the memtable inserter before it adds
-  // operand for key at sequence seq to mem. When mem already holds that many operands on top
-  // of key, computes the value key would have with operand applied (reading everything
-  // below seq) into *merged and returns true: the caller writes that as a Put instead.
+  // MergeFolder (db/merge_folder.h; db_impl_merge.cc): max_successive_merges.
   bool FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
-                            const Slice& operand, std::string* merged);
+                            const Slice& operand, std::string* merged) override;
   Iterator* NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -107,7 +104,7 @@ class DBImpl final : public DB {
                       const Slice* end) override;
   Status WaitForCompact(const WaitForCompactOptions& o) override;
   SequenceNumber GetLatestSequenceNumber() const override {
-    return last_published_.load(std::memory_order_acquire);
+    return pipeline_->LastPublished();
   }
   using DB::GetIntProperty;
   using DB::GetProperty;
@@ -130,7 +127,7 @@ class DBImpl final : public DB {
   // Starts a fresh WAL and memtable after recovery and commits it to the MANIFEST.
   Status FinishOpen() REQUIRES(DB_MUTEX);
   // The writes visible to a new read.
-  SequenceNumber TEST_LastPublished() const { return last_published_.load(); }
+  SequenceNumber TEST_LastPublished() const { return pipeline_->LastPublished(); }
   int TEST_NumImmutableMemtables();
   bool TEST_ActiveMemtableHasFilter();
   VersionSet* TEST_versions() { return versions_.get(); }
@@ -144,93 +141,32 @@ class DBImpl final : public DB {
   // Called at the start of every memtable insert of a write, on the inserting thread
   // (lets a test hold an insert pending). Set before writes start.
   void TEST_SetBeforeMemtableInsert(std::function<void()> hook) {
-    test_before_insert_ = std::move(hook);
+    pipeline_->TEST_SetBeforeMemtableInsert(std::move(hook));
   }
   // Every entry of user_key in the memtables and files, newest source first, as text.
   std::string TEST_KeyVersions(const Slice& user_key);
 
-  // ---- For transactions (utilities/transactions/). Two-phase commit needs allow_2pc.
-  //
-  // A write of the transaction layer (WriteTxn, db_impl_write.cc):
-  //   wal_only   `batch` reaches the WAL alone and consumes no sequence: a prepare
-  //              (BeginPrepare, the records, EndPrepare(xid): WriteBatchInternal::
-  //              MarkEndPrepare) or a Rollback(xid) marker. A WAL holding a prepare is kept
-  //              (with the ones after it) until MarkPrepareResolved names it.
-  //   txn_batch  commit of a prepared transaction: the WAL gets `batch` (the commit-time
-  //              records, then Commit(xid)); the memtable gets `batch`'s records, then
-  //              txn_batch's (the prepared ones, not logged again), numbered on from
-  //              `batch`'s. prep_log: the WAL holding the prepare, kept until the memtable
-  //              these records go to is flushed.
-  // With seq_per_batch (WritePrepared) instead: a prepare goes to the memtable too, under
-  // its own numbers; every write takes one number per sub-batch, a wal_only one exactly one
-  // (with the WAL off: a commit that only takes its number); there is no txn_batch.
-  // pre_release: called with the numbers before they can be published.
-  // *log_used (may be null): the WAL the batch went to. *seq_used (may be null): the first
-  // sequence of the write's records (a write that takes none: the last one published).
-  struct TxnWrite {
-    bool wal_only = false;
-    PreReleaseCallback* pre_release = nullptr;  // db/pre_release_callback.h
-    const WriteBatch* txn_batch = nullptr;
-    uint64_t prep_log = 0;
-    uint64_t* log_used = nullptr;
-    SequenceNumber* seq_used = nullptr;
-  };
-  Status WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite& t);
-  // WriteTxn of an empty batch, wal_only, with the WAL off: takes one number, runs
-  // pre_release (may be null) with it and publishes it. With seq_per_batch and two write
-  // queues, while no write is in the second queue, without queueing (db_impl_write.cc).
-  Status WriteNumberOnly(PreReleaseCallback* pre_release);
-  // The prepare in WAL `log` was committed or rolled back: that WAL need no longer be kept
-  // for it (once the commit's memtable is flushed, for a commit).
-  void MarkPrepareResolved(uint64_t log);
-  // Prepared transactions that recovery found unresolved in the WAL (allow_2pc), by name.
-  // Each keeps its WAL until MarkPrepareResolved(log_number). The caller takes them: a
-  // second call returns none.
-  using RecoveredTransaction = ::shale::RecoveredTransaction;  // db/wal_replay.h
-  std::map<std::string, RecoveredTransaction> TakeRecoveredTransactions();
-
-  // Reads through a visibility callback: the public read of the same name with entries
-  // `callback` hides treated as absent in every source (memtables, files, both iterator
-  // directions, merge operands and bases, tombstones). Null: none, as the public reads call
-  // them. Without o.snapshot, callback->Refresh(the view's sequence) runs before the read
-  // looks at anything. Get, MultiGet and GetMergeOperands only use callback during the call;
-  // the iterator owns its callback (db_impl_read.cc, db_impl_multiget.cc, db_impl_merge.cc).
+  // ---- DBForTransactions (db/db_for_transactions.h says what each does).
+  Status WriteTxn(const WriteOptions& o, WriteBatch* batch, const TxnWrite& t) override;
+  Status WriteNumberOnly(PreReleaseCallback* pre_release) override;
+  void MarkPrepareResolved(uint64_t log) override;
+  std::map<std::string, RecoveredTransaction> TakeRecoveredTransactions() override;
   Status GetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
-                         PinnableSlice* value, ReadCallback* callback);
+                         PinnableSlice* value, ReadCallback* callback) override;
   void MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys,
                             const Slice* keys, PinnableSlice* values, Status* statuses,
-                            bool sorted_input, ReadCallback* callback);
+                            bool sorted_input, ReadCallback* callback) override;
   Iterator* NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
-                                    std::unique_ptr<ReadCallback> callback);
+                                    std::unique_ptr<ReadCallback> callback) override;
   Status GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
                                       const Slice& key, PinnableSlice* merge_operands,
                                       GetMergeOperandsOptions* gmo, int* number_of_operands,
-                                      ReadCallback* callback);
-
-  // Conflict checks (db_impl_txn.cc). The newest sequence at which key was written (Put,
-  // Merge, Delete or SingleDelete) in the current memtables and, unless cache_only, the
-  // files: *found tells whether any was. With cache_only and nothing found, *seq is the
-  // smallest sequence from which on every write is in a memtable, so that a caller can
-  // tell whether their history reaches back far enough (else TryAgain).
+                                      ReadCallback* callback) override;
   Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
-                                 bool* found);
-  // GetSnapshot for a WritePrepared DB: min_uncommitted, the smallest uncommitted number
-  // taken before the call, is kept in the snapshot (SnapshotImpl::min_uncommitted).
-  const Snapshot* GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted);
-  // The sequences of the live snapshots at or below max, ascending (WritePrepared's
-  // commit cache asks when it evicts). Takes the DB mutex.
-  std::vector<SequenceNumber> SnapshotsUpTo(SequenceNumber max);
-
-  // WritePrepared transactions: data reaches the memtable before it commits. Every flush
-  // and compaction that starts after this call asks checker which snapshots see an entry
-  // (db/snapshot_checker.h, db/compaction_iterator.h) and holds a snapshot of its own
-  // while it runs (in the DB's snapshot list, where the checker's owner sees it); a job
-  // already running keeps the checker it started with, which shared ownership keeps
-  // alive. Until it is called (or after it is called with null), jobs of a DB opened with
-  // seq_per_batch keep every entry unchanged (KeepAllSnapshotChecker: the flushes of WAL
-  // recovery, a compaction Open schedules), and those of any other DB judge every entry
-  // committed. Call it right after Open.
-  void SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker);
+                                 bool* found) override;
+  const Snapshot* GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted) override;
+  std::vector<SequenceNumber> SnapshotsUpTo(SequenceNumber max) override;
+  void SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker) override;
 
  private:
   friend class DB;
@@ -276,47 +212,29 @@ class DBImpl final : public DB {
     return cf == nullptr || cf == default_cf_handle_.get();
   }
 
-  // Write path (write_thread / db_impl_write.cc). disable_memtable: a batch without keys
-  // that only goes to the WAL (the second queue with two_write_queues).
+  // The public writes enter the pipeline as a user's write (db_impl_write.cc).
+  // disable_memtable: a batch without keys that only goes to the WAL.
   Status WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable = false);
-  // Takes w (its batch checked, its transaction fields set) through the write queues.
-  Status RunWriter(const WriteOptions& o, WriteThread::Writer* w);
-  Status UnorderedWriteImpl(WriteThread::Writer* w);
-  Status WriteWalOnly(WriteThread::Writer* w);
-  // The leader's part before the memtable: makes room, forms the group, logs it (one WAL
-  // record, one sync), and assigns each member its sequence and memtable. On error the
-  // group is formed but nothing of it is logged or allocated.
-  Status WalStage(WriteThread::Writer* leader, WriteThread::WriteGroup* group);
-  // Numbers group's writers from last_allocated_ + 1 (Writer::sequence, last_sequence),
-  // logs them unless the group's WAL is off (record: the group's one record; null with
-  // seq_per_batch, where each writer logs its own), syncs if asked, allocates the count
-  // numbers, tells each member its WAL (a prepare's is counted in prepared_logs_) and runs
-  // its PreReleaseCallback; main_queue: called by the main queue's WAL leader, else by the
-  // second queue's. The locks with two write queues, and when callbacks run: see the .cc.
-  Status LogAndAllocate(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count,
-                        bool main_queue);
-  // LogAndAllocate's steps. NumberGroup only numbers the members (returns the first);
-  // AllocateShared also takes the numbers (alloc_mutex_ held).
-  SequenceNumber NumberGroup(WriteThread::WriteGroup* group);
-  SequenceNumber AllocateShared(WriteThread::WriteGroup* group, uint64_t count)
-      REQUIRES(alloc_mutex_);
-  Status AppendGroup(WriteThread::WriteGroup* group, WriteBatch* record, SequenceNumber first);
-  void NoteLogged(WriteThread::WriteGroup* group, uint64_t log_number);
-  void RunPreRelease(WriteThread::WriteGroup* group, uint64_t log_number);
-  void InsertOwnBatch(WriteThread::Writer* w, bool concurrent);
-  // Publishes the sequences of the batch group begins (its inserts being done), ends it.
-  void FinishGroup(WriteThread::WriteGroup* group, WriteThread::Writer* self);
+  // WritePipeline::Host (db_impl_write.cc): the pipeline's view of the memtables, the
+  // stalls and the background error.
+  bool MayNeedRoom() override;
+  Status MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) override;
+  MemTable* ActiveMemtable() override;
+  void SetBackgroundError(const Status& s) override;
+  Status BackgroundError() override;
+  bool HasBackgroundError() override;
   // Makes the active memtable immutable (if not empty) for a flush, as an exclusive writer.
   Status SwitchMemtableForFlush();
   // Makes room in the active memtable, switching it (and the WAL) when full and waiting
-  // when too many immutable memtables are pending. Called by the write-group leader.
+  // when too many immutable memtables are pending. Called by the pipeline's WAL leader.
   // write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall into
   // Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
   // memtable inserts before a switch.
   Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(DB_MUTEX);
   // Re-evaluates write stalls after the tree changed shape.
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
-  // REQUIRES: the caller is the write-group leader (nobody else touches the WAL).
+  // REQUIRES: the caller is the pipeline's WAL leader (or WithQueueAlone's function):
+  // nobody else touches the WAL. Releases the mutex while the pipeline switches the WAL.
   Status SwitchMemtable() REQUIRES(DB_MUTEX);
   // An empty memtable with the options in effect, its arena drawing on memtable_blocks_,
   // with a filter if Gets reached the one it replaces (see kEntriesPerGetForFilter).
@@ -433,7 +351,11 @@ class DBImpl final : public DB {
   std::unique_ptr<VersionSet> versions_;
   std::unique_ptr<ColumnFamilyData> default_cf_;
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
-  SnapshotList snapshots_ GUARDED_BY(mutex_);
+  // The live snapshots, under a leaf lock of their own: taken inside the DB mutex (a job's
+  // snapshots) and inside the pipeline's allocation lock (a WritePrepared commit's
+  // eviction asking for them, SnapshotsUpTo), never around another lock.
+  Mutex snapshots_mu_ ACQUIRED_AFTER(mutex_);
+  SnapshotList snapshots_ GUARDED_BY(snapshots_mu_);
   std::shared_ptr<const SnapshotChecker> snapshot_checker_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
   // Every method of the picker and the scheduler (but Stop, see StopBackgroundThreads)
@@ -459,42 +381,19 @@ class DBImpl final : public DB {
   Status bg_error_ GUARDED_BY(mutex_);
   // Whether bg_error_ is set (it is never cleared): the write path's check without the mutex.
   std::atomic<bool> has_bg_error_{false};
-  // Writes that reached only the memtable (disableWAL) since the last flush: set by write
-  // leaders without the mutex, cleared by Flush under it.
-  std::atomic<bool> has_unpersisted_data_{false};
-
-  // The WAL: appended by the main queue's WAL leader, under log_mutex_ when two queues
-  // append (a memtable switch replaces it holding log_mutex_, not the DB mutex, which is
-  // taken after log_mutex_ when both are), and by Open before any writer.
-  Mutex log_mutex_;
-  std::unique_ptr<log::Writer> log_;
-  ClosedWals closed_wals_;  // WALs switched away from unsynced (see db/closed_wals.h)
-  uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;  // changed by a WAL leader (SwitchMemtable)
-  // Sequences handed out: advanced by a WAL leader (with two write queues, under
-  // alloc_mutex_, taken inside log_mutex_ by a logged write). Published: what new reads and
-  // snapshots see (see db_impl_write.cc). WriteNumberOnly runs its commit callback holding
-  // alloc_mutex_, and the callback may take the DB mutex (an eviction fetching the
-  // snapshots): the order is log_mutex_, alloc_mutex_, the DB mutex.
-  Mutex alloc_mutex_;
-  std::atomic<SequenceNumber> last_allocated_{0};
-  std::atomic<SequenceNumber> last_published_{0};
-  // WritePrepared (set at open): numbers per sub-batch (db/sub_batch.h); with two write
-  // queues only the second queue's commits publish.
+  // WritePrepared's numbering (db/sub_batch.h), which recovery and the jobs' snapshot
+  // checker need too.
   const bool seq_per_batch_;
-  const bool main_queue_publishes_;
-  // Two-phase commit: WALs holding unresolved prepares, and those recovery found.
-  PreparedLogs prepared_logs_;
+  // Two-phase commit: the prepared transactions recovery found.
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
-  WriteThread write_thread_;
-  WriteThread nonmem_write_thread_;  // two_write_queues: WAL-only writes
-  // Writers in WriteWalOnly, from entry until their status is final (after their group
-  // published): while there are none, WriteNumberOnly may number and publish on its own.
-  std::atomic<uint64_t> wal_only_writers_{0};
+  // Everything a write passes through after the API call (db/write_pipeline.h): set once
+  // by the constructor.
+  std::unique_ptr<WritePipeline> pipeline_;
+  // The number of the WAL writes go to; changed by a WAL leader (SwitchMemtable).
+  uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;
   // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
   // worth; see util/arena.h for why).
   const std::shared_ptr<ArenaBlockPool> memtable_blocks_;
-  WriteBatch group_batch_;                    // the main queue's WAL leader's group record
-  std::function<void()> test_before_insert_;  // TEST_SetBeforeMemtableInsert
 
   // options_.statistics and options_.info_log (the latter created at open when not given);
   // either may be null.

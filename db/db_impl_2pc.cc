@@ -8,9 +8,9 @@
 
 namespace shale {
 
-void DBImpl::MarkPrepareResolved(uint64_t log) { prepared_logs_.Remove(log); }
+void DBImpl::MarkPrepareResolved(uint64_t log) { pipeline_->prepared_logs().Remove(log); }
 
-std::map<std::string, DBImpl::RecoveredTransaction> DBImpl::TakeRecoveredTransactions() {
+std::map<std::string, RecoveredTransaction> DBImpl::TakeRecoveredTransactions() {
   DbLock l(this);
   return std::move(recovered_txns_);
 }
@@ -23,7 +23,7 @@ uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) {
   // A prepare is counted before the write that logged it returns, and resolved only after
   // its commit's records are in a memtable (which then holds the reference): between the
   // two, one of these always names the WAL.
-  consider(prepared_logs_.Min());
+  consider(pipeline_->prepared_logs().Min());
   for (const MemTable* m : default_cf_->imm()) {
     if (m != skip) consider(m->MinLogContainingPrepSection());
   }

@@ -20,7 +20,7 @@ Status DBImpl::Flush(const FlushOptions& o, ColumnFamilyHandle*) {
     MaybeScheduleFlush();
     bg_cv_.Wait(&mutex_);
   }
-  if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) has_unpersisted_data_ = false;
+  if (bg_error_.ok() && default_cf_->mem()->IsEmpty()) pipeline_->ClearUnpersisted();
   return bg_error_;
 }
 
@@ -36,6 +36,7 @@ JobSnapshotContext DBImpl::BeginJobSnapshots() {
   // committed is unknown, so nothing may hide or drop anything.
   if (ctx.checker == nullptr && seq_per_batch_)
     ctx.checker = std::make_shared<KeepAllSnapshotChecker>();
+  MutexLock snapshots_lock(&snapshots_mu_);
   if (ctx.checker != nullptr) {
     // Entries may commit while the job runs, and a snapshot taken meanwhile is not in its
     // list: judged by the latest state, a Delete committed after that snapshot would hide
@@ -44,7 +45,7 @@ JobSnapshotContext DBImpl::BeginJobSnapshots() {
     // (the checker's owner must go on answering for it) until the job ends.
     // The bound is read first, so that it holds for the snapshot taken after it.
     const SequenceNumber min_uncommitted = ctx.checker->SmallestUncommitted();
-    const SnapshotImpl* own = snapshots_.New(last_published_.load(std::memory_order_acquire));
+    const SnapshotImpl* own = snapshots_.New(pipeline_->LastPublished());
     ctx.held = own;
     ctx.job_snapshot = own->GetSequenceNumber();
     if (min_uncommitted > 0) {
@@ -57,6 +58,7 @@ JobSnapshotContext DBImpl::BeginJobSnapshots() {
 }
 
 void DBImpl::EndJobSnapshots(JobSnapshotContext* ctx) {
+  MutexLock snapshots_lock(&snapshots_mu_);
   if (ctx->held != nullptr) snapshots_.Delete(static_cast<const SnapshotImpl*>(ctx->held));
   ctx->held = nullptr;
 }
@@ -107,7 +109,7 @@ Status DBImpl::FlushOldestImmutable() {
   UnlockDb();  // the SST is written and synced without the DB mutex
   // The WALs left unsynced, this memtable's among them, are made durable first, as
   // RocksDB's flush does (db/closed_wals.h).
-  Status s = closed_wals_.SyncAll(options_.use_fsync);
+  Status s = pipeline_->SyncClosedWals();
   if (s.ok()) s = job.Run();
   LockDb();
   EndJobSnapshots(&snaps);
@@ -134,7 +136,7 @@ Status DBImpl::FlushOldestImmutable() {
   // them: the MANIFEST must not count them (RocksDB fixed the same in its PR 9305).
   const SequenceNumber next_first = next_mem->earliest_seqno();
   edit.SetLastSequence(next_first > 0 ? next_first - 1
-                                      : last_published_.load(std::memory_order_acquire));
+                                      : pipeline_->LastPublished());
   s = versions_->LogAndApply(&edit);
   pending_outputs_.erase(number);
   if (!s.ok()) return s;

@@ -155,8 +155,7 @@ Status DBImpl::Recover() {
   SequenceNumber max_sequence = versions_->LastSequence();
   s = RecoverLogFiles(logs, &edit, &max_sequence);
   if (!s.ok()) return s;
-  last_allocated_ = max_sequence;
-  last_published_.store(max_sequence);
+  pipeline_->SetLastSequence(max_sequence);
   versions_->SetLastSequence(max_sequence);
 
   // Start the fresh WAL now and commit the replayed files with it in one edit: until that
@@ -168,14 +167,14 @@ Status DBImpl::Recover() {
   if (!s.ok()) return s;
   s = db_dir_->Fsync();
   if (!s.ok()) return s;
-  log_ = std::make_unique<log::Writer>(std::move(file), logfile_number_);
+  pipeline_->StartWal(std::move(file), logfile_number_);
   edit.SetLogNumber(logfile_number_);
   edit.SetPrevLogNumber(0);
   // The recovered prepared transactions keep their WALs; without allow_2pc none is left.
   if (options_.allow_2pc || versions_->MinLogNumberToKeep() != 0) {
     uint64_t keep = logfile_number_;
     for (const auto& [name, txn] : recovered_txns_) {
-      prepared_logs_.Add(txn.log_number);
+      pipeline_->prepared_logs().Add(txn.log_number);
       keep = std::min(keep, txn.log_number);
     }
     edit.SetMinLogNumberToKeep(keep);
@@ -382,7 +381,7 @@ Status DBImpl::CheckPredecessor(const log::Reader& reader, uint64_t prev_log, ui
 Status DBImpl::FinishOpen() {
   MemTable* mem = NewMemTable();
   mem->SetLogNumber(logfile_number_);
-  mem->SetEarliestSequence(last_allocated_.load(std::memory_order_relaxed) + 1);
+  mem->SetEarliestSequence(pipeline_->LastAllocated() + 1);
   default_cf_->SwitchMemtable(mem);
   InstallNewSuperVersion();
   RecalculateWriteStallConditions();

@@ -17,7 +17,7 @@ SuperVersionPin DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* 
   if (o.snapshot != nullptr) {
     *seq = o.snapshot->GetSequenceNumber();
   } else {
-    *seq = last_published_.load(std::memory_order_acquire);
+    *seq = pipeline_->LastPublished();
     // The callback's bound must be the sequence this view holds, not "anything": judged
     // against kMaxSequenceNumber, data committed after the view was taken would pass the
     // full check and show through a read that does not hold its commit.
@@ -156,13 +156,13 @@ void DBImpl::ReleaseIteratorView(SuperVersion* view) {
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
-  DbLock l(this);
-  return snapshots_.New(last_published_.load(std::memory_order_acquire));
+  MutexLock l(&snapshots_mu_);
+  return snapshots_.New(pipeline_->LastPublished());
 }
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
-  DbLock l(this);
+  MutexLock l(&snapshots_mu_);
   snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
 }
 

@@ -1,13 +1,29 @@
-// DBImpl's answer to the transaction layer's conflict check: when was a key last written?
-// A pessimistic transaction holds the key's lock when it asks, so no other writer can
-// change the answer until it commits; the answer is compared against the transaction's
-// snapshot (utilities/transactions/).
+// DBImpl's side of the transaction door (db/db_for_transactions.h): how the transaction
+// layer finds the engine, the conflict check's answer to "when was a key last written?",
+// and snapshots for WritePrepared. A pessimistic transaction holds the key's lock when it
+// asks, so no other writer can change the answer until it commits; the answer is compared
+// against the transaction's snapshot (utilities/transactions/).
 #include <algorithm>
 #include <string>
 
 #include "db/db_impl.h"
+#include "shale/utilities/stackable_db.h"
 
 namespace shale {
+
+Status DBForTransactions::Open(const Options& options, const std::string& dbname,
+                               bool seq_per_batch, DB** dbptr) {
+  return DBImpl::Open(options, dbname, seq_per_batch, dbptr);
+}
+
+SequenceNumber DBForTransactions::MinUncommittedOf(const Snapshot* snapshot) {
+  return static_cast<const SnapshotImpl*>(snapshot)->min_uncommitted();
+}
+
+DBForTransactions* DBForTransactions::From(DB* db) {
+  auto* stacked = dynamic_cast<StackableDB*>(db);
+  return dynamic_cast<DBImpl*>(stacked != nullptr ? stacked->GetRootDB() : db);
+}
 
 Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
                                        bool* found) {
@@ -59,7 +75,7 @@ Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, Sequen
 std::vector<SequenceNumber> DBImpl::SnapshotsUpTo(SequenceNumber max) {
   std::vector<SequenceNumber> all;
   {
-    DbLock l(this);
+    MutexLock l(&snapshots_mu_);
     all = snapshots_.GetAll();
   }
   all.erase(std::upper_bound(all.begin(), all.end(), max), all.end());
@@ -67,8 +83,8 @@ std::vector<SequenceNumber> DBImpl::SnapshotsUpTo(SequenceNumber max) {
 }
 
 const Snapshot* DBImpl::GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted) {
-  DbLock l(this);
-  return snapshots_.New(last_published_.load(std::memory_order_acquire), min_uncommitted);
+  MutexLock l(&snapshots_mu_);
+  return snapshots_.New(pipeline_->LastPublished(), min_uncommitted);
 }
 
 }  // namespace shale

@@ -26,6 +26,7 @@
 #include <map>
 #include <string>
 
+#include "db/recovered_transaction.h"
 #include "shale/status.h"
 #include "shale/types.h"
 #include "shale/write_batch.h"
@@ -33,15 +34,6 @@
 namespace shale {
 
 class MemTable;
-
-// A transaction recovery found prepared and neither committed nor rolled back.
-struct RecoveredTransaction {
-  uint64_t log_number = 0;  // the WAL holding the prepare
-  WriteBatch batch;         // the prepared records (no markers)
-  // seq_per_batch: the prepare's numbers, prepare_seq .. prepare_seq + sub_batches - 1.
-  SequenceNumber prepare_seq = 0;
-  uint64_t sub_batches = 0;
-};
 
 class WalReplayer {
  public:

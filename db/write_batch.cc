@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "db/db_impl.h"
+#include "db/merge_folder.h"
 #include "db/sub_batch.h"
 #include "db/write_batch_internal.h"
 #include "memtable/memtable.h"
@@ -247,7 +247,7 @@ KindRecorder Kinds(const std::string& rep) {
 
 // Checks a batch before it is written: only column family 0, the one family that exists
 // so far; notes Merges. Two-phase commit markers come only from a TransactionDB's own
-// writes (DBImpl::WriteTxn, txn_markers): anyone else's write holding one is refused.
+// writes (DBForTransactions::WriteTxn, txn_markers): anyone else's write holding one is refused.
 // (Recovery checks logged batches itself: db/wal_replay.h.)
 // With count_sub_batches, also counts the batch's sub-batches (db/sub_batch.h).
 class ColumnFamilyChecker final : public WriteBatch::Handler {
@@ -296,8 +296,8 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
 class MemTableInserter final : public WriteBatch::Handler {
  public:
   MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, uint64_t sub_batches,
-                   DBImpl* db)
-      : seq_(seq), mem_(mem), sub_batches_(sub_batches), db_(db), adder_(mem, concurrent) {}
+                   MergeFolder* folder)
+      : seq_(seq), mem_(mem), sub_batches_(sub_batches), folder_(folder), adder_(mem, concurrent) {}
   Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
     return Add(kTypeValue, key, value);
   }
@@ -314,10 +314,10 @@ class MemTableInserter final : public WriteBatch::Handler {
   Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
     const SequenceNumber seq = Next(key);
     // The fold reads the memtable, which must hold this batch's earlier records.
-    if (db_ != nullptr) adder_.Flush();
+    if (folder_ != nullptr) adder_.Flush();
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
-    if (db_ != nullptr && db_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
+    if (folder_ != nullptr && folder_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
       return Put(seq, kTypeValue, key, merged_);
     }
     return Put(seq, kTypeMerge, key, value);
@@ -341,7 +341,7 @@ class MemTableInserter final : public WriteBatch::Handler {
   MemTable* const mem_;
   const uint64_t sub_batches_;
   SubBatchSplitter splitter_;
-  DBImpl* const db_;
+  MergeFolder* const folder_;
   std::string merged_;
   // Records go into the skip list a group at a time (MemTable::GroupAdder); the last group
   // is linked when the inserter goes, before InsertInto returns.
@@ -577,7 +577,7 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
                                       MemTable* mem, bool concurrent, uint64_t sub_batches,
-                                      DBImpl* db) {
+                                      MergeFolder* folder) {
   Slice key;
   Slice value;
   if (IsSinglePut(batch->rep_, &key, &value)) {
@@ -585,7 +585,7 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
     mem->Add(first_seq, kTypeValue, key, value, concurrent);
     return Status::OK();
   }
-  MemTableInserter inserter(first_seq, mem, concurrent, sub_batches, db);
+  MemTableInserter inserter(first_seq, mem, concurrent, sub_batches, folder);
   return IterateRep(batch->rep_, &inserter);
 }
 

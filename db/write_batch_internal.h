@@ -15,7 +15,7 @@
 
 namespace shale {
 
-class DBImpl;
+class MergeFolder;
 class MemTable;
 
 // The write policy whose transaction logged a prepared section. Their WALs differ (a
@@ -88,11 +88,11 @@ class WriteBatchInternal {
   // sub_batches 0 gives each record a number; otherwise it is the batch's sub-batch count
   // from ValidateForWrite, and each sub-batch takes one number (with 1, every record takes
   // first_seq and no keys are compared). concurrent: other threads may be adding to mem at
-  // the same time. db (may be null) folds a Merge into a Put when
+  // the same time. folder (may be null) folds a Merge into a Put when
   // options.max_successive_merges asks for it. (Recovery applies logged batches through
   // WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
-                           bool concurrent, uint64_t sub_batches, DBImpl* db);
+                           bool concurrent, uint64_t sub_batches, MergeFolder* folder);
   // For a batch of one Put: starts loading what mem->Add will touch first (the memtable
   // filter's line), so that the load overlaps the WAL write. A hint; does nothing else.
   static void PrefetchForInsert(const WriteBatch* batch, const MemTable* mem);

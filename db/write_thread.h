@@ -3,7 +3,8 @@
 // and assigns the group consecutive sequence numbers; then either the leader inserts the
 // group into the memtable or every member inserts its own batch in parallel.
 //
-// Protocol (DBImpl's write path drives it; see db_impl_write.cc):
+// Protocol (the write pipeline drives it: db/write_pipeline.h, which queues PendingWrites,
+// db/pending_write.h, Writers with what the pipeline decided about each write):
 // - Every writer calls JoinBatchGroup. It returns the state the writer was handed:
 //   kGroupLeader (lead the next group), kParallelMemtableWriter (a leader assigned this
 //   writer's sequence and asks it to insert its own batch), or kCompleted (a leader or a
@@ -46,8 +47,6 @@
 
 namespace shale {
 
-class MemTable;
-class PreReleaseCallback;
 
 class WriteThread {
  public:
@@ -70,24 +69,8 @@ class WriteThread {
     bool disable_wal = false;
     bool no_slowdown = false;
     bool has_merge = false;  // the batch holds a Merge: its group inserts serially
-    // Transactions (DBImpl::WriteTxn). wal_only: the batch is logged, never inserted, and
-    // takes no sequence (seq_per_batch: one, and the WAL may be off: a commit that only
-    // takes a number); prepares: it holds a prepared section, whose WAL must be kept.
-    // txn_batch: inserted after batch, numbered on from it, never logged (a commit's
-    // prepared records, logged at Prepare in WAL prep_log).
-    bool wal_only = false;
-    bool prepares = false;
-    const WriteBatch* txn_batch = nullptr;
-    uint64_t prep_log = 0;
-    PreReleaseCallback* pre_release = nullptr;  // db/pre_release_callback.h; may be null
-    // Sequences the write takes: the records it inserts, or (seq_per_batch) its
-    // sub-batches, at least 1 (db/sub_batch.h). keys: the records it inserts.
-    uint64_t seq_count = 0;
-    uint64_t keys = 0;
     // Set by the leader before it hands the writer a new state.
     SequenceNumber sequence = 0;  // the batch's first sequence number
-    MemTable* mem = nullptr;      // where the batch goes (parallel and unordered inserts)
-    uint64_t log_used = 0;        // the WAL it was logged to (0: none)
     WriteGroup* group = nullptr;  // set while a group's memtable stage runs
     Status status;
     bool handed_leadership = false;  // led after waiting in the queue (set by the writer)
@@ -182,7 +165,8 @@ class WriteThread {
   // budget. An exclusive leader forms a group of one.
   void EnterAsBatchGroupLeader(Writer* leader, WriteGroup* group);
 
-  // REQUIRES: the batch's sequences are assigned (Writer::sequence, mem, last_sequence).
+  // REQUIRES: the batch's sequences are assigned (Writer::sequence, last_sequence), and
+  // whatever else the members need to insert.
   // Hands every member of the batch group begins kParallelMemtableWriter but its leader,
   // which inserts its own batch without waiting for a state.
   void LaunchParallelWriters(WriteGroup* group);

@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "db/db_impl.h"
+#include "db/db_for_transactions.h"
 #include "db/write_batch_internal.h"
 #include "util/hash.h"
 
@@ -17,7 +17,7 @@ OptimisticTransaction::OptimisticTransaction(OptimisticTransactionDBImpl* txn_db
                                              const OptimisticTransactionOptions& txn_options)
     : TransactionBaseImpl(txn_db->GetBaseDB(), write_options),
       txn_db_(txn_db),
-      db_impl_(txn_db->db_impl()) {
+      engine_(txn_db->engine()) {
   Initialize(txn_options);
 }
 
@@ -57,7 +57,7 @@ Status OptimisticTransaction::CheckForConflicts() {
   for (const auto& [key, tracked] : tracked_keys()) {
     SequenceNumber seq;
     bool found;
-    Status s = db_impl_->GetLatestSequenceForKey(key, /*cache_only=*/true, &seq, &found);
+    Status s = engine_->GetLatestSequenceForKey(key, /*cache_only=*/true, &seq, &found);
     if (!s.ok()) return s;
     if (found) {
       // Memtables are flushed oldest first: a newer write to the key would be found
@@ -123,10 +123,10 @@ Status OptimisticTransaction::Rollback() {
 
 // ---- The DB.
 
-OptimisticTransactionDBImpl::OptimisticTransactionDBImpl(DB* db, DBImpl* db_impl,
+OptimisticTransactionDBImpl::OptimisticTransactionDBImpl(DB* db, DBForTransactions* engine,
                                                          const OptimisticTransactionDBOptions& o)
     : OptimisticTransactionDB(db),
-      db_impl_(db_impl),
+      engine_(engine),
       num_buckets_(std::max<uint32_t>(o.occ_lock_buckets, 1)),
       buckets_(new Mutex[num_buckets_]) {}
 
@@ -144,23 +144,13 @@ Transaction* OptimisticTransactionDBImpl::BeginTransaction(
   return new OptimisticTransaction(this, write_options, txn_options);
 }
 
-namespace {
-
-// The DBImpl beneath db (which may be a StackableDB), or null.
-DBImpl* ImplBeneath(DB* db) {
-  auto* stacked = dynamic_cast<StackableDB*>(db);
-  return dynamic_cast<DBImpl*>(stacked != nullptr ? stacked->GetRootDB() : db);
-}
-
-}  // namespace
-
 Status OptimisticTransactionDB::Open(const Options& options, const std::string& dbname,
                                      OptimisticTransactionDB** dbptr) {
   *dbptr = nullptr;
   DB* db = nullptr;
   Status s = DB::Open(options, dbname, &db);
   if (!s.ok()) return s;
-  DBImpl* impl = ImplBeneath(db);
+  DBForTransactions* impl = DBForTransactions::From(db);
   if (impl == nullptr) {
     delete db;
     return Status::NotSupported("OptimisticTransactionDB needs shale's own DB beneath it");
@@ -194,7 +184,7 @@ Status OptimisticTransactionDB::Open(const DBOptions& db_options,
   DB* db = nullptr;
   Status s = DB::Open(Options(db_options, column_families[0].options), dbname, &db);
   if (!s.ok()) return s;
-  DBImpl* impl = ImplBeneath(db);
+  DBForTransactions* impl = DBForTransactions::From(db);
   if (impl == nullptr) {
     delete db;
     return Status::NotSupported("OptimisticTransactionDB needs shale's own DB beneath it");

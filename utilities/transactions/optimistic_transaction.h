@@ -5,7 +5,7 @@
 // checked from: its snapshot's, or, without one, the DB's latest when it first touched
 // the key. Commit locks the hash buckets of its keys (in bucket order, so two commits
 // cannot deadlock), asks the DB for the newest sequence of each key in the memtables
-// (DBImpl::GetLatestSequenceForKey, cache_only), writes the batch if none is newer than
+// (DBForTransactions::GetLatestSequenceForKey, cache_only), writes the batch if none is newer than
 // its tracked sequence, and unlocks. Holding the buckets across check and write is what
 // keeps two committers of one key from both passing the check.
 //
@@ -23,7 +23,7 @@
 
 namespace shale {
 
-class DBImpl;
+class DBForTransactions;
 class OptimisticTransactionDBImpl;
 
 class OptimisticTransaction : public TransactionBaseImpl {
@@ -63,26 +63,27 @@ class OptimisticTransaction : public TransactionBaseImpl {
   Status CheckForConflicts();
 
   OptimisticTransactionDBImpl* const txn_db_;
-  DBImpl* const db_impl_;
+  DBForTransactions* const engine_;
   TransactionState state_ = STARTED;
 };
 
 class OptimisticTransactionDBImpl final : public OptimisticTransactionDB {
  public:
-  // db: the opened DB, which this object takes over; db_impl: the DBImpl beneath it.
-  OptimisticTransactionDBImpl(DB* db, DBImpl* db_impl, const OptimisticTransactionDBOptions& o);
+  // db: the opened DB, which this object takes over; engine: the engine beneath it.
+  OptimisticTransactionDBImpl(DB* db, DBForTransactions* engine,
+                              const OptimisticTransactionDBOptions& o);
 
   Transaction* BeginTransaction(const WriteOptions& write_options,
                                 const OptimisticTransactionOptions& txn_options,
                                 Transaction* old_txn) override;
 
-  DBImpl* db_impl() const { return db_impl_; }
+  DBForTransactions* engine() const { return engine_; }
   // The bucket a key's commit locks.
   size_t BucketOf(const Slice& key) const;
   Mutex* bucket(size_t i) RETURN_CAPABILITY(buckets_[i]) { return &buckets_[i]; }
 
  private:
-  DBImpl* const db_impl_;
+  DBForTransactions* const engine_;
   const size_t num_buckets_;
   std::unique_ptr<Mutex[]> buckets_;
 };

@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "db/db_impl.h"
+#include "db/db_for_transactions.h"
 #include "db/write_batch_internal.h"
 #include "utilities/transactions/pessimistic_transaction_db.h"
 
@@ -25,7 +25,7 @@ PessimisticTransaction::PessimisticTransaction(PessimisticTransactionDB* txn_db,
                                                const TransactionOptions& txn_options)
     : TransactionBaseImpl(txn_db->ReadDB(), write_options),
       txn_db_(txn_db),
-      db_impl_(txn_db->db_impl()) {
+      engine_(txn_db->engine()) {
   Initialize(txn_options);
 }
 
@@ -144,7 +144,7 @@ Status PessimisticTransaction::ValidateSnapshot(const std::string& key, Sequence
   if (*seq <= snap) return Status::OK();
   SequenceNumber latest;
   bool found;
-  Status s = db_impl_->GetLatestSequenceForKey(key, /*cache_only=*/false, &latest, &found);
+  Status s = engine_->GetLatestSequenceForKey(key, /*cache_only=*/false, &latest, &found);
   if (!s.ok()) return s;
   if (found && !VisibleAt(latest, snap)) {
     return Status::Busy("key written after the transaction's snapshot");

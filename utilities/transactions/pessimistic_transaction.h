@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "db/wal_replay.h"
+#include "db/recovered_transaction.h"
 #include "db/write_batch_internal.h"
 #include "shale/utilities/transaction_db.h"
 #include "utilities/transactions/point_lock_manager.h"
@@ -30,7 +30,7 @@
 
 namespace shale {
 
-class DBImpl;
+class DBForTransactions;
 class PessimisticTransactionDB;
 
 class PessimisticTransaction : public TransactionBaseImpl {
@@ -99,7 +99,7 @@ class PessimisticTransaction : public TransactionBaseImpl {
   void UnlockKeys(const std::vector<std::string>& keys) override;
 
   PessimisticTransactionDB* const txn_db_;
-  DBImpl* const db_impl_;
+  DBForTransactions* const engine_;
   TransactionName name_;
   // The WAL holding this transaction's prepare; 0 before Prepare.
   uint64_t log_number_ = 0;

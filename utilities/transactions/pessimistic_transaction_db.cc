@@ -3,7 +3,7 @@
 #include <memory>
 #include <utility>
 
-#include "db/db_impl.h"
+#include "db/db_for_transactions.h"
 #include "utilities/transactions/pessimistic_transaction.h"
 #include "utilities/transactions/write_prepared_txn_db.h"
 
@@ -22,18 +22,13 @@ PointLockManager::Options LockManagerOptions(const TransactionDBOptions& o, Env*
   return lm;
 }
 
-DBImpl* RootImpl(DB* db) {
-  auto* stacked = dynamic_cast<StackableDB*>(db);
-  return dynamic_cast<DBImpl*>(stacked != nullptr ? stacked->GetRootDB() : db);
-}
-
 }  // namespace
 
 PessimisticTransactionDB::PessimisticTransactionDB(DB* db,
                                                    const TransactionDBOptions& txn_db_options)
     : TransactionDB(db),
       txn_db_options_(txn_db_options),
-      db_impl_(RootImpl(db)),
+      engine_(DBForTransactions::From(db)),
       lock_manager_(LockManagerOptions(txn_db_options, db->GetEnv(),
                                        [this](TransactionID id) { return TryStealExpired(id); })) {
   lock_manager_.AddColumnFamily(db->DefaultColumnFamily()->GetID());
@@ -50,7 +45,7 @@ PessimisticTransactionDB::~PessimisticTransactionDB() {
 }
 
 Status PessimisticTransactionDB::Initialize() {
-  std::map<std::string, DBImpl::RecoveredTransaction> found = db_impl_->TakeRecoveredTransactions();
+  std::map<std::string, RecoveredTransaction> found = engine_->TakeRecoveredTransactions();
   Status s = OnRecovery(found);
   if (!s.ok()) return s;
   // Nothing else runs yet, so a lock is taken at once or never (see RestorePrepared).
@@ -262,7 +257,7 @@ Status TransactionDB::Open(const Options& options, const TransactionDBOptions& t
   db_options.allow_2pc = true;
   DB* db = nullptr;
   // WritePrepared numbers per sub-batch, which recovery must know before it replays.
-  Status s = DBImpl::Open(db_options, dbname, /*seq_per_batch=*/write_prepared, &db);
+  Status s = DBForTransactions::Open(db_options, dbname, /*seq_per_batch=*/write_prepared, &db);
   if (!s.ok()) return s;
   std::unique_ptr<PessimisticTransactionDB> txn_db;
   if (write_prepared) {

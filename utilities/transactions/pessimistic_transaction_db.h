@@ -20,14 +20,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/wal_replay.h"
+#include "db/recovered_transaction.h"
 #include "shale/utilities/transaction_db.h"
 #include "util/mutexlock.h"
 #include "utilities/transactions/point_lock_manager.h"
 
 namespace shale {
 
-class DBImpl;
+class DBForTransactions;
 class PessimisticTransaction;
 
 // The one column family there is: every lock and record is in it.
@@ -77,7 +77,7 @@ class PessimisticTransactionDB : public TransactionDB {
   // For the transactions.
   const TransactionDBOptions& txn_db_options() const { return txn_db_options_; }
   PointLockManager* lock_manager() { return &lock_manager_; }
-  DBImpl* db_impl() const { return db_impl_; }
+  DBForTransactions* engine() const { return engine_; }
   TransactionID NextTransactionID() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
   // The name registry: InvalidArgument if the name is taken.
   Status RegisterTransaction(const TransactionName& name, PessimisticTransaction* txn)
@@ -109,7 +109,7 @@ class PessimisticTransactionDB : public TransactionDB {
   bool TryStealExpired(TransactionID id) EXCLUDES(expirable_mu_);
 
   const TransactionDBOptions txn_db_options_;
-  DBImpl* const db_impl_;  // the root of the stack, owned through StackableDB
+  DBForTransactions* const engine_;  // the root of the stack, owned through StackableDB
   PointLockManager lock_manager_;
   std::atomic<TransactionID> next_id_{1};
 

@@ -1,7 +1,7 @@
 // The WRITE_COMMITTED policy: how a transaction's writes reach the DB at each step. The
 // memtable sees them only at Commit, so a reader never meets uncommitted data and needs
-// no visibility check. Two-phase commit goes through DBImpl::WriteTxn (db_impl.h).
-#include "db/db_impl.h"
+// no visibility check. Two-phase commit goes through DBForTransactions::WriteTxn (db/db_for_transactions.h).
+#include "db/db_for_transactions.h"
 #include "db/write_batch_internal.h"
 #include "utilities/transactions/pessimistic_transaction.h"
 
@@ -15,10 +15,10 @@ Status WriteCommittedTxn::PrepareInternal() {
   Status s = PreparedBatch(&prepared, PreparePolicy::kWriteCommitted);
   if (!s.ok()) return s;
   uint64_t log = 0;
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   t.wal_only = true;
   t.log_used = &log;
-  s = db_impl_->WriteTxn(write_options_, &prepared, t);
+  s = engine_->WriteTxn(write_options_, &prepared, t);
   if (s.ok()) log_number_ = log;
   return s;
 }
@@ -36,21 +36,21 @@ Status WriteCommittedTxn::CommitInternal() {
   // records and the marker, and the DB applies the prepared records after them.
   WriteBatch commit = commit_time_batch_;
   WriteBatchInternal::MarkCommit(&commit, name_);
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   t.txn_batch = batch_.GetWriteBatch();
   t.prep_log = log_number_;
-  Status s = db_impl_->WriteTxn(write_options_, &commit, t);
-  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  Status s = engine_->WriteTxn(write_options_, &commit, t);
+  if (s.ok()) engine_->MarkPrepareResolved(log_number_);
   return s;
 }
 
 Status WriteCommittedTxn::RollbackInternal() {
   WriteBatch rollback;
   WriteBatchInternal::MarkRollback(&rollback, name_);
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   t.wal_only = true;
-  Status s = db_impl_->WriteTxn(write_options_, &rollback, t);
-  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  Status s = engine_->WriteTxn(write_options_, &rollback, t);
+  if (s.ok()) engine_->MarkPrepareResolved(log_number_);
   return s;
 }
 

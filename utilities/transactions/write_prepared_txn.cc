@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "db/db_impl.h"
+#include "db/db_for_transactions.h"
 #include "db/write_batch_internal.h"
 #include "utilities/transactions/write_prepared_txn_db.h"
 
@@ -61,7 +61,7 @@ Status WritePreparedTxn::CommitInternal() {
     WriteBatchInternal::MarkCommit(&marker, name_);
     s = wp_db_->CommitPrepared(write_options_, &marker, prepare_seq_, prepare_count_);
   }
-  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  if (s.ok()) engine_->MarkPrepareResolved(log_number_);
   return s;
 }
 
@@ -90,7 +90,7 @@ Status WritePreparedTxn::RollbackInternal() {
   }
   WriteBatchInternal::MarkRollback(&restore, name_);
   s = wp_db_->WriteAndCommit(write_options_, &restore, {prepare_seq_, prepare_count_});
-  if (s.ok()) db_impl_->MarkPrepareResolved(log_number_);
+  if (s.ok()) engine_->MarkPrepareResolved(log_number_);
   return s;
 }
 

@@ -1,6 +1,6 @@
 #include "utilities/transactions/write_prepared_txn_db.h"
 
-#include "db/db_impl.h"
+#include "db/db_for_transactions.h"
 #include "db/pre_release_callback.h"
 
 namespace shale {
@@ -48,7 +48,7 @@ class CommitCallback final : public PreReleaseCallback {
   const bool commit_own_;
 };
 
-WritePreparedVisibility::Hooks VisibilityHooks(DBImpl* db) {
+WritePreparedVisibility::Hooks VisibilityHooks(DBForTransactions* db) {
   WritePreparedVisibility::Hooks hooks;
   hooks.live_snapshots = [db](SequenceNumber max) { return db->SnapshotsUpTo(max); };
   hooks.last_published = [db] { return db->GetLatestSequenceNumber(); };
@@ -61,17 +61,17 @@ WritePreparedTxnDB::WritePreparedTxnDB(DB* db, const TransactionDBOptions& txn_d
     : PessimisticTransactionDB(db, txn_db_options),
       two_write_queues_(db->GetDBOptions().two_write_queues),
       visibility_(txn_db_options.wp_commit_cache_bits, txn_db_options.wp_snapshot_cache_bits,
-                  VisibilityHooks(db_impl())),
+                  VisibilityHooks(engine())),
       checker_(std::make_shared<WritePreparedSnapshotChecker>(&visibility_)) {
   // Before the first write: every flush and compaction from now on keeps what a reader of
   // uncommitted-aware snapshots needs.
-  db_impl()->SetSnapshotChecker(checker_);
+  engine()->SetSnapshotChecker(checker_);
 }
 
 WritePreparedTxnDB::~WritePreparedTxnDB() {
   // The checker points into visibility_, which dies before the base classes close the DB:
   // close it here, so that no flush or compaction runs with the checker afterwards.
-  db_impl()->SetSnapshotChecker(nullptr);
+  engine()->SetSnapshotChecker(nullptr);
   Close().PermitUncheckedError();
 }
 
@@ -86,13 +86,13 @@ Status WritePreparedTxnDB::OnRecovery(const std::map<std::string, RecoveredTrans
   }
   // Whatever else was recovered is committed: there is no commit cache entry for it, so
   // the maximum moves past it (the prepared ones above become delayed prepares).
-  visibility_.AdvanceMaxEvictedSeq(0, db_impl()->GetLatestSequenceNumber());
+  visibility_.AdvanceMaxEvictedSeq(0, engine()->GetLatestSequenceNumber());
   // A read is only trusted above the maximum (SnapshotIsSafe): one number more makes the
   // recovered state readable.
   return AdvanceSeqByOne();
 }
 
-Status WritePreparedTxnDB::AdvanceSeqByOne() { return db_impl()->WriteNumberOnly(nullptr); }
+Status WritePreparedTxnDB::AdvanceSeqByOne() { return engine()->WriteNumberOnly(nullptr); }
 
 Status WritePreparedTxnDB::WaitForSafeSnapshot() {
   // The maximum can reach the newest number (a commit evicted at once, its distance from
@@ -117,7 +117,7 @@ std::unique_ptr<WritePreparedReadCallback> WritePreparedTxnDB::NewReadCallback(
     // taken otherwise says kMinUnCommittedSeq, and every entry gets the full check.
     return std::make_unique<WritePreparedReadCallback>(
         &visibility_, options.snapshot->GetSequenceNumber(),
-        static_cast<const SnapshotImpl*>(options.snapshot)->min_uncommitted());
+        DBForTransactions::MinUncommittedOf(options.snapshot));
   }
   // Taken before the read takes its view's sequence, so that it is a lower bound for that
   // sequence's uncommitted data (wp_visibility.h).
@@ -144,7 +144,7 @@ Status WritePreparedTxnDB::ReadWithRetry(const ReadOptions& options, Read read) 
 Status WritePreparedTxnDB::Get(const ReadOptions& options, ColumnFamilyHandle* column_family,
                                const Slice& key, PinnableSlice* value) {
   return ReadWithRetry(options, [&](ReadCallback* callback) {
-    return db_impl()->GetWithCallback(options, column_family, key, value, callback);
+    return engine()->GetWithCallback(options, column_family, key, value, callback);
   });
 }
 
@@ -152,7 +152,7 @@ void WritePreparedTxnDB::MultiGet(const ReadOptions& options, ColumnFamilyHandle
                                   size_t num_keys, const Slice* keys, PinnableSlice* values,
                                   Status* statuses, bool sorted_input) {
   ReadWithRetry(options, [&](ReadCallback* callback) {
-    db_impl()->MultiGetWithCallback(options, column_family, num_keys, keys, values, statuses,
+    engine()->MultiGetWithCallback(options, column_family, num_keys, keys, values, statuses,
                                     sorted_input, callback);
     return Status::OK();
   }).PermitUncheckedError();
@@ -188,7 +188,7 @@ Status WritePreparedTxnDB::GetMergeOperands(const ReadOptions& options,
                                             GetMergeOperandsOptions* get_merge_operands_options,
                                             int* number_of_operands) {
   return ReadWithRetry(options, [&](ReadCallback* callback) {
-    return db_impl()->GetMergeOperandsWithCallback(options, column_family, key, merge_operands,
+    return engine()->GetMergeOperandsWithCallback(options, column_family, key, merge_operands,
                                                    get_merge_operands_options, number_of_operands,
                                                    callback);
   });
@@ -197,7 +197,7 @@ Status WritePreparedTxnDB::GetMergeOperands(const ReadOptions& options,
 Iterator* WritePreparedTxnDB::NewIterator(const ReadOptions& options,
                                           ColumnFamilyHandle* column_family) {
   if (options.snapshot != nullptr) {
-    return db_impl()->NewIteratorWithCallback(options, column_family, NewReadCallback(options));
+    return engine()->NewIteratorWithCallback(options, column_family, NewReadCallback(options));
   }
   // An iterator may outlive many evictions: it reads at a snapshot of its own, which the
   // commit cache's bookkeeping knows of, released with the iterator.
@@ -209,7 +209,7 @@ Iterator* WritePreparedTxnDB::NewIterator(const ReadOptions& options,
   }
   ReadOptions at_own = options;
   at_own.snapshot = own;
-  Iterator* it = db_impl()->NewIteratorWithCallback(at_own, column_family, NewReadCallback(at_own));
+  Iterator* it = engine()->NewIteratorWithCallback(at_own, column_family, NewReadCallback(at_own));
   DB* base = GetBaseDB();
   it->RegisterCleanup(
       [](void* db, void* snapshot) {
@@ -223,7 +223,7 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
   for (;;) {
     // Taken before the snapshot's sequence: a lower bound for what it may not see.
     const SequenceNumber min_uncommitted = visibility_.SmallestUncommitted();
-    const Snapshot* snapshot = db_impl()->GetSnapshotWithMinUncommitted(min_uncommitted);
+    const Snapshot* snapshot = engine()->GetSnapshotWithMinUncommitted(min_uncommitted);
     if (visibility_.SnapshotIsSafe(snapshot->GetSequenceNumber())) return snapshot;
     GetBaseDB()->ReleaseSnapshot(snapshot);
     // No safe snapshot can be had while no write can be made: none (DB::GetSnapshot's
@@ -236,12 +236,12 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
 
 Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
                                           std::pair<SequenceNumber, uint64_t> prepared) {
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   if (!two_write_queues_) {
     // One write, committed at its own last number before it is published.
     CommitCallback commit(&visibility_, prepared, {0, 0}, /*commit_own=*/true);
     t.pre_release = &commit;
-    Status s = db_impl()->WriteTxn(options, batch, t);
+    Status s = engine()->WriteTxn(options, batch, t);
     if (s.ok() && prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);
     return s;
   }
@@ -250,12 +250,12 @@ Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatc
   // step leaves them prepared: hidden, as a write that failed must be.)
   PrepareCallback prepare(&visibility_);
   t.pre_release = &prepare;
-  Status s = db_impl()->WriteTxn(options, batch, t);
+  Status s = engine()->WriteTxn(options, batch, t);
   if (!s.ok()) return s;
   // The first step's record needs no marker to count: the commit takes a number only.
   CommitCallback commit(&visibility_, {prepare.first, prepare.count}, prepared,
                         /*commit_own=*/false);
-  s = db_impl()->WriteNumberOnly(&commit);
+  s = engine()->WriteNumberOnly(&commit);
   if (!s.ok()) return s;
   visibility_.RemovePrepared(prepare.first, prepare.count);
   if (prepared.second > 0) visibility_.RemovePrepared(prepared.first, prepared.second);
@@ -266,10 +266,10 @@ Status WritePreparedTxnDB::Prepare(const WriteOptions& options, WriteBatch* prep
                                    SequenceNumber* prepare_seq, uint64_t* count, uint64_t* log) {
   PrepareCallback prepare(&visibility_);
   uint64_t log_used = 0;
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   t.pre_release = &prepare;
   t.log_used = &log_used;
-  Status s = db_impl()->WriteTxn(options, prepared, t);
+  Status s = engine()->WriteTxn(options, prepared, t);
   if (!s.ok()) return s;
   *prepare_seq = prepare.first;
   *count = prepare.count;
@@ -280,10 +280,10 @@ Status WritePreparedTxnDB::Prepare(const WriteOptions& options, WriteBatch* prep
 Status WritePreparedTxnDB::CommitPrepared(const WriteOptions& options, WriteBatch* marker,
                                           SequenceNumber prepare_seq, uint64_t count) {
   CommitCallback commit(&visibility_, {prepare_seq, count}, {0, 0}, /*commit_own=*/false);
-  DBImpl::TxnWrite t;
+  DBForTransactions::TxnWrite t;
   t.wal_only = true;
   t.pre_release = &commit;
-  Status s = db_impl()->WriteTxn(options, marker, t);
+  Status s = engine()->WriteTxn(options, marker, t);
   if (s.ok()) visibility_.RemovePrepared(prepare_seq, count);
   return s;
 }

@@ -3,7 +3,7 @@
 // numbers; Commit only logs a marker, which takes a later number. So the DB beneath holds
 // data that is not committed, and every read decides per entry whether it may see it:
 // WritePreparedVisibility (wp_visibility.h) answers from the commit cache, and reads pass
-// it to DBImpl as a ReadCallback. Flush and compaction ask the same state through the
+// it to the DB as a ReadCallback. Flush and compaction ask the same state through the
 // SnapshotChecker this DB installs.
 //
 // The DB beneath is opened numbering per sub-batch (db/sub_batch.h): the commit cache
@@ -16,7 +16,7 @@
 //   a write that commits with one queue: one write, committed at its last number by its
 //   at once (no Prepare) own callback. With two queues: the records go through the main
 //                        queue as a prepare would (which publishes nothing), then a
-//                        number-only write (DBImpl::WriteNumberOnly: no WAL, no records)
+//                        number-only write (DBForTransactions::WriteNumberOnly: no WAL, no records)
 //                        takes the commit number and publishes it. The records are thus
 //                        visible only once all are in the memtable, which is what makes
 //                        unordered_write safe here.
@@ -56,7 +56,7 @@ class WritePreparedReadCallback final : public ReadCallback {
 
 class WritePreparedTxnDB final : public PessimisticTransactionDB {
  public:
-  // db: opened by DBImpl::Open with seq_per_batch and allow_2pc.
+  // db: opened by DBForTransactions::Open with seq_per_batch and allow_2pc.
   WritePreparedTxnDB(DB* db, const TransactionDBOptions& txn_db_options);
   ~WritePreparedTxnDB() override;
 
