@@ -9,6 +9,9 @@
 //   crash_states --replay=DIR     re-check a saved failing state
 // Other flags: --k=N --unit=BYTES --model=posix|journal --points=all|persistence
 //   --max_states_per_point=N --max_lengths=N --save_dir=DIR --list
+//   --repeat=N (record each workload N times: background jobs interleave differently;
+//   default 1, 10 with --long) --io_errors=0 (skip the I/O error loops, io_error_loops.h,
+//   which run after the workloads unless --workload is given without "io_errors")
 // Prints one line per workload (calls, writes, states, checked, opens, refusals,
 // violations, seconds), then each failure with its replay command. Exit status 1 if any
 // state failed or a workload could not run.
@@ -20,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/crash_states/io_error_loops.h"
 #include "tests/crash_states/runner.h"
 
 using namespace shale;
@@ -55,7 +59,7 @@ std::vector<std::string> Split(const std::string& s) {
 
 int main(int argc, char** argv) {
   std::string long_flag, list, replay, only, save_dir = "crash_states_failures";
-  std::string k, unit, model, points, max_per_point, max_lengths;
+  std::string k, unit, model, points, max_per_point, max_lengths, repeat, io_errors = "1";
   const std::vector<std::pair<const char*, std::string*>> flags = {
       {"--long", &long_flag},
       {"--list", &list},
@@ -68,6 +72,8 @@ int main(int argc, char** argv) {
       {"--points", &points},
       {"--max_states_per_point", &max_per_point},
       {"--max_lengths", &max_lengths},
+      {"--repeat", &repeat},
+      {"--io_errors", &io_errors},
   };
   for (int i = 1; i < argc; i++) {
     bool known = false;
@@ -113,6 +119,7 @@ int main(int argc, char** argv) {
               base.gen.k, base.gen.max_states_per_point, long_mode ? ", long mode" : "");
 
   const std::vector<std::string> names = Split(only);
+  const int repeats = !repeat.empty() ? std::atoi(repeat.c_str()) : long_mode ? 10 : 1;
   size_t violations = 0, checked = 0;
   bool failed = false;
   std::vector<std::string> failures;
@@ -122,14 +129,25 @@ int main(int argc, char** argv) {
     o.gen.points = (w.long_run && !long_mode) ? CrashPoints::kPersistence : CrashPoints::kAll;
     if (points == "all") o.gen.points = CrashPoints::kAll;
     if (points == "persistence") o.gen.points = CrashPoints::kPersistence;
-    RunReport r = RunWorkload(w, o);
-    std::printf("%s%s\n", FormatReport(r).c_str(),
-                o.gen.points == CrashPoints::kPersistence ? "  (persistence points)" : "");
-    std::fflush(stdout);
-    violations += r.violations;
-    checked += r.checked;
-    failed = failed || !r.status.ok();
-    failures.insert(failures.end(), r.failures.begin(), r.failures.end());
+    for (int rep = 0; rep < repeats; rep++) {  // each recording is one interleaving
+      RunReport r = RunWorkload(w, o);
+      std::printf("%s%s\n", FormatReport(r).c_str(),
+                  o.gen.points == CrashPoints::kPersistence ? "  (persistence points)" : "");
+      std::fflush(stdout);
+      violations += r.violations;
+      checked += r.checked;
+      failed = failed || !r.status.ok();
+      failures.insert(failures.end(), r.failures.begin(), r.failures.end());
+    }
+  }
+  if (io_errors != "0" &&
+      (names.empty() || std::find(names.begin(), names.end(), "io_errors") != names.end())) {
+    for (const IoLoopReport& r : RunIoErrorLoops()) {
+      std::printf("%s\n", FormatIoLoopReport(r).c_str());
+      violations += r.violations;
+      failures.insert(failures.end(), r.failures.begin(), r.failures.end());
+      for (const std::string& n : r.notes) std::printf("  unreported: %s\n", n.c_str());
+    }
   }
   for (const std::string& f : failures) std::printf("\nFAIL %s\n", f.c_str());
   std::printf("\n%zu states checked, %zu violations\n", checked, violations);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tests/crash_states/io_error_loops.h"
 #include "tests/crash_states/runner.h"
 
 namespace shale::crash_states {
@@ -175,6 +176,18 @@ TEST(CrashStatesTest, ShortWorkloadsJournalModel) {
     EXPECT_GT(r.checked, 0u);
     EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
   }
+}
+
+// Fails the n-th write, sync, read, rename, create and directory sync for every n: no
+// acknowledged write lost, nothing read wrongly, the DB reopens (io_error_loops.h).
+TEST(IoErrorLoopsTest, EveryNthCallOfEachKind) {
+  size_t runs = 0;
+  for (const IoLoopReport& r : RunIoErrorLoops()) {
+    std::printf("%s\n", FormatIoLoopReport(r).c_str());
+    runs += r.runs;
+    EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
+  }
+  EXPECT_GT(runs, 100u);
 }
 
 std::vector<std::string> Replay(const std::string& name) {
