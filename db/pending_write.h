@@ -34,10 +34,13 @@ struct PendingWrite : WriteThread::Writer {
   bool wal_only = false;
 
   // ---- Transaction parts (DBForTransactions::TxnWrite; all unset for a plain write).
-  // prepares: the batch holds a prepared section, whose WAL must be kept. txn_batch:
+  // prepares: the batch holds a prepared section, whose WAL must be kept. commits: it
+  // holds a Commit marker, which needs the WAL (it resolves the prepare at recovery).
+  // txn_batch:
   // inserted after batch, numbered on from it, never logged (a commit's prepared records,
   // logged at Prepare in WAL prep_log).
   bool prepares = false;
+  bool commits = false;
   const WriteBatch* txn_batch = nullptr;
   uint64_t prep_log = 0;
   PreReleaseCallback* pre_release = nullptr;  // db/pre_release_callback.h; may be null

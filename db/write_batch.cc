@@ -256,13 +256,17 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
       : txn_markers_(txn_markers), count_sub_batches_(count_sub_batches) {}
   bool has_merge = false;
   bool begin_prepare = false;
+  bool commit = false;
   SubBatchSplitter splitter;
   Status MarkBeginPrepare(bool) override {
     begin_prepare = true;
     return Marker();
   }
   Status MarkEndPrepare(const Slice&) override { return Marker(); }
-  Status MarkCommit(const Slice&) override { return Marker(); }
+  Status MarkCommit(const Slice&) override {
+    commit = true;
+    return Marker();
+  }
   Status MarkRollback(const Slice&) override { return Marker(); }
   Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Check(cf, key); }
   Status DeleteCF(uint32_t cf, const Slice& key) override { return Check(cf, key); }
@@ -553,7 +557,7 @@ void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
 
 Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_markers,
                                             bool* has_merge, uint64_t* sub_batches,
-                                            bool* begin_prepare) {
+                                            bool* begin_prepare, bool* commit) {
   Slice key;
   Slice value;
   if (IsSinglePut(batch->rep_, &key, &value)) {
@@ -561,10 +565,12 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
     *has_merge = false;
     if (sub_batches != nullptr) *sub_batches = 1;
     if (begin_prepare != nullptr) *begin_prepare = false;
+    if (commit != nullptr) *commit = false;
     return Status::OK();
   }
   if (ValidatePlainRecords(batch->rep_, sub_batches != nullptr, has_merge, sub_batches)) {
     if (begin_prepare != nullptr) *begin_prepare = false;
+    if (commit != nullptr) *commit = false;
     return Status::OK();
   }
   ColumnFamilyChecker checker(txn_markers, sub_batches != nullptr);
@@ -572,6 +578,7 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
   *has_merge = checker.has_merge;
   if (sub_batches != nullptr) *sub_batches = checker.splitter.sub_batches();
   if (begin_prepare != nullptr) *begin_prepare = checker.begin_prepare;
+  if (commit != nullptr) *commit = checker.commit;
   return s;
 }
 

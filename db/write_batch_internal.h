@@ -73,9 +73,11 @@ class WriteBatchInternal {
   // only a TransactionDB writes them). *has_merge: it holds a Merge. *sub_batches (may be
   // null): how many sequence numbers the batch takes when numbered per sub-batch
   // (db/sub_batch.h), at least 1. *begin_prepare (may be null): it holds a prepared
-  // section (WriteBatch::HasBeginPrepare, without a second walk).
+  // section (WriteBatch::HasBeginPrepare, without a second walk). *commit (may be null):
+  // it holds a Commit marker.
   static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge,
-                                 uint64_t* sub_batches = nullptr, bool* begin_prepare = nullptr);
+                                 uint64_t* sub_batches = nullptr, bool* begin_prepare = nullptr,
+                                 bool* commit = nullptr);
 
   // WriteBatch::Iterate for recovery under a write policy: a prepared section that the
   // other policy logged fails with NotSupported (after handler's MarkBeginPrepare, whose

@@ -64,7 +64,7 @@ Status WritePipeline::Classify(const WriteOptions& o, WriteBatch* batch, const T
   uint64_t sub_batches = 0;
   Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/txn, &w->has_merge,
                                                   seq_per_batch_ ? &sub_batches : nullptr,
-                                                  txn ? &w->prepares : nullptr);
+                                                  txn ? &w->prepares : nullptr, &w->commits);
   if (!s.ok()) return s;
   const uint64_t count = WriteBatchInternal::Count(batch);
   if (!txn) {
@@ -134,7 +134,7 @@ Status WritePipeline::Write(const WriteOptions& o, WriteBatch* batch, const TxnW
     // Only a write that takes a number has a use without the WAL.
     return Status::InvalidArgument("a WAL-only write needs the WAL");
   }
-  if (w.txn_batch != nullptr && o.disableWAL) {
+  if ((w.txn_batch != nullptr || w.commits) && o.disableWAL) {
     // The commit marker is what makes the prepared records part of the DB at recovery.
     return Status::InvalidArgument("a commit of a prepared transaction needs the WAL");
   }

@@ -205,6 +205,34 @@ TEST_P(WritePreparedTxnTest, CommitTimeBatchCommitsWithThePrepare) {
   }
 }
 
+// A commit marker is what resolves a prepare at recovery: without the WAL the engine
+// refuses the commit, with or without commit-time records, and the transaction stays
+// prepared and hidden.
+TEST_P(WritePreparedTxnTest, CommitWithoutTheWalIsRefusedAndStaysPrepared) {
+  WriteOptions no_wal;
+  no_wal.disableWAL = true;
+  for (bool commit_time : {false, true}) {
+    SCOPED_TRACE(commit_time ? "with commit-time records" : "marker only");
+    const std::string x = commit_time ? "1" : "0";
+    std::unique_ptr<Transaction> txn(db_->BeginTransaction(no_wal, TransactionOptions()));
+    ASSERT_OK(txn->SetName("nw" + x));
+    ASSERT_OK(txn->Put("k" + x, "v"));
+    Status s = txn->Prepare();
+    if (!s.ok()) {
+      // Refused already at Prepare: nothing of it is in the DB.
+      EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+      EXPECT_EQ("NOT_FOUND", RawGet("k" + x));
+      continue;
+    }
+    if (commit_time) ASSERT_OK(txn->GetCommitTimeWriteBatch()->Put("ct" + x, "c"));
+    s = txn->Commit();
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ("NOT_FOUND", Get("k" + x));
+    EXPECT_EQ("NOT_FOUND", Get("ct" + x));
+    ASSERT_OK(txn->Rollback());
+  }
+}
+
 TEST_P(WritePreparedTxnTest, RecoveryBringsPreparedTransactionsBackHidden) {
   for (bool flush : {false, true}) {
     SCOPED_TRACE(flush ? "flushed" : "in the WAL only");

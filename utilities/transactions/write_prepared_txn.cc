@@ -45,10 +45,7 @@ Status WritePreparedTxn::CommitWithoutPrepareInternal() {
 }
 
 Status WritePreparedTxn::CommitInternal() {
-  if (write_options_.disableWAL) {
-    // The marker is what resolves the prepare at recovery.
-    return Status::InvalidArgument("a commit of a prepared transaction needs the WAL");
-  }
+  // The engine refuses a commit marker without the WAL (DBForTransactions::WriteTxn).
   Status s;
   if (WriteBatchInternal::Count(&commit_time_batch_) > 0) {
     // The commit-time records and the marker are one write, and the prepare commits with
