@@ -15,10 +15,10 @@
 // Prints one line per workload (calls, writes, states, checked, opens, refusals,
 // violations, seconds), then each failure with its replay command. Exit status 1 if any
 // state failed or a workload could not run.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,8 +79,7 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const auto& [name, value] : flags) known = known || Flag(argv[i], name, value);
     if (!known) {
-      std::fprintf(stderr, "unknown flag %s (see the header of tools/crash_states.cc)\n",
-                   argv[i]);
+      std::fprintf(stderr, "unknown flag %s (see the header of tools/crash_states.cc)\n", argv[i]);
       return 2;
     }
   }
@@ -112,7 +111,8 @@ int main(int argc, char** argv) {
   if (!k.empty()) base.gen.k = std::atoi(k.c_str());
   if (!unit.empty()) base.gen.unit = std::strtoul(unit.c_str(), nullptr, 10);
   if (model == "journal") base.gen.model = NameModel::kJournal;
-  if (!max_per_point.empty()) base.gen.max_states_per_point = std::strtoul(max_per_point.c_str(), nullptr, 10);
+  if (!max_per_point.empty())
+    base.gen.max_states_per_point = std::strtoul(max_per_point.c_str(), nullptr, 10);
   if (!max_lengths.empty()) base.gen.max_lengths = std::strtoul(max_lengths.c_str(), nullptr, 10);
   std::printf("model %s, unit %zu, K %d, states per point <= %zu%s\n",
               base.gen.model == NameModel::kJournal ? "journal" : "posix", base.gen.unit,

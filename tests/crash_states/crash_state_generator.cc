@@ -42,9 +42,7 @@ struct Names {
 
   void Apply(const NameOp& op) {
     switch (op.kind) {
-      case FsOp::kCreate:
-        files[op.path] = op.inode;
-        break;
+      case FsOp::kCreate: files[op.path] = op.inode; break;
       case FsOp::kRename: {
         auto it = files.find(op.path);
         if (it != files.end()) {
@@ -54,14 +52,9 @@ struct Names {
         }
         break;
       }
-      case FsOp::kDelete:
-        files.erase(op.path);
-        break;
-      case FsOp::kMkdir:
-        dirs.insert(op.path);
-        break;
-      default:
-        break;
+      case FsOp::kDelete: files.erase(op.path); break;
+      case FsOp::kMkdir: dirs.insert(op.path); break;
+      default: break;
     }
   }
 };
@@ -300,9 +293,7 @@ class Replay {
         }
         break;
       }
-      case FsOp::kFlush:
-        Push(&File(op.file));
-        break;
+      case FsOp::kFlush: Push(&File(op.file)); break;
       case FsOp::kSync: {
         Inode& f = File(op.file);
         Push(&f);
@@ -338,9 +329,7 @@ class Replay {
         Pending({FsOp::kMkdir, op.path, "", 0});
         live_.Apply(pending_.back());
         break;
-      case FsOp::kDirSync:
-        CommitNames(op.path);
-        break;
+      case FsOp::kDirSync: CommitNames(op.path); break;
     }
   }
 
@@ -400,8 +389,8 @@ class Replay {
       const Names& n = spaces[c[0]];
       std::string key;
       for (const auto& [path, id] : n.files) {
-        const size_t di = 1 + static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), id) -
-                                                  ids.begin());
+        const size_t di =
+            1 + static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
         const Alt& a = alts[id][c[di]];
         st.files[path] = a.content;
         st.damaged = st.damaged || a.damaged;
@@ -410,7 +399,8 @@ class Replay {
         if ((a.cut || lost) && path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) {
           st.unclean_wals.push_back(path);
         }
-        if (!a.desc.empty()) st.description += path.substr(path.rfind('/') + 1) + ": " + a.desc + "; ";
+        if (!a.desc.empty())
+          st.description += path.substr(path.rfind('/') + 1) + ": " + a.desc + "; ";
         key += path + '\0' + std::to_string(std::hash<std::string_view>()(a.content)) + '\0' +
                std::to_string(a.content.size()) + '\0';
       }
@@ -492,7 +482,8 @@ class Replay {
       return true;
     };
     auto add = [&](std::vector<bool> s) {
-      if (std::find(out.begin(), out.end(), s) == out.end() && valid(s)) out.push_back(std::move(s));
+      if (std::find(out.begin(), out.end(), s) == out.end() && valid(s))
+        out.push_back(std::move(s));
     };
     // Prefixes: the only choices under N3, and part of every bounded set.
     for (size_t len = 1; len < n; len++) {
@@ -556,8 +547,8 @@ size_t CrashStateGenerator::ForEach(const std::function<bool(const CrashState&)>
   size_t total = 0;
   bool stop = false;
   for (size_t p = 0; p <= ops_.size() && !stop; p++) {
-    const bool crash_here = options_.points == CrashPoints::kAll || p == ops_.size() ||
-                            IsPersistenceOp(ops_[p]);
+    const bool crash_here =
+        options_.points == CrashPoints::kAll || p == ops_.size() || IsPersistenceOp(ops_[p]);
     if (crash_here) total += replay.Emit(p, fn, &stop);
     if (p < ops_.size()) replay.Apply(ops_[p]);
   }

@@ -53,10 +53,9 @@ TEST(RecordingEnvTest, LogsCallsInOrder) {
   ASSERT_TRUE(env.DeleteFile("/d/b").ok());
   std::vector<std::string> got;
   for (const FsOp& op : env.Ops()) got.push_back(DescribeOp(op));
-  const std::vector<std::string> want = {"mkdir /d",         "create #1 a mmap",
-                                         "append #1 @0 +5",  "fdatasync #1",
-                                         "close #1",         "rename a -> b",
-                                         "dirsync /d",       "unlink b"};
+  const std::vector<std::string> want = {"mkdir /d",     "create #1 a mmap", "append #1 @0 +5",
+                                         "fdatasync #1", "close #1",         "rename a -> b",
+                                         "dirsync /d",   "unlink b"};
   EXPECT_EQ(got, want);
 }
 
@@ -78,10 +77,11 @@ TEST(PersistenceModelTest, UnsyncedAppendMayBeCutHoledOrTorn) {
     EXPECT_EQ(f.substr(0, synced.size()), synced) << s.description;
     const std::string tail = f.substr(synced.size());
     full = full || tail == unsynced;
-    cut = cut || (tail.size() < unsynced.size() && tail.find_first_not_of('u') == std::string::npos);
+    cut =
+        cut || (tail.size() < unsynced.size() && tail.find_first_not_of('u') == std::string::npos);
     const size_t zero = tail.find('\0');
-    hole = hole || (zero != std::string::npos && tail.find('u', zero) != std::string::npos &&
-                    s.damaged);
+    hole = hole ||
+           (zero != std::string::npos && tail.find('u', zero) != std::string::npos && s.damaged);
     garbage = garbage || (tail.find_first_not_of(std::string("u\0", 2)) != std::string::npos);
   }
   EXPECT_TRUE(full);
@@ -107,8 +107,7 @@ TEST(PersistenceModelTest, BufferedBytesAreNotOnDisk) {
 // N2: a rename is atomic; the target holds the old file or the new one, never neither.
 TEST(PersistenceModelTest, RenameIsAtomic) {
   const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/tmp"), Op(FsOp::kAppend, 1, "", "new"),
-                                 Op(FsOp::kSync, 1), Op(FsOp::kClose, 1),
-                                 [] {
+                                 Op(FsOp::kSync, 1), Op(FsOp::kClose, 1), [] {
                                    FsOp r = Op(FsOp::kRename, 0, "/d/tmp");
                                    r.path2 = "/d/T";
                                    return r;

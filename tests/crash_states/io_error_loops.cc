@@ -46,10 +46,7 @@ class FailedCallEnv : public EnvWrapper {
 class LoopRun {
  public:
   LoopRun(FailOn kind, int n, const std::string& filter)
-      : mem_(NewMemEnv(Env::Default())),
-        recording_(mem_.get()),
-        env_(&recording_),
-        top_(&env_) {
+      : mem_(NewMemEnv(Env::Default())), recording_(mem_.get()), env_(&recording_), top_(&env_) {
     env_.SetFailure(kind, n, FailMode::kNth, filter);
     kind_ = kind;
   }
@@ -195,8 +192,9 @@ std::string NthCall(const Loop& loop, int n) {
       case FailOn::kDirSync: match = op.kind == FsOp::kDirSync; break;
       case FailOn::kRead: return "";  // reads are not logged
     }
-    const bool named = path.find(loop.filter) != std::string::npos ||
-                       (op.kind == FsOp::kRename && op.path2.find(loop.filter) != std::string::npos);
+    const bool named =
+        path.find(loop.filter) != std::string::npos ||
+        (op.kind == FsOp::kRename && op.path2.find(loop.filter) != std::string::npos);
     if (match && named && ++seen == n) {
       return " (" + DescribeOp(op) + (op.file != 0 ? " " + path : "") + ")";
     }
@@ -229,8 +227,8 @@ std::vector<IoLoopReport> RunIoErrorLoops(size_t max_violations) {
       r.runs++;
       if (bad.rfind("E1", 0) == 0) {  // reported, not counted: see the header
         r.unreported++;
-        r.notes.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) +
-                          ": " + bad);
+        r.notes.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) + ": " +
+                          bad);
       } else if (!bad.empty()) {
         r.violations++;
         r.failures.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) +

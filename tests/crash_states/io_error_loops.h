@@ -26,8 +26,8 @@
 namespace shale::crash_states {
 
 struct IoLoopReport {
-  std::string name;  // kind/filter
-  size_t runs = 0;   // runs with an injected failure
+  std::string name;       // kind/filter
+  size_t runs = 0;        // runs with an injected failure
   size_t violations = 0;  // E2, E3
   size_t unreported = 0;  // E1 only
   std::vector<std::string> failures;

@@ -88,14 +88,10 @@ namespace {
 
 const char* ModeName(WALRecoveryMode m) {
   switch (m) {
-    case WALRecoveryMode::kTolerateCorruptedTailRecords:
-      return "kTolerateCorruptedTailRecords";
-    case WALRecoveryMode::kAbsoluteConsistency:
-      return "kAbsoluteConsistency";
-    case WALRecoveryMode::kPointInTimeRecovery:
-      return "kPointInTimeRecovery";
-    case WALRecoveryMode::kSkipAnyCorruptedRecords:
-      return "kSkipAnyCorruptedRecords";
+    case WALRecoveryMode::kTolerateCorruptedTailRecords: return "kTolerateCorruptedTailRecords";
+    case WALRecoveryMode::kAbsoluteConsistency: return "kAbsoluteConsistency";
+    case WALRecoveryMode::kPointInTimeRecovery: return "kPointInTimeRecovery";
+    case WALRecoveryMode::kSkipAnyCorruptedRecords: return "kSkipAnyCorruptedRecords";
   }
   return "?";
 }
@@ -178,8 +174,8 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
   for (const Write& w : history.writes()) {
     for (const auto& op : w.ops) keys.insert(op.first);
   }
-  const std::vector<bool> paranoid = co.both_paranoid ? std::vector<bool>{true, false}
-                                                      : std::vector<bool>{true};
+  const std::vector<bool> paranoid =
+      co.both_paranoid ? std::vector<bool>{true, false} : std::vector<bool>{true};
   for (WALRecoveryMode mode : co.modes) {
     for (bool para : paranoid) {
       const std::string where =
@@ -221,8 +217,8 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
         std::string v;
         Status g = db->Get(ReadOptions(), k, &v);
         auto it = got.find(k);
-        const bool agree = g.IsNotFound() ? it == got.end()
-                                          : g.ok() && it != got.end() && it->second == v;
+        const bool agree =
+            g.IsNotFound() ? it == got.end() : g.ok() && it != got.end() && it->second == v;
         if (!agree) {
           r.violations.push_back(where + "Get(" + k + ") = " + g.ToString() + " " +
                                  v.substr(0, 16) + " disagrees with the iterator");
@@ -257,14 +253,14 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
   return r;
 }
 
-Status SaveState(const std::string& dir, const CrashState& state, const History& history,
-                 size_t lo, size_t hi) {
+Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
+                 size_t hi) {
   Env* env = Env::Default();
   Status s = env->CreateDirIfMissing(dir);
   if (!s.ok()) return s;
   std::ostringstream meta;
-  meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged "
-       << state.damaged << '\n';
+  meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged " << state.damaged
+       << '\n';
   for (const std::string& d : state.dirs) meta << "dir " << d << '\n';
   size_t i = 0;
   for (const auto& [path, data] : state.files) {

@@ -92,8 +92,8 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
 
 // Saves a state with its history and bounds as directory dir (files under dir/files/), and
 // loads it back: the replay of a violation.
-Status SaveState(const std::string& dir, const CrashState& state, const History& history,
-                 size_t lo, size_t hi);
+Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
+                 size_t hi);
 Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
                  size_t* hi);
 

@@ -39,9 +39,10 @@ RunReport RunWorkload(const Workload& workload, const RunOptions& options) {
       report.violations++;
       std::string text = workload.name + " at call " + std::to_string(state.point) + " of " +
                          std::to_string(rec.ops.size());
-      if (state.point < rec.ops.size()) text += " (before: " + DescribeOp(rec.ops[state.point]) + ")";
+      if (state.point < rec.ops.size())
+        text += " (before: " + DescribeOp(rec.ops[state.point]) + ")";
       text += "\n  state: " + (state.description.empty() ? "everything pushed reached the disk"
-                                                        : state.description);
+                                                         : state.description);
       for (const std::string& v : r.violations) text += "\n  " + v;
       if (!options.save_dir.empty()) {
         const std::string dir =
@@ -56,8 +57,7 @@ RunReport RunWorkload(const Workload& workload, const RunOptions& options) {
     }
     return options.max_states == 0 || report.checked < options.max_states;
   });
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
 
@@ -77,8 +77,8 @@ std::string FormatReport(const RunReport& r) {
   std::snprintf(line, sizeof(line),
                 "%-22s calls %5zu  writes %4zu  states %7zu  checked %6zu  opens %7zu  "
                 "refused %5zu  violations %zu  %.1fs",
-                r.workload.c_str(), r.ops, r.writes, r.generated, r.checked, r.opens,
-                r.refusals, r.violations, r.seconds);
+                r.workload.c_str(), r.ops, r.writes, r.generated, r.checked, r.opens, r.refusals,
+                r.violations, r.seconds);
   std::string s = line;
   if (!r.status.ok()) s += "  WORKLOAD FAILED: " + r.status.ToString();
   return s;

@@ -19,23 +19,23 @@ namespace shale::crash_states {
 
 struct RunOptions {
   GeneratorOptions gen;
-  std::string save_dir;       // empty: failing states are not saved
-  size_t max_violations = 3;  // stop the workload after this many failing states
-  size_t max_states = 0;      // stop after this many checked states (0: no limit)
+  std::string save_dir;                        // empty: failing states are not saved
+  size_t max_violations = 3;                   // stop the workload after this many failing states
+  size_t max_states = 0;                       // stop after this many checked states (0: no limit)
   std::string replay_binary = "crash_states";  // named in the replay command
 };
 
 struct RunReport {
   std::string workload;
-  size_t ops = 0;       // calls recorded
-  size_t writes = 0;    // writes in the history
-  size_t generated = 0; // states generated, all points
-  size_t checked = 0;   // distinct states checked
+  size_t ops = 0;        // calls recorded
+  size_t writes = 0;     // writes in the history
+  size_t generated = 0;  // states generated, all points
+  size_t checked = 0;    // distinct states checked
   size_t opens = 0;
   size_t refusals = 0;  // documented refusals (oracle.h R1)
   size_t violations = 0;
   double seconds = 0;
-  Status status;                   // the workload's own failure, if any
+  Status status;                      // the workload's own failure, if any
   std::vector<std::string> failures;  // one paragraph per failing state
 };
 

@@ -116,10 +116,10 @@ std::string Val(int i, int round, size_t size = 8) {
   return v;
 }
 
-#define CS_RETURN_IF_ERROR(expr)  \
-  do {                            \
-    Status _s = (expr);           \
-    if (!_s.ok()) return _s;      \
+#define CS_RETURN_IF_ERROR(expr) \
+  do {                           \
+    Status _s = (expr);          \
+    if (!_s.ok()) return _s;     \
   } while (false)
 
 Status PutsSync(Context* c) {
@@ -270,17 +270,15 @@ const std::vector<Workload>& AllWorkloads() {
       {"puts_sync", "puts with sync=true", false, PutsSync},
       {"puts_nosync", "unsynced puts, one synced, more unsynced", false, PutsNoSync},
       {"batches", "batches of puts and deletes, every other one synced", false, Batches},
-      {"disable_wal_flush", "disableWAL writes made durable by flushes", false,
-       DisableWalFlush},
+      {"disable_wal_flush", "disableWAL writes made durable by flushes", false, DisableWalFlush},
       {"flush", "unsynced puts, a flush, more writes", false, FlushWorkload},
-      {"memtable_switch", "a new WAL while the older holds unsynced writes, then a sync",
-       false, MemtableSwitch},
+      {"memtable_switch", "a new WAL while the older holds unsynced writes, then a sync", false,
+       MemtableSwitch},
       {"compaction", "three flushes compacted into one file", false, Compaction},
       {"reopen", "reopens: new MANIFEST, CURRENT replaced", false, Reopen},
       {"recovery_interrupted", "the recovery of a crashed DB cut at every point", false,
        RecoveryInterrupted},
-      {"long_mixed", "mixed writes, WAL switches, flushes, compactions, a reopen", true,
-       LongMixed},
+      {"long_mixed", "mixed writes, WAL switches, flushes, compactions, a reopen", true, LongMixed},
   };
   return kAll;
 }

@@ -53,8 +53,7 @@ class Context {
   Status Put(DB* db, const std::string& key, const std::string& value,
              const WriteOptions& wo = WriteOptions());
   Status Delete(DB* db, const std::string& key, const WriteOptions& wo = WriteOptions());
-  Status Write(DB* db,
-               const std::vector<std::pair<std::string, std::optional<std::string>>>& ops,
+  Status Write(DB* db, const std::vector<std::pair<std::string, std::optional<std::string>>>& ops,
                const WriteOptions& wo = WriteOptions());
   // A blocking flush; afterwards every earlier write is durable.
   Status Flush(DB* db);

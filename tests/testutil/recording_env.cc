@@ -26,27 +26,19 @@ std::string DescribeOp(const FsOp& op) {
   const std::string id = op.file == 0 ? "" : "#" + std::to_string(op.file);
   switch (op.kind) {
     case FsOp::kCreate:
-      return "create " + (id.empty() ? "" : id + " ") + base(op.path) + (op.existed ? " (truncating)" : "") +
-             (op.mmap ? " mmap" : "");
+      return "create " + (id.empty() ? "" : id + " ") + base(op.path) +
+             (op.existed ? " (truncating)" : "") + (op.mmap ? " mmap" : "");
     case FsOp::kAppend:
       return "append " + id + " @" + std::to_string(op.offset) + " +" +
              std::to_string(op.data.size());
-    case FsOp::kFlush:
-      return "flush " + id;
-    case FsOp::kSync:
-      return std::string(op.full ? "fsync " : "fdatasync ") + id;
-    case FsOp::kClose:
-      return "close " + id;
-    case FsOp::kRename:
-      return "rename " + base(op.path) + " -> " + base(op.path2);
-    case FsOp::kDelete:
-      return "unlink " + base(op.path);
-    case FsOp::kTruncate:
-      return "truncate " + base(op.path) + " to " + std::to_string(op.size);
-    case FsOp::kMkdir:
-      return "mkdir " + op.path;
-    case FsOp::kDirSync:
-      return "dirsync " + op.path;
+    case FsOp::kFlush: return "flush " + id;
+    case FsOp::kSync: return std::string(op.full ? "fsync " : "fdatasync ") + id;
+    case FsOp::kClose: return "close " + id;
+    case FsOp::kRename: return "rename " + base(op.path) + " -> " + base(op.path2);
+    case FsOp::kDelete: return "unlink " + base(op.path);
+    case FsOp::kTruncate: return "truncate " + base(op.path) + " to " + std::to_string(op.size);
+    case FsOp::kMkdir: return "mkdir " + op.path;
+    case FsOp::kDirSync: return "dirsync " + op.path;
   }
   return "?";
 }

@@ -112,7 +112,7 @@ class RecordingEnv : public EnvWrapper {
   Status LogMkdir(const std::string& dirname, const std::function<Status()>& mkdir);
 
   std::mutex mu_;
-  std::vector<FsOp> ops_;    // guarded by mu_
+  std::vector<FsOp> ops_;   // guarded by mu_
   uint64_t next_file_ = 1;  // guarded by mu_
 };
 
