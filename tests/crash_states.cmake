@@ -9,7 +9,7 @@ target_include_directories(shale_crash_states PRIVATE ${PROJECT_SOURCE_DIR}/incl
                            ${PROJECT_SOURCE_DIR})
 target_compile_definitions(shale_crash_states PRIVATE ${SHALE_DEP_DEFS})
 set(crash_states_objects $<TARGET_OBJECTS:shale_crash_states> $<TARGET_OBJECTS:shale_testutil>)
-foreach(l ${layers_db})
+foreach(l ${layers_utilities})
   list(APPEND crash_states_objects $<TARGET_OBJECTS:${l}>)
 endforeach()
 

@@ -162,6 +162,29 @@ TEST(CheckerTest, CatchesLostSyncedWrites) {
   EXPECT_FALSE(r.violations.empty());
 }
 
+// R6: a transaction prepared with sync and not resolved must come back prepared.
+TEST(CheckerTest, CatchesLostPreparedTransaction) {
+  const auto& all = AllWorkloads();
+  auto w =
+      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == "two_phase"; });
+  ASSERT_NE(w, all.end());
+  Context context;
+  ASSERT_TRUE(w->run(&context).ok());
+  Recording rec = context.Finish();
+  std::vector<CrashState> last = StatesAt(rec.initial, rec.ops, rec.ops.size());
+  ASSERT_FALSE(last.empty());
+  size_t lo, hi;
+  rec.history.Bounds(rec.ops.size(), &lo, &hi);
+  EXPECT_TRUE(CheckState(last.front(), rec.history, lo, hi, rec.check).violations.empty());
+  Prepare ghost;
+  ghost.name = "never_prepared_here";
+  rec.history.AddPrepare(ghost);  // acknowledged at call 0, never resolved
+  const CheckResult r = CheckState(last.front(), rec.history, lo, hi, rec.check);
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_NE(r.violations.front().find("did not come back prepared"), std::string::npos)
+      << r.violations.front();
+}
+
 // Every short workload, every crash point, exhaustively, under the journal model (ext4,
 // xfs); the posix model's one finding is replayed below.
 TEST(CrashStatesTest, ShortWorkloadsJournalModel) {

@@ -7,6 +7,8 @@
 #include "shale/db.h"
 #include "shale/env.h"
 #include "shale/iterator.h"
+#include "shale/utilities/transaction.h"
+#include "shale/utilities/transaction_db.h"
 
 namespace shale::crash_states {
 
@@ -42,6 +44,13 @@ std::map<std::string, std::string> History::StateAfter(size_t n) const {
 
 std::string History::Encode() const {
   std::ostringstream out;
+  auto count = [](size_t v) {
+    return static_cast<long long>(v == static_cast<size_t>(-1) ? -1 : v);
+  };
+  for (const Prepare& p : prepares_) {
+    out << "prepare " << p.name << ' ' << p.issued << ' ' << p.acked << ' ' << count(p.resolved)
+        << '\n';
+  }
   for (const Write& w : writes_) {
     out << "write " << w.wal << ' ' << w.issued << ' ' << w.acked << ' '
         << static_cast<long long>(w.durable == static_cast<size_t>(-1) ? -1 : w.durable) << ' '
@@ -62,6 +71,14 @@ Status History::Decode(const std::string& text, History* history) {
   std::string word;
   *history = History();
   while (in >> word) {
+    if (word == "prepare") {
+      Prepare p;
+      long long resolved;
+      in >> p.name >> p.issued >> p.acked >> resolved;
+      p.resolved = resolved < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(resolved);
+      history->AddPrepare(std::move(p));
+      continue;
+    }
     if (word != "write") return Status::Corruption("history: expected write, got " + word);
     Write w;
     long long durable;
@@ -165,6 +182,46 @@ std::string CheckSalvage(const History& h, const std::map<std::string, std::stri
   return "";
 }
 
+// Opens the DB (through a TransactionDB with co.txn), rolls back the transactions that
+// come back prepared and names them in *prepared.
+Status OpenDb(const Options& o, const CheckOptions& co, std::unique_ptr<DB>* db,
+              std::set<std::string>* prepared) {
+  prepared->clear();
+  if (co.txn == 0) return DB::Open(o, co.dbname, db);
+  TransactionDBOptions to;
+  to.write_policy =
+      co.txn == 2 ? TxnDBWritePolicy::WRITE_PREPARED : TxnDBWritePolicy::WRITE_COMMITTED;
+  TransactionDB* raw = nullptr;
+  Status s = TransactionDB::Open(o, to, co.dbname, &raw);
+  if (!s.ok()) return s;
+  db->reset(raw);
+  std::vector<Transaction*> txns;
+  raw->GetAllPreparedTransactions(&txns);
+  for (Transaction* t : txns) {
+    prepared->insert(t->GetName());
+    if (s.ok()) s = t->Rollback();
+    delete t;
+  }
+  return s;
+}
+
+// R6.
+std::string CheckPrepared(const History& h, size_t point, const std::set<std::string>& got) {
+  for (const Prepare& p : h.prepares()) {
+    const bool required = p.acked <= point && point <= p.resolved;
+    if (required && got.count(p.name) == 0) {
+      return "transaction " + p.name + " was prepared (synced) and not resolved, but " +
+             "did not come back prepared";
+    }
+  }
+  for (const std::string& name : got) {
+    bool allowed = false;
+    for (const Prepare& p : h.prepares()) allowed = allowed || (p.name == name && p.issued < point);
+    if (!allowed) return "transaction " + name + " came back prepared before its Prepare";
+  }
+  return "";
+}
+
 }  // namespace
 
 CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
@@ -192,7 +249,8 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       o.wal_recovery_mode = mode;
       o.paranoid_checks = para;
       std::unique_ptr<DB> db;
-      s = DB::Open(o, co.dbname, &db);
+      std::set<std::string> prepared;
+      s = OpenDb(o, co, &db, &prepared);
       r.opens++;
       if (!s.ok()) {
         const bool may_refuse =
@@ -206,6 +264,10 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
           r.violations.push_back(where + "open failed: " + s.ToString());
         }
         continue;
+      }
+      if (co.txn != 0) {
+        const std::string bad = CheckPrepared(history, state.point, prepared);
+        if (!bad.empty()) r.violations.push_back(where + bad);
       }
       std::map<std::string, std::string> got;
       s = Scan(db.get(), &got);
@@ -237,7 +299,7 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       if (co.reopen && para && mode == WALRecoveryMode::kPointInTimeRecovery) {  // R5
         s = db->Close();
         db.reset();
-        if (s.ok()) s = DB::Open(o, co.dbname, &db);
+        if (s.ok()) s = OpenDb(o, co, &db, &prepared);
         std::map<std::string, std::string> again;
         if (s.ok()) s = Scan(db.get(), &again);
         if (!s.ok()) {
@@ -254,13 +316,13 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
 }
 
 Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
-                 size_t hi) {
+                 size_t hi, int txn) {
   Env* env = Env::Default();
   Status s = env->CreateDirIfMissing(dir);
   if (!s.ok()) return s;
   std::ostringstream meta;
   meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged " << state.damaged
-       << '\n';
+       << "\ntxn " << txn << '\n';
   for (const std::string& d : state.dirs) meta << "dir " << d << '\n';
   size_t i = 0;
   for (const auto& [path, data] : state.files) {
@@ -277,7 +339,7 @@ Status SaveState(const std::string& dir, const CrashState& state, const History&
 }
 
 Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
-                 size_t* hi) {
+                 size_t* hi, int* txn) {
   Env* env = Env::Default();
   std::string meta, hist;
   Status s = ReadFileToString(env, dir + "/state.txt", &meta);
@@ -285,6 +347,7 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
   if (s.ok()) s = History::Decode(hist, history);
   if (!s.ok()) return s;
   *state = CrashState();
+  *txn = 0;
   std::istringstream in(meta);
   std::string word;
   while (in >> word) {
@@ -294,6 +357,8 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
       in >> *lo;
     } else if (word == "hi") {
       in >> *hi;
+    } else if (word == "txn") {
+      in >> *txn;
     } else if (word == "damaged") {
       in >> state->damaged;
     } else if (word == "dir") {

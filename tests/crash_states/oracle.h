@@ -24,6 +24,11 @@
 //   R4. Reads agree: Get of every key of the history answers what the iterator shows.
 //   R5. After kPointInTimeRecovery with paranoid_checks, the DB closes and reopens to the
 //       same contents (recovery left a state it can recover from).
+//   R6. Through a TransactionDB (CheckOptions::txn): a transaction whose synced Prepare was
+//       acknowledged and whose Commit or Rollback had not begun comes back prepared; none
+//       comes back that had not begun to prepare. The checker rolls the recovered ones
+//       back before reading (so a committed transaction is a Write of the history from
+//       its Commit on, and nothing else of a transaction is visible).
 // Thread safety: none.
 #pragma once
 
@@ -49,9 +54,25 @@ struct Write {
   size_t durable = static_cast<size_t>(-1);
 };
 
+// A named two-phase transaction's prepare: `resolved` is the call count when its Commit or
+// Rollback began (none yet: -1). Its commit, if any, is also a Write.
+struct Prepare {
+  std::string name;
+  size_t issued = 0;
+  size_t acked = 0;
+  size_t resolved = static_cast<size_t>(-1);
+};
+
 class History {
  public:
   void Add(Write w) { writes_.push_back(std::move(w)); }
+  void AddPrepare(Prepare p) { prepares_.push_back(std::move(p)); }
+  void Resolve(const std::string& name, size_t at) {
+    for (Prepare& p : prepares_) {
+      if (p.name == name) p.resolved = at;
+    }
+  }
+  const std::vector<Prepare>& prepares() const { return prepares_; }
   // From call count `at`, every write so far is durable (wal_only: every WAL write).
   void MarkDurable(size_t at, bool wal_only);
   void Bounds(size_t point, size_t* lo, size_t* hi) const;
@@ -65,6 +86,7 @@ class History {
 
  private:
   std::vector<Write> writes_;
+  std::vector<Prepare> prepares_;
 };
 
 struct CheckOptions {
@@ -76,6 +98,8 @@ struct CheckOptions {
       WALRecoveryMode::kTolerateCorruptedTailRecords, WALRecoveryMode::kAbsoluteConsistency,
       WALRecoveryMode::kPointInTimeRecovery, WALRecoveryMode::kSkipAnyCorruptedRecords};
   bool both_paranoid = true;
+  // 0: a plain DB; 1: a TransactionDB, WRITE_COMMITTED; 2: WRITE_PREPARED (R6).
+  int txn = 0;
   bool reopen = true;  // R5
 };
 
@@ -90,11 +114,11 @@ struct CheckResult {
 CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
                        const CheckOptions& options);
 
-// Saves a state with its history and bounds as directory dir (files under dir/files/), and
-// loads it back: the replay of a violation.
+// Saves a state with its history, bounds and CheckOptions::txn as directory dir, and loads
+// it back: the replay of a violation.
 Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
-                 size_t hi);
+                 size_t hi, int txn);
 Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
-                 size_t* hi);
+                 size_t* hi, int* txn);
 
 }  // namespace shale::crash_states

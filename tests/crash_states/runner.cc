@@ -48,7 +48,7 @@ RunReport RunWorkload(const Workload& workload, const RunOptions& options) {
         const std::string dir =
             options.save_dir + "/" + workload.name + "-" + std::to_string(saved++);
         Status s = Env::Default()->CreateDirIfMissing(options.save_dir);
-        if (s.ok()) s = SaveState(dir, state, rec.history, lo, hi);
+        if (s.ok()) s = SaveState(dir, state, rec.history, lo, hi, rec.check.txn);
         text += s.ok() ? "\n  replay: " + options.replay_binary + " --replay=" + dir
                        : "\n  (not saved: " + s.ToString() + ")";
       }
@@ -65,11 +65,12 @@ std::vector<std::string> ReplayState(const std::string& dir, const CheckOptions&
   CrashState state;
   History history;
   size_t lo = 0, hi = 0;
-  Status s = LoadState(dir, &state, &history, &lo, &hi);
+  CheckOptions o = options;
+  Status s = LoadState(dir, &state, &history, &lo, &hi, &o.txn);
   if (!s.ok()) return {"load: " + s.ToString()};
   std::printf("state at call %zu: %s\nbounds [%zu, %zu] of %zu writes\n", state.point,
               state.description.c_str(), lo, hi, history.writes().size());
-  return CheckState(state, history, lo, hi, options).violations;
+  return CheckState(state, history, lo, hi, o).violations;
 }
 
 std::string FormatReport(const RunReport& r) {

@@ -1,5 +1,6 @@
 #include "tests/crash_states/workloads.h"
 
+#include "shale/utilities/transaction.h"
 #include "shale/write_batch.h"
 
 namespace shale::crash_states {
@@ -97,6 +98,49 @@ Status Context::Flush(DB* db) {
   return s;
 }
 
+Status Context::OpenTxn(int policy, std::unique_ptr<TransactionDB>* db) {
+  txn_ = policy;
+  Options o = options;
+  o.env = recording_.get();
+  o.create_if_missing = true;
+  TransactionDBOptions to;
+  to.write_policy =
+      policy == 2 ? TxnDBWritePolicy::WRITE_PREPARED : TxnDBWritePolicy::WRITE_COMMITTED;
+  TransactionDB* raw = nullptr;
+  Status s = TransactionDB::Open(o, to, dbname, &raw);
+  db->reset(raw);
+  return s;
+}
+
+Status Context::Txn(TransactionDB* db, const std::string& name,
+                    const std::vector<std::pair<std::string, std::optional<std::string>>>& ops,
+                    Resolve resolve) {
+  std::unique_ptr<Transaction> txn(db->BeginTransaction(Sync()));
+  Status s = txn->SetName(name);
+  for (const auto& [k, v] : ops) {
+    if (s.ok()) s = v.has_value() ? txn->Put(k, *v) : txn->Delete(k);
+  }
+  if (!s.ok()) return s;
+  Prepare p;
+  p.name = name;
+  p.issued = Count();
+  s = txn->Prepare();
+  if (!s.ok()) return s;
+  p.acked = Count();
+  history_.AddPrepare(p);
+  if (resolve == Resolve::kLeavePrepared) return s;
+  history_.Resolve(name, Count());
+  crash_states::Write w;
+  w.ops = ops;
+  w.issued = Count();
+  s = resolve == Resolve::kCommit ? txn->Commit() : txn->Rollback();
+  if (!s.ok() || resolve == Resolve::kRollback) return s;
+  w.acked = Count();
+  history_.Add(std::move(w));
+  history_.MarkDurable(Count(), true);
+  return s;
+}
+
 Recording Context::Finish() {
   Recording r;
   r.initial = initial_;
@@ -104,6 +148,7 @@ Recording Context::Finish() {
   r.history = history_;
   r.check.dbname = dbname;
   r.check.options = options;
+  r.check.txn = txn_;
   return r;
 }
 
@@ -235,6 +280,28 @@ Status RecoveryInterrupted(Context* c) {
   return db->Close();
 }
 
+// Two-phase commit: committed, rolled back and left-prepared transactions between plain
+// writes; the checker rolls back what comes back prepared (oracle.h R6).
+Status TwoPhase(Context* c, int policy) {
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<TransactionDB> db;
+  CS_RETURN_IF_ERROR(c->OpenTxn(policy, &db));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(0), Val(0, 0)));
+  CS_RETURN_IF_ERROR(c->Txn(db.get(), "t1", {{Key(1), Val(1, 1)}, {Key(2), Val(2, 1, 600)}},
+                            Context::Resolve::kCommit));
+  CS_RETURN_IF_ERROR(c->Txn(db.get(), "t2", {{Key(0), Val(0, 2)}, {Key(1), std::nullopt}},
+                            Context::Resolve::kRollback));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(3), Val(3, 3)));
+  CS_RETURN_IF_ERROR(
+      c->Txn(db.get(), "t3", {{Key(2), Val(2, 4)}}, Context::Resolve::kLeavePrepared));
+  CS_RETURN_IF_ERROR(c->Txn(db.get(), "t4", {{Key(4), Val(4, 5)}, {Key(0), std::nullopt}},
+                            Context::Resolve::kCommit));
+  return db->Close();
+}
+
+Status TwoPhaseCommitted(Context* c) { return TwoPhase(c, 1); }
+Status TwoPhasePrepared(Context* c) { return TwoPhase(c, 2); }
+
 // Longer: mixed writes, several WALs, flushes, compactions and reopens.
 Status LongMixed(Context* c) {
   c->options.write_buffer_size = 8192;
@@ -278,6 +345,9 @@ const std::vector<Workload>& AllWorkloads() {
       {"reopen", "reopens: new MANIFEST, CURRENT replaced", false, Reopen},
       {"recovery_interrupted", "the recovery of a crashed DB cut at every point", false,
        RecoveryInterrupted},
+      {"two_phase", "2PC prepare, commit, rollback, one left prepared (WRITE_COMMITTED)", false,
+       TwoPhaseCommitted},
+      {"write_prepared", "the same under WRITE_PREPARED", false, TwoPhasePrepared},
       {"long_mixed", "mixed writes, WAL switches, flushes, compactions, a reopen", true, LongMixed},
   };
   return kAll;

@@ -16,6 +16,7 @@
 
 #include "shale/db.h"
 #include "shale/env.h"
+#include "shale/utilities/transaction_db.h"
 #include "tests/crash_states/oracle.h"
 #include "tests/testutil/recording_env.h"
 
@@ -58,6 +59,16 @@ class Context {
   // A blocking flush; afterwards every earlier write is durable.
   Status Flush(DB* db);
 
+  // Through a TransactionDB (policy 1: WRITE_COMMITTED, 2: WRITE_PREPARED; the checker
+  // opens it the same way).
+  Status OpenTxn(int policy, std::unique_ptr<TransactionDB>* db);
+  // A named transaction with sync=true: writes ops, prepares, then commits (kCommit),
+  // rolls back (kRollback) or is deleted prepared (kLeavePrepared: it stays in the WAL).
+  enum class Resolve { kCommit, kRollback, kLeavePrepared };
+  Status Txn(TransactionDB* db, const std::string& name,
+             const std::vector<std::pair<std::string, std::optional<std::string>>>& ops,
+             Resolve resolve);
+
   Recording Finish();
 
  private:
@@ -67,6 +78,7 @@ class Context {
   std::unique_ptr<RecordingEnv> recording_;
   std::map<std::string, std::string> initial_;
   History history_;
+  int txn_ = 0;
 };
 
 struct Workload {
