@@ -345,8 +345,8 @@ class DBImpl final : public DB,
   std::shared_ptr<const Options> current_options_ GUARDED_BY(mutex_);
   // current_options_->max_successive_merges, for memtable inserters (no DB mutex).
   std::atomic<size_t> max_successive_merges_{0};
-  // Serializes writing OPTIONS files (at Open and SetOptions); taken before mutex_.
-  Mutex options_file_mutex_;
+  // Serializes writing OPTIONS files (at Open and SetOptions).
+  Mutex options_file_mutex_ ACQUIRED_BEFORE(mutex_);
   // Set once by the constructor; the VersionSet's own methods say which need mutex_.
   std::unique_ptr<VersionSet> versions_;
   std::unique_ptr<ColumnFamilyData> default_cf_;

@@ -42,7 +42,8 @@ WritePipeline::WritePipeline(const Options& options, bool seq_per_batch, Host* h
                   : options.enable_pipelined_write ? &WritePipeline::RunPipelined
                                                    : &WritePipeline::RunOrdered),
       wal_only_route_(options.two_write_queues ? &WritePipeline::RunWalOnly : main_route_),
-      two_queues_(options.two_write_queues),
+      log_main_(options.two_write_queues ? &WritePipeline::LogAndAllocateMainOfTwo
+                                         : &WritePipeline::LogAndAllocateOneQueue),
       // Ordered writes hold the queue through their inserts: a leader waits a moment for
       // a companion, so that writers share groups and insert in parallel.
       write_thread_(WaitOptionsOf(options),

@@ -215,6 +215,9 @@ class WritePipeline {
   Status LogAndAllocateTwoQueues(WriteThread::WriteGroup* group, WriteBatch* record,
                                  uint64_t count, PreReleaseAt when)
       EXCLUDES(log_mutex_, alloc_mutex_);
+  // The main queue's WAL leader with two queues: LogAndAllocateTwoQueues(kAllocation).
+  Status LogAndAllocateMainOfTwo(WriteThread::WriteGroup* group, WriteBatch* record,
+                                 uint64_t count) EXCLUDES(log_mutex_, alloc_mutex_);
   SequenceNumber NumberGroup(WriteThread::WriteGroup* group);
   SequenceNumber AllocateShared(WriteThread::WriteGroup* group, uint64_t count)
       REQUIRES(alloc_mutex_);
@@ -237,7 +240,11 @@ class WritePipeline {
   // Chosen at construction from the write mode.
   const Route main_route_;
   const Route wal_only_route_;  // RunWalOnly with two queues, else the main route
-  const bool two_queues_;
+  // How the main queue's WAL leader logs and numbers a group: LogAndAllocateOneQueue, or
+  // LogAndAllocateMainOfTwo with two queues.
+  using LogRoute = Status (WritePipeline::*)(WriteThread::WriteGroup* group, WriteBatch* record,
+                                             uint64_t count);
+  const LogRoute log_main_;
 
   WriteThread write_thread_;
   WriteThread wal_only_thread_;  // two_write_queues

@@ -51,8 +51,7 @@ Status WritePipeline::WalStage(PendingWrite* leader, WriteGroup* group) {
       }
     });
   }
-  s = two_queues_ ? LogAndAllocateTwoQueues(group, record, count, PreReleaseAt::kAllocation)
-                  : LogAndAllocateOneQueue(group, record, count);
+  s = (this->*log_main_)(group, record, count);
   if (!leader->disable_wal) {
     internal_stats_->write_with_wal.fetch_add(group->size, std::memory_order_relaxed);
     RecordTick(stats_, WRITE_WITH_WAL, group->size);
@@ -110,6 +109,11 @@ Status WritePipeline::LogAndAllocateOneQueue(WriteGroup* group, WriteBatch* reco
   NoteLogged(group, log_number);
   RunPreRelease(group, log_number);
   return s;
+}
+
+Status WritePipeline::LogAndAllocateMainOfTwo(WriteGroup* group, WriteBatch* record,
+                                              uint64_t count) {
+  return LogAndAllocateTwoQueues(group, record, count, PreReleaseAt::kAllocation);
 }
 
 Status WritePipeline::LogAndAllocateTwoQueues(WriteGroup* group, WriteBatch* record,

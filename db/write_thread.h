@@ -245,7 +245,7 @@ class WriteThread {
 
   // Pipelined writes' memtable queue, and the waits of WaitForMemtableWriters. Taken
   // before queue_mu_ when both are held (EnterMemtableStage).
-  Mutex memtable_mu_;
+  Mutex memtable_mu_ ACQUIRED_BEFORE(queue_mu_);
   CondVar memtable_cv_{&memtable_mu_};  // signalled when the memtable work drains
   WriteGroup* memtable_head_ GUARDED_BY(memtable_mu_) = nullptr;
   WriteGroup* memtable_tail_ GUARDED_BY(memtable_mu_) = nullptr;

@@ -10,6 +10,7 @@
 #define GUARDED_BY(x) SHALE_THREAD_ANNOTATION(guarded_by(x))
 #define PT_GUARDED_BY(x) SHALE_THREAD_ANNOTATION(pt_guarded_by(x))
 #define ACQUIRED_AFTER(...) SHALE_THREAD_ANNOTATION(acquired_after(__VA_ARGS__))
+#define ACQUIRED_BEFORE(...) SHALE_THREAD_ANNOTATION(acquired_before(__VA_ARGS__))
 #define REQUIRES(...) SHALE_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) SHALE_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) SHALE_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
