@@ -186,19 +186,36 @@ TEST(CheckerTest, CatchesLostPreparedTransaction) {
 }
 
 // Every short workload, every crash point, exhaustively, under the journal model (ext4,
-// xfs); the posix model's one finding is replayed below.
-TEST(CrashStatesTest, ShortWorkloadsJournalModel) {
+// xfs); the posix model's one finding is replayed below. One test per workload, so that
+// ctest runs them in parallel.
+class ShortWorkloadTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ShortWorkloadTest, JournalModel) {
+  const auto& all = AllWorkloads();
+  auto w =
+      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == GetParam(); });
+  ASSERT_NE(w, all.end());
   RunOptions o;
   o.gen.model = NameModel::kJournal;
-  for (const Workload& w : AllWorkloads()) {
-    if (w.long_run) continue;
-    const RunReport r = RunWorkload(w, o);
-    std::printf("%s\n", FormatReport(r).c_str());
-    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
-    EXPECT_GT(r.checked, 0u);
-    EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
-  }
+  const RunReport r = RunWorkload(*w, o);
+  std::printf("%s\n", FormatReport(r).c_str());
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_GT(r.checked, 0u);
+  EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
 }
+
+std::vector<std::string> ShortWorkloadNames() {
+  std::vector<std::string> names;
+  for (const Workload& w : AllWorkloads()) {
+    if (!w.long_run) names.push_back(w.name);
+  }
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(CrashStates, ShortWorkloadTest, testing::ValuesIn(ShortWorkloadNames()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // Fails the n-th write, sync, read, rename, create and directory sync for every n: no
 // acknowledged write lost, nothing read wrongly, the DB reopens (io_error_loops.h).

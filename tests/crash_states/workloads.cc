@@ -185,6 +185,13 @@ Status PutsNoSync(Context* c) {
   return db->Close();
 }
 
+// As PutsNoSync, with the WAL written through a buffer (kAbsoluteConsistency asks for it,
+// log_writer.cc) instead of a mapping: appends reach the OS at each record's flush.
+Status PutsBufferedWal(Context* c) {
+  c->options.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  return PutsNoSync(c);
+}
+
 Status Batches(Context* c) {
   CS_RETURN_IF_ERROR(c->StartRecording());
   std::unique_ptr<DB> db;
@@ -336,6 +343,7 @@ const std::vector<Workload>& AllWorkloads() {
   static const std::vector<Workload> kAll = {
       {"puts_sync", "puts with sync=true", false, PutsSync},
       {"puts_nosync", "unsynced puts, one synced, more unsynced", false, PutsNoSync},
+      {"puts_buffered_wal", "puts_nosync with a buffered (not mapped) WAL", false, PutsBufferedWal},
       {"batches", "batches of puts and deletes, every other one synced", false, Batches},
       {"disable_wal_flush", "disableWAL writes made durable by flushes", false, DisableWalFlush},
       {"flush", "unsynced puts, a flush, more writes", false, FlushWorkload},
