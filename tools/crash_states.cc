@@ -9,6 +9,7 @@
 //   crash_states --replay=DIR     re-check a saved failing state
 // Other flags: --k=N --unit=BYTES --model=posix|journal --points=all|persistence
 //   --max_states_per_point=N --max_lengths=N --save_dir=DIR --list
+//   --dump (print the call log of one recording of --workload=NAME)
 //   --repeat=N (record each workload N times: background jobs interleave differently;
 //   default 1, 10 with --long) --io_errors=0 (skip the I/O error loops, io_error_loops.h,
 //   which run after the workloads unless --workload is given without "io_errors")
@@ -59,7 +60,7 @@ std::vector<std::string> Split(const std::string& s) {
 
 int main(int argc, char** argv) {
   std::string long_flag, list, replay, only, save_dir = "crash_states_failures";
-  std::string k, unit, model, points, max_per_point, max_lengths, repeat, io_errors = "1";
+  std::string k, unit, model, points, max_per_point, max_lengths, repeat, dump, io_errors = "1";
   const std::vector<std::pair<const char*, std::string*>> flags = {
       {"--long", &long_flag},
       {"--list", &list},
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
       {"--max_lengths", &max_lengths},
       {"--repeat", &repeat},
       {"--io_errors", &io_errors},
+      {"--dump", &dump},
   };
   for (int i = 1; i < argc; i++) {
     bool known = false;
@@ -88,6 +90,19 @@ int main(int argc, char** argv) {
   if (!list.empty()) {
     for (const Workload& w : AllWorkloads()) {
       std::printf("%-22s %s%s\n", w.name.c_str(), w.what.c_str(), w.long_run ? " (long)" : "");
+    }
+    return 0;
+  }
+  if (!dump.empty()) {  // the call log of one recording of --workload
+    for (const Workload& w : AllWorkloads()) {
+      if (w.name != only) continue;
+      Context context;
+      const Status s = w.run(&context);
+      const Recording rec = context.Finish();
+      for (size_t i = 0; i < rec.ops.size(); i++) {
+        std::printf("%4zu %s\n", i, DescribeOp(rec.ops[i]).c_str());
+      }
+      std::printf("%s\n", s.ToString().c_str());
     }
     return 0;
   }

@@ -26,6 +26,9 @@ struct Inode {
   bool mmap = false;
   bool open = false;
   std::set<uint64_t> ends;  // sizes at which bytes were pushed: where records end
+  // Where appends ended: a superset of the record ends (a mapped WAL's last record may
+  // be whole before the push that follows it), so a cut elsewhere is inside a record.
+  std::set<uint64_t> append_ends;
 };
 
 // An entry change not yet made durable by a directory sync.
@@ -64,6 +67,7 @@ struct Alt {
   std::string content;
   bool damaged = false;  // hole before data, or garbage
   bool cut = false;      // not at a record end (zeros past it aside)
+  bool torn = false;     // undamaged, with bytes past the last record end that are not zeros
   std::string desc;      // empty for "everything pushed"
 };
 
@@ -148,6 +152,19 @@ class FileAlternatives {
           out[i] = std::move(padded);
         }
       }
+    }
+    for (Alt& a : out) {
+      // Torn unless it is the data up to a record end (or the synced bytes), then zeros.
+      bool clean = a.damaged || a.content == f_.durable ||
+                   a.content.find_first_not_of('\0') == std::string::npos;
+      for (const std::set<uint64_t>* set : {&f_.ends, &f_.append_ends}) {
+        for (uint64_t b : *set) {
+          clean = clean || (b <= a.content.size() && b <= v.size() &&
+                            a.content.compare(0, b, v, 0, b) == 0 &&
+                            a.content.find_first_not_of('\0', b) == std::string::npos);
+        }
+      }
+      a.torn = !clean;
     }
     return out;
   }
@@ -269,6 +286,7 @@ class Replay {
           f.pushed = 0;
           f.unpushed = 0;
           f.ends = {0};
+          f.append_ends.clear();
         } else {
           id = next_inode_++;
           live_.files[op.path] = id;
@@ -285,6 +303,7 @@ class Replay {
         Inode& f = File(op.file);
         if (f.data.size() < op.offset + op.data.size()) f.data.resize(op.offset + op.data.size());
         f.data.replace(op.offset, op.data.size(), op.data);
+        f.append_ends.insert(op.offset + op.data.size());
         if (f.mmap) {
           f.pushed = f.data.size();
         } else {
@@ -398,6 +417,7 @@ class Replay {
         const bool lost = StripZeros(a.content) != StripZeros(alts[id][1].content);
         if ((a.cut || lost) && path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) {
           st.unclean_wals.push_back(path);
+          if (a.torn) st.torn_wals.push_back(path);
         }
         if (!a.desc.empty())
           st.description += path.substr(path.rfind('/') + 1) + ": " + a.desc + "; ";

@@ -96,6 +96,25 @@ TEST(PersistenceModelTest, UnsyncedAppendMayBeCutHoledOrTorn) {
   EXPECT_TRUE(missing);
 }
 
+// A WAL cut inside an append ends inside a record (kAbsoluteConsistency must refuse it);
+// cut where an append ended, or synced, it does not.
+TEST(PersistenceModelTest, WalCutInsideAnAppendIsTorn) {
+  const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/000001.log"),
+                                 Op(FsOp::kAppend, 1, "", std::string(1000, 'r')),
+                                 Op(FsOp::kFlush, 1), Op(FsOp::kDirSync, 0, "/d")};
+  bool torn = false, whole = false;
+  for (const CrashState& s : StatesAt({{"/d/x", ""}}, ops, ops.size())) {
+    const std::string& f = s.files.at("/d/000001.log");
+    const bool is_torn = !s.torn_wals.empty();
+    if (f.size() == 512) EXPECT_TRUE(is_torn) << s.description;
+    if (f.empty() || f == std::string(1000, 'r')) EXPECT_FALSE(is_torn) << s.description;
+    torn = torn || is_torn;
+    whole = whole || f.size() == 1000;
+  }
+  EXPECT_TRUE(torn);
+  EXPECT_TRUE(whole);
+}
+
 // D2: bytes still in a writer's buffer never reach the disk.
 TEST(PersistenceModelTest, BufferedBytesAreNotOnDisk) {
   const std::vector<FsOp> ops = {Op(FsOp::kCreate, 1, "/d/f"), Op(FsOp::kAppend, 1, "", "abc")};

@@ -1,5 +1,6 @@
 #include "tests/crash_states/oracle.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -205,6 +206,16 @@ Status OpenDb(const Options& o, const CheckOptions& co, std::unique_ptr<DB>* db,
   return s;
 }
 
+// R1: the newest WAL (recovery always reads it) ends inside a record.
+bool NewestWalTorn(const CrashState& state) {
+  std::string newest;
+  for (const auto& [path, data] : state.files) {
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) newest = path;
+  }
+  return !newest.empty() &&
+         std::find(state.torn_wals.begin(), state.torn_wals.end(), newest) != state.torn_wals.end();
+}
+
 // R6.
 std::string CheckPrepared(const History& h, size_t point, const std::set<std::string>& got) {
   for (const Prepare& p : h.prepares()) {
@@ -264,6 +275,9 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
           r.violations.push_back(where + "open failed: " + s.ToString());
         }
         continue;
+      }
+      if (mode == WALRecoveryMode::kAbsoluteConsistency && NewestWalTorn(state)) {
+        r.violations.push_back(where + "opened, though the newest WAL ends inside a record");
       }
       if (co.txn != 0) {
         const std::string bad = CheckPrepared(history, state.point, prepared);
@@ -332,6 +346,7 @@ Status SaveState(const std::string& dir, const CrashState& state, const History&
     if (!s.ok()) return s;
   }
   for (const std::string& w : state.unclean_wals) meta << "unclean " << w << '\n';
+  for (const std::string& w : state.torn_wals) meta << "torn " << w << '\n';
   s = WriteStringToFile(env, meta.str(), dir + "/state.txt");
   if (s.ok()) s = WriteStringToFile(env, history.Encode(), dir + "/history.txt");
   if (s.ok()) s = WriteStringToFile(env, state.description + "\n", dir + "/description.txt");
@@ -365,6 +380,10 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
       std::string d;
       in >> d;
       state->dirs.push_back(d);
+    } else if (word == "torn") {
+      std::string w;
+      in >> w;
+      state->torn_wals.push_back(w);
     } else if (word == "unclean") {
       std::string w;
       in >> w;

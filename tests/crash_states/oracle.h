@@ -11,9 +11,10 @@
 //   hi(p) = the writes issued before p: no later one can be on the disk.
 // The rules (per recovery mode, paranoid_checks both ways):
 //   R1. Open succeeds, except that kAbsoluteConsistency may refuse, with Corruption, a
-//       state whose WAL ends inside a record or holds damage, and
+//       state whose WAL lost pushed bytes, ends inside a record or holds damage, and
 //       kTolerateCorruptedTailRecords one that holds damage before its tail (a hole with
-//       data after it, or garbage): the modes' documented refusals (options.h).
+//       data after it, or garbage): the modes' documented refusals (options.h). And
+//       kAbsoluteConsistency must refuse a state whose newest WAL ends inside a record.
 //   R2. kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery: the
 //       DB's contents equal the history's after its first n writes for some n in
 //       [lo(p), hi(p)]: every durable write is there, and what is there is a prefix of

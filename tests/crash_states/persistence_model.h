@@ -91,6 +91,10 @@ struct CrashState {
   // ended (cut, hole or garbage; zeros past the end do not count): kAbsoluteConsistency
   // may refuse these states.
   std::vector<std::string> unclean_wals;
+  // Of those, the WALs that end inside a record (undamaged bytes of a record whose end
+  // never reached the disk, zeros past them aside): if the newest WAL is one,
+  // kAbsoluteConsistency must refuse the state.
+  std::vector<std::string> torn_wals;
   // What differs from "everything that was pushed reached the disk", for reports.
   std::string description;
 };
