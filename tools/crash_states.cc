@@ -10,6 +10,7 @@
 // Other flags: --k=N --unit=BYTES --model=posix|journal --points=all|persistence
 //   --max_states_per_point=N --max_lengths=N --save_dir=DIR --list
 //   --dump (print the call log of one recording of --workload=NAME)
+//   --max_violations=N (failing states kept per workload before it stops; default 3)
 //   --repeat=N (record each workload N times: background jobs interleave differently;
 //   default 1, 10 with --long) --io_errors=0 (skip the I/O error loops, io_error_loops.h,
 //   which run after the workloads unless --workload is given without "io_errors")
@@ -60,7 +61,8 @@ std::vector<std::string> Split(const std::string& s) {
 
 int main(int argc, char** argv) {
   std::string long_flag, list, replay, only, save_dir = "crash_states_failures";
-  std::string k, unit, model, points, max_per_point, max_lengths, repeat, dump, io_errors = "1";
+  std::string k, unit, model, points, max_per_point, max_lengths, repeat, dump, max_violations,
+      io_errors = "1";
   const std::vector<std::pair<const char*, std::string*>> flags = {
       {"--long", &long_flag},
       {"--list", &list},
@@ -76,6 +78,7 @@ int main(int argc, char** argv) {
       {"--repeat", &repeat},
       {"--io_errors", &io_errors},
       {"--dump", &dump},
+      {"--max_violations", &max_violations},
   };
   for (int i = 1; i < argc; i++) {
     bool known = false;
@@ -123,6 +126,8 @@ int main(int argc, char** argv) {
     base.gen.max_holes = 48;
     base.gen.max_exhaustive_names = 10;
   }
+  if (!max_violations.empty())
+    base.max_violations = std::strtoul(max_violations.c_str(), nullptr, 10);
   if (!k.empty()) base.gen.k = std::atoi(k.c_str());
   if (!unit.empty()) base.gen.unit = std::strtoul(unit.c_str(), nullptr, 10);
   if (model == "journal") base.gen.model = NameModel::kJournal;
