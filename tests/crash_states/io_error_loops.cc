@@ -45,9 +45,9 @@ class FailedCallEnv : public EnvWrapper {
 
 class LoopRun {
  public:
-  LoopRun(FailOn kind, int n, const std::string& filter)
+  LoopRun(FailOn kind, int n, const std::string& filter, FailMode mode = FailMode::kNth)
       : mem_(NewMemEnv(Env::Default())), recording_(mem_.get()), env_(&recording_), top_(&env_) {
-    env_.SetFailure(kind, n, FailMode::kNth, filter);
+    env_.SetFailure(kind, n, mode, filter);
     kind_ = kind;
   }
 
@@ -216,34 +216,36 @@ std::vector<IoLoopReport> RunIoErrorLoops(size_t max_violations) {
       {FailOn::kDirSync, "dirsync", ""},
   };
   std::vector<IoLoopReport> out;
-  for (const Loop& loop : loops) {
-    IoLoopReport r;
-    r.name = std::string(loop.kind_name) + (*loop.filter ? std::string(" ") + loop.filter : "");
-    for (int n = 1; n < 10000; n++) {
-      bool injected = false;
-      LoopRun run(loop.kind, n, loop.filter);
-      const std::string bad = run.Run(&injected);
-      if (!injected) break;
-      r.runs++;
-      if (bad.rfind("E1", 0) == 0) {  // reported, not counted: see the header
-        r.unreported++;
-        r.notes.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) + ": " +
-                          bad);
-      } else if (!bad.empty()) {
-        r.violations++;
-        r.failures.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) +
-                             ": " + bad);
-        if (r.violations >= max_violations) break;
+  for (FailMode mode : {FailMode::kNth, FailMode::kFromNth})
+    for (const Loop& loop : loops) {
+      IoLoopReport r;
+      r.name = std::string(loop.kind_name) + (*loop.filter ? std::string(" ") + loop.filter : "") +
+               (mode == FailMode::kFromNth ? " (from n on)" : "");
+      for (int n = 1; n < 10000; n++) {
+        bool injected = false;
+        LoopRun run(loop.kind, n, loop.filter, mode);
+        const std::string bad = run.Run(&injected);
+        if (!injected) break;
+        r.runs++;
+        if (bad.rfind("E1", 0) == 0) {  // reported, not counted: see the header
+          r.unreported++;
+          r.notes.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) +
+                            ": " + bad);
+        } else if (!bad.empty()) {
+          r.violations++;
+          r.failures.push_back(r.name + " failing call " + std::to_string(n) + NthCall(loop, n) +
+                               ": " + bad);
+          if (r.violations >= max_violations) break;
+        }
       }
+      out.push_back(std::move(r));
     }
-    out.push_back(std::move(r));
-  }
   return out;
 }
 
 std::string FormatIoLoopReport(const IoLoopReport& r) {
   char line[160];
-  std::snprintf(line, sizeof(line), "io errors %-18s runs %4zu  violations %zu  unreported %zu",
+  std::snprintf(line, sizeof(line), "io errors %-30s runs %4zu  violations %zu  unreported %zu",
                 r.name.c_str(), r.runs, r.violations, r.unreported);
   return line;
 }

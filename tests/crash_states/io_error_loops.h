@@ -1,7 +1,8 @@
 // I/O error loops in SQLite's manner: run one workload again and again on an in-memory Env
 // behind FaultInjectionTestEnv, failing the 1st, then the 2nd, ... N-th file-system call of
 // one kind (write, sync, read, rename, create, directory sync; writes, syncs and reads per
-// file type: WAL, SST, MANIFEST, CURRENT's temporary), until a run makes fewer calls than N.
+// file type: WAL, SST, MANIFEST, CURRENT's temporary), until a run makes fewer calls than N;
+// then again with the N-th and every later call of the kind failing (a device gone bad).
 // Every run must satisfy:
 //   E1. The error reaches the caller: some call of the workload, or a synced probe write
 //       and a flush after it, answers an error (a background job's error fails later
