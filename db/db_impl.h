@@ -131,6 +131,11 @@ class DBImpl final : public DB,
   int TEST_NumImmutableMemtables();
   bool TEST_ActiveMemtableHasFilter();
   VersionSet* TEST_versions() { return versions_.get(); }
+  // The current Version, read under the mutex; valid while no flush or compaction runs.
+  Version* TEST_current() {
+    DbLock l(this);
+    return versions_->current();
+  }
   // The compaction picker's view of the current Version (a copy, taken under the mutex).
   LevelScores TEST_LevelScores();
   // A write that only goes to the WAL (a batch without keys; the second queue with

@@ -55,6 +55,11 @@ class CompactionJobTest : public ::testing::Test {
     vset_.reset();
   }
 
+  int NumLevelFiles(int level) EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
+    return vset_->NumLevelFiles(level);
+  }
+
   void Open() {
     table_cache_ = std::make_unique<TableCache>(dir_.path(), options_, &icmp_, -1);
     vset_ = std::make_unique<VersionSet>(dir_.path(), &options_, table_cache_.get(), &icmp_, &mu_);
@@ -100,14 +105,14 @@ class CompactionJobTest : public ::testing::Test {
   void AddFile(int level, const std::vector<Entry>& entries) {
     VersionEdit edit;
     edit.AddFile(level, WriteSst(entries));
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     ASSERT_OK(vset_->LogAndApply(&edit));
   }
 
   // Every entry of the level's files, in file order, as "key@seq:T=value".
   std::vector<std::string> Contents(int level) {
     std::vector<std::string> r;
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     for (const FileMetaPtr& f : vset_->current()->files(level)) {
       std::unique_ptr<InternalIterator> it(table_cache_->NewIterator(ReadOptions(), *f));
       for (it->SeekToFirst(); it->Valid(); it->Next()) r.push_back(Show(it->key(), it->value()));
@@ -117,7 +122,7 @@ class CompactionJobTest : public ::testing::Test {
   }
 
   std::unique_ptr<Compaction> ManualCompaction(int input_level, int output_level) {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     InternalKey storage;
     InternalKey* end = &storage;
     bool conflict = false;
@@ -141,7 +146,7 @@ class CompactionJobTest : public ::testing::Test {
     for (const FileMetaData& f : job.outputs()) EXPECT_EQ(registered_.count(f.number), 1u);
     VersionEdit edit;
     job.AddToEdit(&edit);
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     s = vset_->LogAndApply(&edit);
     picker_->ReleaseCompaction(c);
     return s;
@@ -162,7 +167,7 @@ class CompactionJobTest : public ::testing::Test {
 
   // Checks that the level's files are sorted, do not overlap, and never share a user key.
   void CheckLevelShape(int level) {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     const auto& files = vset_->current()->files(level);
     for (size_t i = 1; i < files.size(); i++) {
       EXPECT_LT(files[i - 1]->largest.user_key().compare(files[i]->smallest.user_key()), 0)
@@ -202,7 +207,7 @@ TEST_F(CompactionJobTest, Level0AndLevel1IntoLevel1) {
 
   EXPECT_EQ(Contents(1),
             (std::vector<std::string>{"a@10:P=a10", "b@12:P=b12", "c@13:P=c13", "d@4:P=d4"}));
-  EXPECT_EQ(vset_->NumLevelFiles(0), 0);
+  EXPECT_EQ(NumLevelFiles(0), 0);
   EXPECT_EQ(stats.num_input_files, 3u);
   EXPECT_EQ(stats.num_input_files_at_output_level, 1u);
   EXPECT_EQ(stats.iter.num_input_records, 9u);
@@ -212,7 +217,7 @@ TEST_F(CompactionJobTest, Level0AndLevel1IntoLevel1) {
   EXPECT_EQ(stats.num_output_files, 1u);
   EXPECT_GT(stats.total_output_bytes, 0u);
   {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     const FileMetaData& out = *vset_->current()->files(1)[0];
     EXPECT_EQ(out.smallest_seqno, 4u);
     EXPECT_EQ(out.largest_seqno, 13u);
@@ -279,7 +284,7 @@ TEST_F(CompactionJobTest, OutputsSplitAtTargetSizeNeverInsideAUserKey) {
   std::sort(expected.begin(), expected.end());
   std::sort(after.begin(), after.end());
   EXPECT_EQ(after, expected);
-  MutexLock l(&mu_);
+  MutexLock l(vset_->db_mutex());
   int big_key_files = 0;
   for (const FileMetaPtr& f : vset_->current()->files(1)) {
     const bool has_big = f->smallest.user_key().compare("k00700") <= 0 &&
@@ -397,7 +402,7 @@ TEST_F(CompactionJobTest, FailedJobDeletesItsOutputs) {
   // outputs.
   uint64_t l1_number;
   {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     l1_number = vset_->current()->files(1)[0]->number;
   }
   table_cache_->Evict(l1_number);
@@ -409,7 +414,7 @@ TEST_F(CompactionJobTest, FailedJobDeletesItsOutputs) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_FALSE(registered_.empty());  // it did write outputs
   EXPECT_EQ(SstFiles(), before);      // and removed them
-  EXPECT_EQ(vset_->NumLevelFiles(0), 1);
+  EXPECT_EQ(NumLevelFiles(0), 1);
 }
 
 TEST_F(CompactionJobTest, ShutdownStopsTheJob) {

@@ -83,18 +83,18 @@ class CompactionPickerDataTest : public ::testing::Test {
       f.smallest_seqno = f.largest_seqno = seq;
       edit.AddFile(std::stoi(level.substr(1)), f);
     }
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     Status s = vset_->LogAndApply(&edit);
     if (!s.ok()) return s.ToString();
     return ScoresLocked();
   }
 
   std::string Scores() {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     return ScoresLocked();
   }
 
-  std::string ScoresLocked() {
+  std::string ScoresLocked() REQUIRES(vset_->db_mutex()) {
     Version* v = vset_->current();
     const LevelScores& scores = picker_->ScoresOf(v);
     std::string out = "base-level=" + std::to_string(scores.base_level) +
@@ -135,7 +135,7 @@ class CompactionPickerDataTest : public ::testing::Test {
   }
 
   std::string Pick() {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     std::unique_ptr<Compaction> c = picker_->PickCompaction(vset_->current());
     if (c == nullptr) return "none\n";
     const std::string out = Describe(*c);
@@ -149,7 +149,7 @@ class CompactionPickerDataTest : public ::testing::Test {
     InternalKey chunk_end_storage;
     InternalKey* chunk_end = &chunk_end_storage;
     bool conflict = false;
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     std::unique_ptr<Compaction> compaction = picker_->CompactRange(
         vset_->current(), static_cast<int>(c.IntArg("level")), static_cast<int>(c.IntArg("output")),
         c.HasArg("begin") ? &begin : nullptr, c.HasArg("end") ? &end : nullptr, &chunk_end,
@@ -163,7 +163,7 @@ class CompactionPickerDataTest : public ::testing::Test {
   }
 
   std::string Release() {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     const size_t n = running_.size();
     for (auto& c : running_) picker_->ReleaseCompaction(c.get());
     running_.clear();

@@ -62,11 +62,15 @@ class CompactionPickerTest : public ::testing::Test {
   }
 
   void Apply(VersionEdit* edit) {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     ASSERT_OK(vset_->LogAndApply(edit));
   }
 
-  Version* current() { return vset_->current(); }
+  // The current Version, read under the mutex (the test is single-threaded: it stays).
+  Version* current() EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
+    return vset_->current();
+  }
 
   static std::vector<uint64_t> Numbers(const std::vector<FileMetaPtr>& files) {
     std::vector<uint64_t> r;
@@ -76,17 +80,17 @@ class CompactionPickerTest : public ::testing::Test {
 
   // The picker's scores of the current Version (a copy; the test is single-threaded).
   LevelScores Scores() {
-    MutexLock l(&mu_);
-    return picker_->ScoresOf(current());
+    MutexLock l(vset_->db_mutex());
+    return picker_->ScoresOf(vset_->current());
   }
 
   // Everything below runs with mu_ held, as the DB would.
   std::unique_ptr<Compaction> Pick() {
-    MutexLock l(&mu_);
-    return picker_->PickCompaction(current());
+    MutexLock l(vset_->db_mutex());
+    return picker_->PickCompaction(vset_->current());
   }
   void Release(std::unique_ptr<Compaction> c) {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     picker_->ReleaseCompaction(c.get());
     c.reset();
   }
@@ -356,8 +360,8 @@ TEST_F(CompactionPickerTest, ManualRangeInChunks) {
     bool conflict = true;
     std::unique_ptr<Compaction> c;
     {
-      MutexLock l(&mu_);
-      c = picker_->CompactRange(current(), 1, 2, begin, nullptr, &end, &conflict);
+      MutexLock l(vset_->db_mutex());
+      c = picker_->CompactRange(vset_->current(), 1, 2, begin, nullptr, &end, &conflict);
     }
     EXPECT_FALSE(conflict);
     if (c == nullptr) break;
@@ -392,16 +396,16 @@ TEST_F(CompactionPickerTest, ManualConflictsAndEmptyRanges) {
   InternalKey b("b", kMaxSequenceNumber, kValueTypeForSeek);
   InternalKey x("x", kMaxSequenceNumber, kValueTypeForSeek);
   InternalKey y("y", 0, kTypeDeletion);
-  MutexLock l(&mu_);
+  MutexLock l(vset_->db_mutex());
   bool conflict = true;
   InternalKey end_storage;
   InternalKey* end = &end_storage;
   // Nothing in [x, y].
-  EXPECT_EQ(picker_->CompactRange(current(), 1, 2, &x, &y, &end, &conflict), nullptr);
+  EXPECT_EQ(picker_->CompactRange(vset_->current(), 1, 2, &x, &y, &end, &conflict), nullptr);
   EXPECT_FALSE(conflict);
 
   end = &end_storage;
-  std::unique_ptr<Compaction> c = picker_->CompactRange(current(), 1, 2, &b, &b, &end, &conflict);
+  std::unique_ptr<Compaction> c = picker_->CompactRange(vset_->current(), 1, 2, &b, &b, &end, &conflict);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(end, nullptr);  // covered the whole range
   EXPECT_EQ(Numbers(c->inputs(0)), std::vector<uint64_t>{10});
@@ -410,15 +414,15 @@ TEST_F(CompactionPickerTest, ManualConflictsAndEmptyRanges) {
 
   // The whole of L1 includes the busy file 10.
   end = &end_storage;
-  EXPECT_EQ(picker_->CompactRange(current(), 1, 2, nullptr, nullptr, &end, &conflict), nullptr);
+  EXPECT_EQ(picker_->CompactRange(vset_->current(), 1, 2, nullptr, nullptr, &end, &conflict), nullptr);
   EXPECT_TRUE(conflict);
   // Bottommost rewrite of L2 into itself: busy too.
-  EXPECT_EQ(picker_->CompactRange(current(), 2, 2, nullptr, nullptr, &end, &conflict), nullptr);
+  EXPECT_EQ(picker_->CompactRange(vset_->current(), 2, 2, nullptr, nullptr, &end, &conflict), nullptr);
   EXPECT_TRUE(conflict);
 
   picker_->ReleaseCompaction(c.get());
   end = &end_storage;
-  c = picker_->CompactRange(current(), 2, 2, nullptr, nullptr, &end, &conflict);
+  c = picker_->CompactRange(vset_->current(), 2, 2, nullptr, nullptr, &end, &conflict);
   ASSERT_NE(c, nullptr);
   EXPECT_FALSE(conflict);
   EXPECT_EQ(c->start_level(), 2);

@@ -141,7 +141,7 @@ class DBCompactionTest : public DBTestBase {
 
   DBImpl* impl() { return static_cast<DBImpl*>(db_.get()); }
   // REQUIRES: the DB is quiescent (see the file comment).
-  Version* current() { return impl()->TEST_versions()->current(); }
+  Version* current() { return impl()->TEST_current(); }
   std::vector<uint64_t> FileNumbers(int level) {
     std::vector<uint64_t> r;
     for (const auto& f : current()->files(level)) r.push_back(f->number);

@@ -75,7 +75,7 @@ class DBPropertiesTest : public DBTestBase {
     options_.max_bytes_for_level_base = 256 << 10;
   }
   // REQUIRES: no flush or compaction running.
-  Version* current() { return static_cast<DBImpl*>(db_.get())->TEST_versions()->current(); }
+  Version* current() { return static_cast<DBImpl*>(db_.get())->TEST_current(); }
   uint64_t SstBytesOnDisk() {
     std::vector<std::string> children;
     EXPECT_OK(Env::Default()->GetChildren(dbname_, &children));

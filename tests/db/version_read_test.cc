@@ -21,7 +21,7 @@ namespace {
 
 TEST_F(VersionSetTest, GetAcrossLevels) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   // L1: two files with old values. L0: two newer overlapping files.
   FileMetaData l1a = BuildRange(vset_->NewFileNumber(), 0, 50, 1, 5);
   FileMetaData l1b = BuildRange(vset_->NewFileNumber(), 60, 100, 2, 6);
@@ -81,7 +81,7 @@ TEST_F(VersionSetTest, GetAcrossLevels) {
 // it holds. A file moved out of L0 drops its filter.
 TEST_F(VersionSetTest, L0KeyFiltersDecideWhichFilesAreSearched) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData l1 = BuildRange(vset_->NewFileNumber(), 0, 100, 1, 5);
   FileMetaData a = BuildFile(vset_->NewFileNumber(),
                              {{Key(10), 30, kTypeValue, "a10"}, {Key(20), 31, kTypeValue, "a20"}});
@@ -145,7 +145,7 @@ TEST_F(VersionSetTest, L0KeyFiltersDecideWhichFilesAreSearched) {
 
 TEST_F(VersionSetTest, GetReportsUnreadableFile) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData f = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   VersionEdit edit;
   edit.AddFile(1, f);
@@ -214,7 +214,7 @@ void CheckIterator(InternalIterator* iter, const std::vector<std::string>& keys,
 
 TEST_F(VersionSetTest, LevelIterator) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   std::vector<FileMetaData> files = {
       BuildRange(vset_->NewFileNumber(), 0, 20, 2, 5),
       BuildFile(vset_->NewFileNumber(), {{Key(30), 9, kTypeValue, "a"},
@@ -275,7 +275,7 @@ TEST_F(VersionSetTest, LevelIterator) {
 
 TEST_F(VersionSetTest, LevelIteratorStopsAtUnreadableFile) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData a = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   FileMetaData b = BuildRange(vset_->NewFileNumber(), 10, 20, 1, 5);
   FileMetaData c = BuildRange(vset_->NewFileNumber(), 20, 30, 1, 5);

@@ -76,7 +76,25 @@ class VersionSetTest : public ::testing::Test {
 
   Status Reopen(int max_open_files = -1) {
     OpenVersionSet(max_open_files);
+    return Recover();
+  }
+
+  // The VersionSet's calls that need the DB mutex, each holding it.
+  Status Recover() EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
     return vset_->Recover();
+  }
+  Status VerifyFilesExist(bool open_tables = false) EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
+    return vset_->VerifyFilesExist(open_tables);
+  }
+  uint64_t LogNumber() EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
+    return vset_->LogNumber();
+  }
+  int NumLevelFiles(int level) EXCLUDES(vset_->db_mutex()) {
+    MutexLock l(vset_->db_mutex());
+    return vset_->NumLevelFiles(level);
   }
 
   // Writes an SST file holding entries (sorted here) and returns its metadata.
@@ -128,12 +146,12 @@ class VersionSetTest : public ::testing::Test {
   }
 
   Status Apply(VersionEdit* edit) {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     return vset_->LogAndApply(edit);
   }
 
   Version* Current() {
-    MutexLock l(&mu_);
+    MutexLock l(vset_->db_mutex());
     Version* v = vset_->current();
     v->Ref();
     return v;

@@ -17,25 +17,25 @@ namespace shale {
 namespace {
 
 TEST_F(VersionSetTest, MissingCurrentIsNotFoundNamingIt) {
-  Status s = vset_->Recover();
+  Status s = Recover();
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find("CURRENT")) << s.ToString();
 }
 
 TEST_F(VersionSetTest, RecoverNewDB) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
-  EXPECT_EQ(0u, vset_->LogNumber());
+  ASSERT_OK(Recover());
+  EXPECT_EQ(0u, LogNumber());
   EXPECT_EQ(0u, vset_->LastSequence());
   EXPECT_EQ(1u, vset_->ManifestFileNumber());
   EXPECT_EQ(2u, vset_->NewFileNumber());
   EXPECT_EQ(3u, vset_->NewFileNumber());
-  for (int level = 0; level < 4; level++) EXPECT_EQ(0, vset_->NumLevelFiles(level));
+  for (int level = 0; level < 4; level++) EXPECT_EQ(0, NumLevelFiles(level));
 }
 
 TEST_F(VersionSetTest, LogAndApplyRecoverRoundTrip) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData f1 = BuildRange(vset_->NewFileNumber(), 0, 100, 1, 10);
   FileMetaData f2 = BuildRange(vset_->NewFileNumber(), 200, 300, 1, 20);
   VersionEdit edit;
@@ -60,12 +60,12 @@ TEST_F(VersionSetTest, LogAndApplyRecoverRoundTrip) {
   edit2.SetLastSequence(30);
   ASSERT_OK(Apply(&edit2));
   EXPECT_EQ(manifest, vset_->ManifestFileNumber());
-  EXPECT_EQ(7u, vset_->LogNumber());
+  EXPECT_EQ(7u, LogNumber());
   const uint64_t next_before = vset_->PeekNextFileNumber();
 
   ASSERT_OK(Reopen());
   EXPECT_EQ(manifest, vset_->ManifestFileNumber());
-  EXPECT_EQ(7u, vset_->LogNumber());
+  EXPECT_EQ(7u, LogNumber());
   EXPECT_EQ(30u, vset_->LastSequence());
   EXPECT_GE(vset_->PeekNextFileNumber(), next_before);
   EXPECT_EQ(std::vector<uint64_t>{f3.number}, FileNumbers(0));
@@ -78,7 +78,7 @@ TEST_F(VersionSetTest, LogAndApplyRecoverRoundTrip) {
   EXPECT_EQ(f2.num_entries, r2.num_entries);
   EXPECT_EQ(f2.file_size, v->NumLevelBytes(1));
   v->Unref();
-  ASSERT_OK(vset_->VerifyFilesExist(/*open_tables=*/true));
+  ASSERT_OK(VerifyFilesExist(/*open_tables=*/true));
   EXPECT_EQ("v30@" + Key(55), Get(Key(55)));
   EXPECT_EQ("v20@" + Key(250), Get(Key(250)));
   EXPECT_EQ("ABSENT", Get(Key(5)));  // its file was deleted
@@ -91,7 +91,7 @@ TEST_F(VersionSetTest, LogAndApplyRecoverRoundTrip) {
 
 TEST_F(VersionSetTest, RecoverTwiceWithoutWritesKeepsState) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData f = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   VersionEdit edit;
   edit.AddFile(2, f);
@@ -121,7 +121,7 @@ TEST_F(VersionSetTest, GarbageCurrent) {
 
 TEST_F(VersionSetTest, DamagedManifest) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   std::vector<FileMetaData> files;
   for (int i = 0; i < 3; i++) {
     files.push_back(BuildRange(vset_->NewFileNumber(), i * 10, i * 10 + 10, 1, 5 + i));
@@ -191,7 +191,7 @@ TEST_F(VersionSetTest, DamagedManifest) {
 
 TEST_F(VersionSetTest, ComparatorMismatch) {
   NewDB("test.Reverse");
-  Status s = vset_->Recover();
+  Status s = Recover();
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find("test.Reverse")) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find(BytewiseComparator()->Name())) << s.ToString();
@@ -199,7 +199,7 @@ TEST_F(VersionSetTest, ComparatorMismatch) {
 
 TEST_F(VersionSetTest, FewerLevelsThanTheManifest) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   VersionEdit edit;
   edit.AddFile(3, BuildRange(vset_->NewFileNumber(), 0, 5, 1, 1));
   ASSERT_OK(Apply(&edit));
@@ -213,7 +213,7 @@ TEST_F(VersionSetTest, FewerLevelsThanTheManifest) {
 
 TEST_F(VersionSetTest, EditsThatCannotApplyChangeNothing) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData a = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   FileMetaData b = BuildRange(vset_->NewFileNumber(), 5, 15, 1, 6);  // overlaps a
   VersionEdit ok;
@@ -263,7 +263,7 @@ TEST_F(VersionSetTest, EditsThatCannotApplyChangeNothing) {
 
 TEST_F(VersionSetTest, LiveFilesFollowVersions) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData a = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   FileMetaData b = BuildRange(vset_->NewFileNumber(), 20, 30, 1, 6);
   VersionEdit e1;
@@ -292,30 +292,30 @@ TEST_F(VersionSetTest, LiveFilesFollowVersions) {
 
 TEST_F(VersionSetTest, VerifyFilesExist) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData a = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   FileMetaData b = BuildRange(vset_->NewFileNumber(), 20, 30, 1, 6);
   VersionEdit edit;
   edit.AddFile(0, a);
   edit.AddFile(3, b);
   ASSERT_OK(Apply(&edit));
-  ASSERT_OK(vset_->VerifyFilesExist(true));
+  ASSERT_OK(VerifyFilesExist(true));
 
   ASSERT_OK(TruncateFileTo(TableFileName(dbname_, a.number), a.file_size - 1));
   ASSERT_OK(Reopen());
-  Status s = vset_->VerifyFilesExist();
+  Status s = VerifyFilesExist();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find(TableFileName(dbname_, a.number)));
 
   ASSERT_OK(Env::Default()->DeleteFile(TableFileName(dbname_, a.number)));
-  s = vset_->VerifyFilesExist();
+  s = VerifyFilesExist();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find(TableFileName(dbname_, a.number)));
 }
 
 TEST_F(VersionSetTest, ConcurrentLogAndApply) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   constexpr int kThreads = 4, kEditsPerThread = 5;
   std::vector<std::vector<FileMetaData>> files(kThreads);
   for (int t = 0; t < kThreads; t++) {
@@ -345,7 +345,7 @@ TEST_F(VersionSetTest, ConcurrentLogAndApply) {
 
 TEST_F(VersionSetTest, FailedManifestWriteInstallsNothing) {
   NewDB();
-  ASSERT_OK(vset_->Recover());
+  ASSERT_OK(Recover());
   FileMetaData a = BuildRange(vset_->NewFileNumber(), 0, 10, 1, 5);
   FileMetaData b = BuildRange(vset_->NewFileNumber(), 20, 30, 1, 6);
   FileMetaData c = BuildRange(vset_->NewFileNumber(), 40, 50, 1, 7);
