@@ -11,6 +11,9 @@
 //   --max_states_per_point=N --max_lengths=N --save_dir=DIR --list
 //   --dump (print the call log of one recording of --workload=NAME)
 //   --max_violations=N (failing states kept per workload before it stops; default 3)
+//   --nested=0 (skip the recoveries cut by a second power loss, runner.h RunNestedRecovery:
+//   from 12 states of each of three workloads, 1,000 with --long; run unless --workload is
+//   given without "nested_recovery")
 //   --repeat=N (record each workload N times: background jobs interleave differently;
 //   default 1, 10 with --long) --io_errors=0 (skip the I/O error loops, io_error_loops.h,
 //   which run after the workloads unless --workload is given without "io_errors")
@@ -62,7 +65,7 @@ std::vector<std::string> Split(const std::string& s) {
 int main(int argc, char** argv) {
   std::string long_flag, list, replay, only, save_dir = "crash_states_failures";
   std::string k, unit, model, points, max_per_point, max_lengths, repeat, dump, max_violations,
-      io_errors = "1";
+      nested = "1", io_errors = "1";
   const std::vector<std::pair<const char*, std::string*>> flags = {
       {"--long", &long_flag},
       {"--list", &list},
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
       {"--io_errors", &io_errors},
       {"--dump", &dump},
       {"--max_violations", &max_violations},
+      {"--nested", &nested},
   };
   for (int i = 1; i < argc; i++) {
     bool known = false;
@@ -153,6 +157,21 @@ int main(int argc, char** argv) {
       RunReport r = RunWorkload(w, o);
       std::printf("%s%s\n", FormatReport(r).c_str(),
                   o.gen.points == CrashPoints::kPersistence ? "  (persistence points)" : "");
+      std::fflush(stdout);
+      violations += r.violations;
+      checked += r.checked;
+      failed = failed || !r.status.ok();
+      failures.insert(failures.end(), r.failures.begin(), r.failures.end());
+    }
+  }
+  // Recoveries cut by a second power loss, from the states of three short workloads.
+  const bool want_nested =
+      names.empty() || std::find(names.begin(), names.end(), "nested_recovery") != names.end();
+  if (nested != "0" && want_nested) {
+    for (const Workload& w : AllWorkloads()) {
+      if (w.name != "puts_nosync" && w.name != "memtable_switch" && w.name != "flush") continue;
+      RunReport r = RunNestedRecovery(w, base, long_mode ? 1000 : 12);
+      std::printf("%s  (%zu recoveries)\n", FormatReport(r).c_str(), r.nested);
       std::fflush(stdout);
       violations += r.violations;
       checked += r.checked;

@@ -236,6 +236,22 @@ INSTANTIATE_TEST_SUITE_P(CrashStates, ShortWorkloadTest, testing::ValuesIn(Short
                            return info.param;
                          });
 
+// Recoveries cut by a second power loss (runner.h RunNestedRecovery), from 8 crash states
+// of memtable_switch.
+TEST(NestedRecoveryTest, MemtableSwitch) {
+  const auto& all = AllWorkloads();
+  auto w = std::find_if(all.begin(), all.end(),
+                        [](const Workload& x) { return x.name == "memtable_switch"; });
+  ASSERT_NE(w, all.end());
+  RunOptions o;
+  o.gen.model = NameModel::kJournal;
+  const RunReport r = RunNestedRecovery(*w, o, 8);
+  std::printf("%s (%zu recoveries)\n", FormatReport(r).c_str(), r.nested);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_GE(r.nested, 4u);
+  EXPECT_EQ(r.violations, 0u) << (r.failures.empty() ? "" : r.failures.front());
+}
+
 // Fails the n-th write, sync, read, rename, create and directory sync for every n: no
 // acknowledged write lost, nothing read wrongly, the DB reopens (io_error_loops.h).
 TEST(IoErrorLoopsTest, EveryNthCallOfEachKind) {

@@ -24,7 +24,8 @@ void History::Bounds(size_t point, size_t* lo, size_t* hi) const {
   *hi = 0;
   for (size_t i = 0; i < writes_.size(); i++) {
     if (writes_[i].durable <= point) *lo = i + 1;
-    if (writes_[i].issued < point) *hi = i + 1;
+    // Issued at 0: before the recording began (a nested recovery's starting state).
+    if (writes_[i].issued < point || writes_[i].issued == 0) *hi = i + 1;
   }
   if (*hi < *lo) *hi = *lo;
 }
@@ -127,6 +128,8 @@ Status Materialize(const CrashState& state, Env* env) {
   return Status::OK();
 }
 
+}  // namespace
+
 Status Scan(DB* db, std::map<std::string, std::string>* out) {
   out->clear();
   std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
@@ -136,7 +139,7 @@ Status Scan(DB* db, std::map<std::string, std::string>* out) {
   return it->status();
 }
 
-std::string Show(const std::map<std::string, std::string>& m) {
+static std::string Show(const std::map<std::string, std::string>& m) {
   std::string s = "{";
   size_t n = 0;
   for (const auto& [k, v] : m) {
@@ -149,7 +152,6 @@ std::string Show(const std::map<std::string, std::string>& m) {
   return s + " }";
 }
 
-// R2: the n in [lo, hi] whose prefix equals got, or -1.
 long MatchPrefix(const History& h, size_t lo, size_t hi,
                  const std::map<std::string, std::string>& got) {
   std::map<std::string, std::string> m = h.StateAfter(lo);
@@ -165,6 +167,8 @@ long MatchPrefix(const History& h, size_t lo, size_t hi,
     }
   }
 }
+
+namespace {
 
 // R3: every key reads a value it held at some point (absent counts where it was absent).
 std::string CheckSalvage(const History& h, const std::map<std::string, std::string>& got) {

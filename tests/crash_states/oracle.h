@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "shale/db.h"
 #include "shale/options.h"
 #include "shale/status.h"
 #include "tests/crash_states/persistence_model.h"
@@ -110,6 +111,12 @@ struct CheckResult {
   int opens = 0;
   int refusals = 0;  // documented refusals (R1)
 };
+
+// Every key and value of db, through an iterator.
+Status Scan(DB* db, std::map<std::string, std::string>* out);
+// R2: the n in [lo, hi] whose first n writes leave exactly got, or -1.
+long MatchPrefix(const History& h, size_t lo, size_t hi,
+                 const std::map<std::string, std::string>& got);
 
 // Checks one state (R1-R5) against history with the bounds of its point.
 CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,

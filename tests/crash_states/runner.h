@@ -35,11 +35,21 @@ struct RunReport {
   size_t refusals = 0;  // documented refusals (oracle.h R1)
   size_t violations = 0;
   double seconds = 0;
-  Status status;                      // the workload's own failure, if any
+  size_t nested = 0;  // RunNestedRecovery: first-level states whose recovery was recorded
+  size_t saved = 0;   // failing states saved
+  Status status;      // the workload's own failure, if any
   std::vector<std::string> failures;  // one paragraph per failing state
 };
 
 RunReport RunWorkload(const Workload& workload, const RunOptions& options);
+
+// Recovery cut by a second power loss: the workload's distinct crash states (up to
+// max_first_states, evenly spread), each recovered through a RecordingEnv (Open, read,
+// Close) and every state of that recovery checked. A write below the first state's lo
+// must survive; one the first recovery showed must survive once its Open returned; none
+// past the first state's hi may appear. Not for TransactionDB workloads.
+RunReport RunNestedRecovery(const Workload& workload, const RunOptions& options,
+                            size_t max_first_states);
 
 // Replays a saved state; prints what it finds and returns the violations.
 std::vector<std::string> ReplayState(const std::string& dir, const CheckOptions& options);

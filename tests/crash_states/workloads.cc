@@ -43,10 +43,21 @@ Status Context::CrashAndKeepEverything(std::unique_ptr<DB>* db) {
   return s;
 }
 
+Status Context::Seed(const CrashState& state) {
+  Status s;
+  for (const std::string& d : state.dirs) {
+    if (s.ok() && !d.empty() && d != "/") s = base_->CreateDirIfMissing(d);
+  }
+  for (const auto& [path, data] : state.files) {
+    if (s.ok()) s = WriteStringToFile(base_.get(), data, path);
+  }
+  return s;
+}
+
 Status Context::StartRecording() {
   Status s;
   // A fresh DB has no starting files: its directory is part of the recording.
-  if (base_->FileExists(dbname + "/CURRENT").ok()) {
+  if (base_->FileExists(dbname).ok()) {
     s = RecordingEnv::Snapshot(base_.get(), dbname, &initial_);
   }
   recording_ = std::make_unique<RecordingEnv>(base_.get());

@@ -45,6 +45,9 @@ class Context {
   // (what a crash that lost nothing would leave), for a recording that starts there. The
   // DBs open on the old Env must be dropped before (they are not closed cleanly: a crash).
   Status CrashAndKeepEverything(std::unique_ptr<DB>* db);
+  // Puts the files and directories of a crash state on the base Env: a recording that
+  // starts from a state a power loss left (before StartRecording).
+  Status Seed(const CrashState& state);
   // From now on calls are logged; the files under dbname are the durable start, and every
   // write so far is durable.
   Status StartRecording();
@@ -70,10 +73,10 @@ class Context {
              Resolve resolve);
 
   Recording Finish();
-
- private:
+  // Calls logged so far (0 before StartRecording).
   size_t Count();
 
+ private:
   std::unique_ptr<Env> base_;
   std::unique_ptr<RecordingEnv> recording_;
   std::map<std::string, std::string> initial_;
