@@ -204,6 +204,7 @@ bool WritePipeline::LeadWalStage(PendingWrite* w, WriteGroup* group, Status* out
     return false;
   }
   // This thread leads a group: it alone touches the WAL queue's state.
+  wal_leader_.AssertHeld();
   Status s = WalStage(w, group);
   if (!s.ok()) {
     *outcome = FailGroup(group, w, s);
@@ -242,6 +243,7 @@ Status WritePipeline::RunUnordered(PendingWrite* w) {
     return w->status;
   }
   if (state == WriteThread::kCompleted) return w->status;
+  wal_leader_.AssertHeld();
   WriteGroup group;
   Status s = WalStage(w, &group);
   if (!s.ok()) return FailGroup(&group, w, s);

@@ -27,7 +27,8 @@
 // pipelined), by the WAL stage (unordered), or by the second queue (WritePrepared with two
 // queues, where only commits publish).
 //
-// Thread roles and what each may touch:
+// Thread roles and what each may touch (the WAL leader's is a capability the compiler
+// checks, wal_leader_):
 //   any writer      Write, WriteNumberOnly: queues itself and waits for its state.
 //   WAL leader      the leader of the main queue's group: makes room (Host), builds the
 //                   group's record in group_batch_, appends and syncs the WAL, numbers the
@@ -70,6 +71,16 @@ class InternalStats;
 class MemTable;
 class MergeFolder;
 class Statistics;
+
+// A thread role as a capability, so that the compiler checks what only the role's holder may
+// do: a thread that has come to hold the role (WriteThread handed it kGroupLeader) says so
+// with AssertHeld, and the analysis then lets it call what REQUIRES the role and touch what
+// is GUARDED_BY it, for the rest of that function. Nothing is locked: the queue protocol
+// is what makes the role exclusive.
+class CAPABILITY("role") ThreadRole {
+ public:
+  void AssertHeld() const ASSERT_CAPABILITY(this) {}
+};
 
 class WritePipeline {
  public:
@@ -201,7 +212,7 @@ class WritePipeline {
   // room, forms the group, logs it (one WAL record, one sync), and assigns each member its
   // sequence and memtable. On error the group is formed but nothing of it is logged or
   // allocated.
-  Status WalStage(PendingWrite* leader, WriteThread::WriteGroup* group);
+  Status WalStage(PendingWrite* leader, WriteThread::WriteGroup* group) REQUIRES(wal_leader_);
   // The group's one WAL record: the leader's batch alone, else the members' concatenated
   // into scratch. Null when the group skips the WAL, or with seq_per_batch (each writer
   // logs its own).
@@ -211,13 +222,15 @@ class WritePipeline {
   // and runs the pre-release callbacks. The one-queue form numbers, logs, and only then
   // allocates, so that a failed append consumes no number.
   Status LogAndAllocateOneQueue(WriteThread::WriteGroup* group, WriteBatch* record,
-                                uint64_t count) EXCLUDES(log_mutex_, alloc_mutex_);
+                                uint64_t count) REQUIRES(wal_leader_)
+      EXCLUDES(log_mutex_, alloc_mutex_);
   Status LogAndAllocateTwoQueues(WriteThread::WriteGroup* group, WriteBatch* record,
                                  uint64_t count, PreReleaseAt when)
       EXCLUDES(log_mutex_, alloc_mutex_);
   // The main queue's WAL leader with two queues: LogAndAllocateTwoQueues(kAllocation).
   Status LogAndAllocateMainOfTwo(WriteThread::WriteGroup* group, WriteBatch* record,
-                                 uint64_t count) EXCLUDES(log_mutex_, alloc_mutex_);
+                                 uint64_t count) REQUIRES(wal_leader_)
+      EXCLUDES(log_mutex_, alloc_mutex_);
   SequenceNumber NumberGroup(WriteThread::WriteGroup* group);
   SequenceNumber AllocateShared(WriteThread::WriteGroup* group, uint64_t count)
       REQUIRES(alloc_mutex_);
@@ -248,13 +261,16 @@ class WritePipeline {
 
   WriteThread write_thread_;
   WriteThread wal_only_thread_;  // two_write_queues
+  // The main queue's WAL leader (the thread roles above): held by the writer that
+  // write_thread_ made a group's leader, until its group leaves the WAL queue.
+  ThreadRole wal_leader_;
 
   // The WAL: appended by the main queue's WAL leader, under log_mutex_ when two queues
   // append; replaced by SwitchWal under log_mutex_.
   Mutex log_mutex_;
   std::unique_ptr<log::Writer> log_;
   ClosedWals closed_wals_;  // WALs switched away from unsynced (db/closed_wals.h)
-  WriteBatch group_batch_;  // the main queue's WAL leader's group record
+  WriteBatch group_batch_ GUARDED_BY(wal_leader_);  // the WAL leader's group record
 
   // Numbers handed out and published (see the top). alloc_mutex_ is taken inside
   // log_mutex_ by a logged write of two queues.
