@@ -260,7 +260,10 @@ class FileAlternatives {
 
 class Replay {
  public:
-  Replay(const std::map<std::string, std::string>& initial, const GeneratorOptions& o) : o_(o) {
+  Replay(const std::map<std::string, std::string>& initial,
+         const std::vector<std::string>& initial_dirs, const GeneratorOptions& o)
+      : o_(o) {
+    for (const std::string& d : initial_dirs) live_.dirs.insert(d);
     for (const auto& [path, data] : initial) {
       const uint64_t id = next_inode_++;
       Inode& f = inodes_[id];
@@ -559,11 +562,15 @@ class Replay {
 }  // namespace
 
 CrashStateGenerator::CrashStateGenerator(std::map<std::string, std::string> initial,
-                                         std::vector<FsOp> ops, GeneratorOptions options)
-    : initial_(std::move(initial)), ops_(std::move(ops)), options_(options) {}
+                                         std::vector<FsOp> ops, GeneratorOptions options,
+                                         std::vector<std::string> initial_dirs)
+    : initial_(std::move(initial)),
+      initial_dirs_(std::move(initial_dirs)),
+      ops_(std::move(ops)),
+      options_(options) {}
 
 size_t CrashStateGenerator::ForEach(const std::function<bool(const CrashState&)>& fn) {
-  Replay replay(initial_, options_);
+  Replay replay(initial_, initial_dirs_, options_);
   size_t total = 0;
   bool stop = false;
   for (size_t p = 0; p <= ops_.size() && !stop; p++) {

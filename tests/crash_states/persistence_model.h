@@ -101,8 +101,9 @@ struct CrashState {
 
 class CrashStateGenerator {
  public:
+  // initial_dirs: directories that exist at the start besides those of the initial files.
   CrashStateGenerator(std::map<std::string, std::string> initial, std::vector<FsOp> ops,
-                      GeneratorOptions options);
+                      GeneratorOptions options, std::vector<std::string> initial_dirs = {});
 
   // Calls fn with each crash point's states, point by point; fn returns false to stop.
   // States are distinct within a point, not across points. Returns the number of states
@@ -113,6 +114,7 @@ class CrashStateGenerator {
 
  private:
   std::map<std::string, std::string> initial_;
+  std::vector<std::string> initial_dirs_;
   std::vector<FsOp> ops_;
   GeneratorOptions options_;
 };

@@ -28,7 +28,7 @@ void CheckRecording(const std::string& name, const Recording& rec, const RunOpti
                     RunReport* report, const CrashState* inherit = nullptr) {
   report->ops += rec.ops.size();
   report->writes = std::max(report->writes, rec.history.writes().size());
-  CrashStateGenerator gen(rec.initial, rec.ops, options.gen);
+  CrashStateGenerator gen(rec.initial, rec.ops, options.gen, rec.initial_dirs);
   std::unordered_set<std::string> seen;
   report->generated += gen.ForEach([&](const CrashState& generated) {
     CrashState inherited;
@@ -106,12 +106,13 @@ RunReport RunNestedRecovery(const Workload& workload, const RunOptions& options,
   };
   std::vector<First> firsts;
   std::unordered_set<std::string> seen;
-  CrashStateGenerator(rec.initial, rec.ops, options.gen).ForEach([&](const CrashState& st) {
-    size_t lo, hi;
-    rec.history.Bounds(st.point, &lo, &hi);
-    if (seen.insert(StateKey(st, lo, hi)).second) firsts.push_back({st, lo, hi});
-    return true;
-  });
+  CrashStateGenerator(rec.initial, rec.ops, options.gen, rec.initial_dirs)
+      .ForEach([&](const CrashState& st) {
+        size_t lo, hi;
+        rec.history.Bounds(st.point, &lo, &hi);
+        if (seen.insert(StateKey(st, lo, hi)).second) firsts.push_back({st, lo, hi});
+        return true;
+      });
   const size_t n = std::min(firsts.size(), max_first_states);
   for (size_t i = 0; i < n; i++) {
     const First& f = firsts[n == 1 ? 0 : i * (firsts.size() - 1) / (n - 1)];

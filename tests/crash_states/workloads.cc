@@ -58,6 +58,7 @@ Status Context::StartRecording() {
   Status s;
   // A fresh DB has no starting files: its directory is part of the recording.
   if (base_->FileExists(dbname).ok()) {
+    initial_dirs_ = {dbname};
     s = RecordingEnv::Snapshot(base_.get(), dbname, &initial_);
   }
   recording_ = std::make_unique<RecordingEnv>(base_.get());
@@ -155,6 +156,7 @@ Status Context::Txn(TransactionDB* db, const std::string& name,
 Recording Context::Finish() {
   Recording r;
   r.initial = initial_;
+  r.initial_dirs = initial_dirs_;
   if (recording_ != nullptr) r.ops = recording_->Ops();
   r.history = history_;
   r.check.dbname = dbname;

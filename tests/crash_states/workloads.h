@@ -25,6 +25,7 @@ namespace shale::crash_states {
 // What a workload leaves: the starting files, the call log, the history, how to open.
 struct Recording {
   std::map<std::string, std::string> initial;
+  std::vector<std::string> initial_dirs;  // existing at the start, even if empty
   std::vector<FsOp> ops;
   History history;
   CheckOptions check;
@@ -80,6 +81,7 @@ class Context {
   std::unique_ptr<Env> base_;
   std::unique_ptr<RecordingEnv> recording_;
   std::map<std::string, std::string> initial_;
+  std::vector<std::string> initial_dirs_;
   History history_;
   int txn_ = 0;
 };
