@@ -12,12 +12,12 @@
 //      or Close, and within its buffer) never reach the disk. Through a shared mapping
 //      (EnvOptions::use_mmap_writes) an append is in the page cache when it returns.
 //  D3. Pushed but unsynced bytes may be on disk in part: the file is cut at any unit
-//      boundary (a unit is a sector, 512 bytes, or a page; --unit) or where an append
-//      ended; later units may be present while earlier ones are not (delayed allocation
-//      and writeback order), read back as zeros (a hole in an unwritten extent); the last
-//      unit may hold garbage (a torn sector) ; the size may run past the data, in zeros.
-//      At most K units per file are reordered or torn (--k): K holes, or K-1 holes and a
-//      garbage unit.
+//      boundary (a unit is a sector, 512 bytes, or a page; --unit) or where bytes were
+//      pushed (a record's end); later units may be present while earlier ones are not
+//      (delayed allocation and writeback order), read back as zeros (a hole in an
+//      unwritten extent); the last unit may hold garbage (a torn sector); the size may
+//      run past the data, in zeros. At most K units per file are reordered or torn
+//      (--k): up to K holes, or one garbage unit.
 //  D4. A file written through a mapping and not closed has on disk the size of its last
 //      preallocated window (64 KiB, doubling up to 4 MiB, as PosixMmapWritableFile maps),
 //      zeros past the data: the zeroed tail the WAL reader takes as a clean end.
@@ -43,8 +43,9 @@
 // Bounds. At each crash point the states are the product of one choice per dimension (the
 // set of name changes, and each reachable file's contents). Exhaustive: the whole product
 // when it has at most max_states_per_point states, every valid subset of name changes
-// when there are at most max_exhaustive_names of them, and every cut length up to
-// max_lengths. Beyond, as B3 bounds its workloads: each dimension is varied alone while the
+// when there are at most max_exhaustive_names of them, every cut length up to max_lengths
+// of them and every hole placement up to max_holes (K=1; with K=2 the pairs of a unit with
+// the last one and with its neighbour). Beyond, as B3 bounds its workloads: each dimension is varied alone while the
 // others all hold their most-persisted choice, then their least-persisted one; the cut
 // lengths are sampled evenly, keeping the append ends. points=kPersistence crashes only
 // just before a sync, directory sync, rename, unlink or close and at the end (where the
