@@ -14,6 +14,27 @@
 namespace shale::crash_states {
 namespace {
 
+// Under a sanitizer the suites check memory and threads, and CI's Release step runs every
+// crash point (tools/crash_states): here the workloads crash at persistence points only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+GeneratorOptions TestGenOptions() {
+  GeneratorOptions o;
+  o.model = NameModel::kJournal;
+  if (kSanitized) o.points = CrashPoints::kPersistence;
+  return o;
+}
+
 FsOp Op(FsOp::Kind kind, uint64_t file, std::string path = "", std::string data = "") {
   FsOp op;
   op.kind = kind;
@@ -215,7 +236,7 @@ TEST_P(ShortWorkloadTest, JournalModel) {
       std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == GetParam(); });
   ASSERT_NE(w, all.end());
   RunOptions o;
-  o.gen.model = NameModel::kJournal;
+  o.gen = TestGenOptions();
   const RunReport r = RunWorkload(*w, o);
   std::printf("%s\n", FormatReport(r).c_str());
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -244,7 +265,7 @@ TEST(NestedRecoveryTest, MemtableSwitch) {
                         [](const Workload& x) { return x.name == "memtable_switch"; });
   ASSERT_NE(w, all.end());
   RunOptions o;
-  o.gen.model = NameModel::kJournal;
+  o.gen = TestGenOptions();
   const RunReport r = RunNestedRecovery(*w, o, 8);
   std::printf("%s (%zu recoveries)\n", FormatReport(r).c_str(), r.nested);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
