@@ -2,9 +2,13 @@
 // persistence model allows (tests/crash_states/persistence_model.h), recovers each in every
 // WAL recovery mode and checks it against the oracle (tests/crash_states/oracle.h).
 //
-//   crash_states                  the CI run: short workloads at every call, long ones at
-//                                 persistence points (a few minutes on 2 cores)
-//   crash_states --long           every workload at every call, K=2, larger bounds
+//   crash_states                  short workloads at every call, long ones at persistence
+//                                 points, nested recoveries, I/O error loops (under a
+//                                 minute on 2 cores; CI adds --model=journal, since the
+//                                 default posix model finds the defect in
+//                                 docs/reliability.md until the engine fixes it)
+//   crash_states --long           every workload at every call, K=2, larger bounds,
+//                                 10 recordings each, every nested recovery
 //   crash_states --workload=NAME  one workload (repeatable: comma-separated)
 //   crash_states --replay=DIR     re-check a saved failing state
 // Other flags: --k=N --unit=BYTES --model=posix|journal --points=all|persistence
