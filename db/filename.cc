@@ -132,7 +132,12 @@ Status SetCurrentFile(Env* env, const std::string& dbname, uint64_t descriptor_n
   Slice contents(manifest);
   contents.remove_prefix(dbname.size() + 1);
   const std::string tmp = TempFileName(dbname, descriptor_number);
-  Status s = WriteStringToFile(env, contents.ToString() + "\n", tmp, /*should_sync=*/true);
+  // The MANIFEST's own directory entry first: a rename may reach the disk before an
+  // earlier create in the same directory (a power loss then leaves CURRENT naming a
+  // MANIFEST that is not there, and a DB no recovery mode opens).
+  Status s = dir != nullptr ? dir->Fsync() : Status::OK();
+  if (!s.ok()) return s;
+  s = WriteStringToFile(env, contents.ToString() + "\n", tmp, /*should_sync=*/true);
   if (s.ok()) s = env->RenameFile(tmp, CurrentFileName(dbname));
   if (!s.ok()) {
     env->DeleteFile(tmp).PermitUncheckedError();

@@ -52,9 +52,10 @@ std::string OptionsFileName(const std::string& dbname, uint64_t number);
 // for any name the DB does not make, leaving the outputs unspecified.
 bool ParseFileName(const std::string& fname, uint64_t* number, FileType* type);
 
-// Makes CURRENT name MANIFEST-<descriptor_number> atomically: writes a temp file, syncs it,
-// renames it over CURRENT and, when dir (the DB directory) is not null, fsyncs the directory
-// so the rename survives a crash. On failure the temp file is removed and CURRENT is left as
+// Makes CURRENT name MANIFEST-<descriptor_number> atomically: when dir (the DB directory) is
+// not null, fsyncs it first (the MANIFEST's own entry must be durable before CURRENT can
+// name it); writes a temp file, syncs it, renames it over CURRENT and fsyncs the directory
+// again so the rename survives a crash. On failure the temp file is removed and CURRENT is left as
 // it was (or, if only the directory sync failed, possibly already switched).
 Status SetCurrentFile(Env* env, const std::string& dbname, uint64_t descriptor_number,
                       Directory* dir);

@@ -108,7 +108,7 @@ Status VersionSet::WriteManifest(const std::string& snapshot, const std::string&
   s = log->AddRecord(snapshot);
   if (s.ok()) s = log->AddRecord(record);
   if (s.ok()) s = log->Sync(options_->use_fsync);
-  // SetCurrentFile fsyncs the directory, which also makes the new MANIFEST's entry durable.
+  // SetCurrentFile makes the new MANIFEST's directory entry durable before CURRENT names it.
   if (s.ok()) s = SetCurrentFile(env_, dbname_, new_manifest, db_dir_.get());
   if (s.ok()) {
     descriptor_log_ = std::move(log);

@@ -124,9 +124,32 @@ INSTANTIATE_TEST_SUITE_P(Faults, CompactionFaultTest,
                          });
 
 // CURRENT is renamed into place, then the directory sync fails: CURRENT may well name
-// MANIFEST-000001 now, so NewDB must not delete it; the next Open succeeds.
+// MANIFEST-000001 now, so NewDB must not delete it; the next Open succeeds. (The directory
+// is synced twice for a new MANIFEST: before the rename, for the MANIFEST's own entry, and
+// after it; this fails the second.)
 TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
   TempDirectory dir("newdb_fault");
+  const std::string dbname = dir.path() + "/db";
+  FaultInjectionTestEnv env(Env::Default());
+  Options options = OptionsOn(&env);
+  env.SetFailure(FailOn::kDirSync, 2, FailMode::kNth);
+  std::unique_ptr<DB> db;
+  ASSERT_NOK(DB::Open(options, dbname, &db));
+  ASSERT_EQ(env.InjectedCount(FailOn::kDirSync), 1u);
+  ASSERT_OK(env.FileExists(dbname + "/CURRENT"));
+  env.ResetState();
+  ASSERT_OK(DB::Open(options, dbname, &db));
+  ASSERT_OK(db->Put(WriteOptions(), "k", "v"));
+  std::string v;
+  ASSERT_OK(db->Get(ReadOptions(), "k", &v));
+  ASSERT_EQ(v, "v");
+}
+
+// The directory sync before the rename fails: CURRENT is never written and Open fails; the
+// next Open creates the DB afresh (over the MANIFEST left behind: with no CURRENT to read,
+// NewDB keeps it, as it keeps any MANIFEST that CURRENT may name).
+TEST(NewDBFaultTest, FailedDirectorySyncBeforeTheRenameLeavesNoCurrent) {
+  TempDirectory dir("newdb_fault_first");
   const std::string dbname = dir.path() + "/db";
   FaultInjectionTestEnv env(Env::Default());
   Options options = OptionsOn(&env);
@@ -134,7 +157,7 @@ TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
   std::unique_ptr<DB> db;
   ASSERT_NOK(DB::Open(options, dbname, &db));
   ASSERT_EQ(env.InjectedCount(FailOn::kDirSync), 1u);
-  ASSERT_OK(env.FileExists(dbname + "/CURRENT"));
+  EXPECT_TRUE(env.FileExists(dbname + "/CURRENT").IsNotFound());
   env.ResetState();
   ASSERT_OK(DB::Open(options, dbname, &db));
   ASSERT_OK(db->Put(WriteOptions(), "k", "v"));
