@@ -3,10 +3,10 @@
 // WAL recovery mode and checks it against the oracle (tests/crash_states/oracle.h).
 //
 //   crash_states                  short workloads at every call, long ones at persistence
-//                                 points, nested recoveries, I/O error loops (under a
-//                                 minute on 2 cores; CI adds --model=journal, since the
-//                                 default posix model finds the defect in
-//                                 docs/reliability.md until the engine fixes it)
+//                                 points, nested recoveries, I/O error loops, under the
+//                                 default posix model (CI runs it, then --model=journal
+//                                 with pages and K=2; the posix model's finding in
+//                                 docs/reliability.md is fixed)
 //   crash_states --long           every workload at every call, K=2, larger bounds,
 //                                 10 recordings each, every nested recovery
 //   crash_states --workload=NAME  one workload (repeatable: comma-separated)
