@@ -88,16 +88,14 @@ class DBForTransactions {
   // callback.
   virtual Status GetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                                  PinnableSlice* value, ReadCallback* callback) = 0;
-  virtual void MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
-                                    size_t num_keys, const Slice* keys, PinnableSlice* values,
-                                    Status* statuses, bool sorted_input,
-                                    ReadCallback* callback) = 0;
+  virtual void MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys,
+                                    const Slice* keys, PinnableSlice* values, Status* statuses,
+                                    bool sorted_input, ReadCallback* callback) = 0;
   virtual Iterator* NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
                                             std::unique_ptr<ReadCallback> callback) = 0;
   virtual Status GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
                                               const Slice& key, PinnableSlice* merge_operands,
-                                              GetMergeOperandsOptions* gmo,
-                                              int* number_of_operands,
+                                              GetMergeOperandsOptions* gmo, int* number_of_operands,
                                               ReadCallback* callback) = 0;
 
   // ---- Conflict checks. The newest sequence at which key was written (Put, Merge,

@@ -25,9 +25,9 @@
 #include "db/compaction_picker.h"
 #include "db/db_for_transactions.h"
 #include "db/internal_stats.h"
-#include "db/merge_folder.h"
 #include "db/log_reader.h"
 #include "db/log_writer.h"
+#include "db/merge_folder.h"
 #include "db/pre_release_callback.h"
 #include "db/snapshot_checker.h"
 #include "db/snapshot_impl.h"
@@ -103,9 +103,7 @@ class DBImpl final : public DB,
   Status CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf, const Slice* begin,
                       const Slice* end) override;
   Status WaitForCompact(const WaitForCompactOptions& o) override;
-  SequenceNumber GetLatestSequenceNumber() const override {
-    return pipeline_->LastPublished();
-  }
+  SequenceNumber GetLatestSequenceNumber() const override { return pipeline_->LastPublished(); }
   using DB::GetIntProperty;
   using DB::GetProperty;
   bool GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) override;

@@ -135,8 +135,7 @@ Status DBImpl::FlushOldestImmutable() {
   // Writes published since went to newer memtables, and without the WAL a crash loses
   // them: the MANIFEST must not count them (RocksDB fixed the same in its PR 9305).
   const SequenceNumber next_first = next_mem->earliest_seqno();
-  edit.SetLastSequence(next_first > 0 ? next_first - 1
-                                      : pipeline_->LastPublished());
+  edit.SetLastSequence(next_first > 0 ? next_first - 1 : pipeline_->LastPublished());
   s = versions_->LogAndApply(&edit);
   pending_outputs_.erase(number);
   if (!s.ok()) return s;

@@ -46,8 +46,7 @@ Status DBImpl::Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice&
 }
 
 Status DBImpl::Write(const WriteOptions& o, WriteBatch* updates) {
-  if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
-  return WriteImpl(o, updates);
+  return WriteImpl(o, updates);  // a null batch: InvalidArgument (WritePipeline::Classify)
 }
 
 Status DBImpl::WriteImpl(const WriteOptions& o, WriteBatch* batch, bool disable_memtable) {

@@ -26,8 +26,7 @@ WriteThread::WaitOptions WaitOptionsOf(const Options& o) {
 }  // namespace
 
 WritePipeline::WritePipeline(const Options& options, bool seq_per_batch, Host* host,
-                             MergeFolder* folder, InternalStats* internal_stats,
-                             Statistics* stats)
+                             MergeFolder* folder, InternalStats* internal_stats, Statistics* stats)
     : host_(host),
       env_(options.env),
       folder_(folder),
@@ -38,7 +37,7 @@ WritePipeline::WritePipeline(const Options& options, bool seq_per_batch, Host* h
       allow_2pc_(options.allow_2pc),
       use_fsync_(options.use_fsync),
       parallel_inserts_(options.allow_concurrent_memtable_write),
-      main_route_(options.unordered_write         ? &WritePipeline::RunUnordered
+      main_route_(options.unordered_write          ? &WritePipeline::RunUnordered
                   : options.enable_pipelined_write ? &WritePipeline::RunPipelined
                                                    : &WritePipeline::RunOrdered),
       wal_only_route_(options.two_write_queues ? &WritePipeline::RunWalOnly : main_route_),

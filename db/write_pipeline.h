@@ -221,16 +221,13 @@ class WritePipeline {
   // asked, allocates the count numbers, tells each member its WAL (counting a prepare's)
   // and runs the pre-release callbacks. The one-queue form numbers, logs, and only then
   // allocates, so that a failed append consumes no number.
-  Status LogAndAllocateOneQueue(WriteThread::WriteGroup* group, WriteBatch* record,
-                                uint64_t count) REQUIRES(wal_leader_)
-      EXCLUDES(log_mutex_, alloc_mutex_);
-  Status LogAndAllocateTwoQueues(WriteThread::WriteGroup* group, WriteBatch* record,
-                                 uint64_t count, PreReleaseAt when)
-      EXCLUDES(log_mutex_, alloc_mutex_);
+  Status LogAndAllocateOneQueue(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count)
+      REQUIRES(wal_leader_) EXCLUDES(log_mutex_, alloc_mutex_);
+  Status LogAndAllocateTwoQueues(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count,
+                                 PreReleaseAt when) EXCLUDES(log_mutex_, alloc_mutex_);
   // The main queue's WAL leader with two queues: LogAndAllocateTwoQueues(kAllocation).
-  Status LogAndAllocateMainOfTwo(WriteThread::WriteGroup* group, WriteBatch* record,
-                                 uint64_t count) REQUIRES(wal_leader_)
-      EXCLUDES(log_mutex_, alloc_mutex_);
+  Status LogAndAllocateMainOfTwo(WriteThread::WriteGroup* group, WriteBatch* record, uint64_t count)
+      REQUIRES(wal_leader_) EXCLUDES(log_mutex_, alloc_mutex_);
   SequenceNumber NumberGroup(WriteThread::WriteGroup* group);
   SequenceNumber AllocateShared(WriteThread::WriteGroup* group, uint64_t count)
       REQUIRES(alloc_mutex_);

@@ -116,8 +116,8 @@ Status WritePipeline::LogAndAllocateMainOfTwo(WriteGroup* group, WriteBatch* rec
   return LogAndAllocateTwoQueues(group, record, count, PreReleaseAt::kAllocation);
 }
 
-Status WritePipeline::LogAndAllocateTwoQueues(WriteGroup* group, WriteBatch* record,
-                                              uint64_t count, PreReleaseAt when) {
+Status WritePipeline::LogAndAllocateTwoQueues(WriteGroup* group, WriteBatch* record, uint64_t count,
+                                              PreReleaseAt when) {
   // Numbers are taken under alloc_mutex_; a logged write takes them inside log_mutex_ and
   // appends before letting go of it, so that WAL order stays sequence order. A write that
   // skips the WAL (WritePrepared's number-only commits) takes alloc_mutex_ alone and never

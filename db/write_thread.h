@@ -47,7 +47,6 @@
 
 namespace shale {
 
-
 class WriteThread {
  public:
   // A writer's state: one bit each, so that a wait can name several goals.

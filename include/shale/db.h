@@ -52,8 +52,7 @@ class DB {
   // Opens the DB in directory `name`. On success *dbptr is the DB, owned by the caller;
   // on failure it is nullptr.
   static Status Open(const Options& options, const std::string& name, DB** dbptr);
-  static Status Open(const Options& options, const std::string& name,
-                     std::unique_ptr<DB>* dbptr);
+  static Status Open(const Options& options, const std::string& name, std::unique_ptr<DB>* dbptr);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -154,8 +153,7 @@ class DB {
                                   int* number_of_operands) = 0;
 
   // The caller deletes the iterator, before the DB. It starts unpositioned.
-  virtual Iterator* NewIterator(const ReadOptions& options,
-                                ColumnFamilyHandle* column_family) = 0;
+  virtual Iterator* NewIterator(const ReadOptions& options, ColumnFamilyHandle* column_family) = 0;
   virtual Iterator* NewIterator(const ReadOptions& options) {
     return NewIterator(options, DefaultColumnFamily());
   }
@@ -177,19 +175,19 @@ class DB {
   struct Properties {
     // Per-level table (files, size, score, read/write GB, write-amp, compaction seconds and
     // count) and cumulative write stalls.
-    static const std::string kStats;            // "shale.stats"
-    static const std::string kLevelStats;       // "shale.levelstats"
-    static const std::string kNumFilesAtLevelPrefix;  // "shale.num-files-at-level<N>"
-    static const std::string kEstimateNumKeys;  // "shale.estimate-num-keys"
-    static const std::string kCurSizeAllMemTables;  // "shale.cur-size-all-mem-tables"
-    static const std::string kBlockCacheUsage;  // "shale.block-cache-usage"
+    static const std::string kStats;                           // "shale.stats"
+    static const std::string kLevelStats;                      // "shale.levelstats"
+    static const std::string kNumFilesAtLevelPrefix;           // "shale.num-files-at-level<N>"
+    static const std::string kEstimateNumKeys;                 // "shale.estimate-num-keys"
+    static const std::string kCurSizeAllMemTables;             // "shale.cur-size-all-mem-tables"
+    static const std::string kBlockCacheUsage;                 // "shale.block-cache-usage"
     static const std::string kEstimatePendingCompactionBytes;  // "shale.estimate-pending-..."
-    static const std::string kNumRunningCompactions;  // "shale.num-running-compactions"
-    static const std::string kNumRunningFlushes;      // "shale.num-running-flushes"
-    static const std::string kTotalSstFilesSize;      // "shale.total-sst-files-size"
-    static const std::string kNumImmutableMemTable;   // "shale.num-immutable-mem-table"
-    static const std::string kActualDelayedWriteRate;  // "shale.actual-delayed-write-rate"
-    static const std::string kIsWriteStopped;         // "shale.is-write-stopped"
+    static const std::string kNumRunningCompactions;           // "shale.num-running-compactions"
+    static const std::string kNumRunningFlushes;               // "shale.num-running-flushes"
+    static const std::string kTotalSstFilesSize;               // "shale.total-sst-files-size"
+    static const std::string kNumImmutableMemTable;            // "shale.num-immutable-mem-table"
+    static const std::string kActualDelayedWriteRate;          // "shale.actual-delayed-write-rate"
+    static const std::string kIsWriteStopped;                  // "shale.is-write-stopped"
     // The live SST files, per level: "--- level N --- version# V ---", then one line per
     // file " number:size[smallest_seqno .. largest_seqno]['smallest' seq:S, type:T ..
     // 'largest' seq:S, type:T]" with the user keys in hex, as RocksDB prints it (less the
@@ -213,9 +211,8 @@ class DB {
   // flushed, then each level holding data in the range is compacted into the next; the
   // bottommost level per options.bottommost_level_compaction; with change_level the
   // result moves to options.target_level.
-  virtual Status CompactRange(const CompactRangeOptions& options,
-                              ColumnFamilyHandle* column_family, const Slice* begin,
-                              const Slice* end) = 0;
+  virtual Status CompactRange(const CompactRangeOptions& options, ColumnFamilyHandle* column_family,
+                              const Slice* begin, const Slice* end) = 0;
   virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
                               const Slice* end) {
     return CompactRange(options, DefaultColumnFamily(), begin, end);

@@ -307,7 +307,8 @@ TEST(CrashStatesPosixTest, NewManifestNamedOnlyOnceItsEntryIsDurable) {
   for (const char* name : {"reopen", "flush"}) {
     SCOPED_TRACE(name);
     const auto& all = AllWorkloads();
-    auto w = std::find_if(all.begin(), all.end(), [&](const Workload& x) { return x.name == name; });
+    auto w =
+        std::find_if(all.begin(), all.end(), [&](const Workload& x) { return x.name == name; });
     ASSERT_NE(w, all.end());
     RunOptions o;
     o.gen = TestGenOptions();

@@ -45,12 +45,11 @@
 // when it has at most max_states_per_point states, every valid subset of name changes
 // when there are at most max_exhaustive_names of them, every cut length up to max_lengths
 // of them and every hole placement up to max_holes (K=1; with K=2 the pairs of a unit with
-// the last one and with its neighbour). Beyond, as B3 bounds its workloads: each dimension is varied alone while the
-// others all hold their most-persisted choice, then their least-persisted one; the cut
-// lengths are sampled evenly, keeping the append ends. points=kPersistence crashes only
-// just before a sync, directory sync, rename, unlink or close and at the end (where the
-// most is pending) instead of after every call. The count of states is printed by the
-// callers.
+// the last one and with its neighbour). Beyond, as B3 bounds its workloads: each dimension is
+// varied alone while the others all hold their most-persisted choice, then their least-persisted
+// one; the cut lengths are sampled evenly, keeping the append ends. points=kPersistence crashes
+// only just before a sync, directory sync, rename, unlink or close and at the end (where the most
+// is pending) instead of after every call. The count of states is printed by the callers.
 //
 // Thread safety: none; a generator is used by one thread.
 #pragma once

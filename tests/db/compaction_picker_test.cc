@@ -315,7 +315,8 @@ TEST_F(CompactionPickerTest, OverlapQueries) {
   EXPECT_TRUE(current()->KeyNotInLevelsBelow(2, "d"));
   EXPECT_FALSE(current()->RangeNotInLevelsBelow(0, "f", "i"));
   EXPECT_TRUE(current()->RangeNotInLevelsBelow(0, "l", "z"));
-  EXPECT_NE(current()->LevelSummary(Scores().base_level).find("files[4 0 2 0 0]"), std::string::npos);
+  EXPECT_NE(current()->LevelSummary(Scores().base_level).find("files[4 0 2 0 0]"),
+            std::string::npos);
 }
 
 TEST_F(CompactionPickerTest, TrivialMoveNeedsSmallGrandparentOverlap) {
@@ -405,7 +406,8 @@ TEST_F(CompactionPickerTest, ManualConflictsAndEmptyRanges) {
   EXPECT_FALSE(conflict);
 
   end = &end_storage;
-  std::unique_ptr<Compaction> c = picker_->CompactRange(vset_->current(), 1, 2, &b, &b, &end, &conflict);
+  std::unique_ptr<Compaction> c =
+      picker_->CompactRange(vset_->current(), 1, 2, &b, &b, &end, &conflict);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(end, nullptr);  // covered the whole range
   EXPECT_EQ(Numbers(c->inputs(0)), std::vector<uint64_t>{10});
@@ -414,10 +416,12 @@ TEST_F(CompactionPickerTest, ManualConflictsAndEmptyRanges) {
 
   // The whole of L1 includes the busy file 10.
   end = &end_storage;
-  EXPECT_EQ(picker_->CompactRange(vset_->current(), 1, 2, nullptr, nullptr, &end, &conflict), nullptr);
+  EXPECT_EQ(picker_->CompactRange(vset_->current(), 1, 2, nullptr, nullptr, &end, &conflict),
+            nullptr);
   EXPECT_TRUE(conflict);
   // Bottommost rewrite of L2 into itself: busy too.
-  EXPECT_EQ(picker_->CompactRange(vset_->current(), 2, 2, nullptr, nullptr, &end, &conflict), nullptr);
+  EXPECT_EQ(picker_->CompactRange(vset_->current(), 2, 2, nullptr, nullptr, &end, &conflict),
+            nullptr);
   EXPECT_TRUE(conflict);
 
   picker_->ReleaseCompaction(c.get());

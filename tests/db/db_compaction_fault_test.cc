@@ -123,20 +123,25 @@ INSTANTIATE_TEST_SUITE_P(Faults, CompactionFaultTest,
                                   (std::get<1>(info.param) ? "_CompactRange" : "_Background");
                          });
 
-// CURRENT is renamed into place, then the directory sync fails: CURRENT may well name
-// MANIFEST-000001 now, so NewDB must not delete it; the next Open succeeds. (The directory
-// is synced twice for a new MANIFEST: before the rename, for the MANIFEST's own entry, and
-// after it; this fails the second.)
-TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
+// Creates a DB whose nth directory sync fails, so that Open fails; then CURRENT exists or
+// not, as current_exists says. The next Open, failing nothing, must give a working DB.
+// (The directory is synced twice for a new MANIFEST: before the rename, for the
+// MANIFEST's own entry, and after it.)
+void CreateWithFailedDirSync(int nth, bool current_exists) {
   TempDirectory dir("newdb_fault");
   const std::string dbname = dir.path() + "/db";
   FaultInjectionTestEnv env(Env::Default());
   Options options = OptionsOn(&env);
-  env.SetFailure(FailOn::kDirSync, 2, FailMode::kNth);
+  env.SetFailure(FailOn::kDirSync, nth, FailMode::kNth);
   std::unique_ptr<DB> db;
   ASSERT_NOK(DB::Open(options, dbname, &db));
   ASSERT_EQ(env.InjectedCount(FailOn::kDirSync), 1u);
-  ASSERT_OK(env.FileExists(dbname + "/CURRENT"));
+  const Status current = env.FileExists(dbname + "/CURRENT");
+  if (current_exists) {
+    ASSERT_OK(current);
+  } else {
+    EXPECT_TRUE(current.IsNotFound()) << current.ToString();
+  }
   env.ResetState();
   ASSERT_OK(DB::Open(options, dbname, &db));
   ASSERT_OK(db->Put(WriteOptions(), "k", "v"));
@@ -145,25 +150,17 @@ TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
   ASSERT_EQ(v, "v");
 }
 
+// CURRENT is renamed into place, then the directory sync fails: CURRENT may well name
+// MANIFEST-000001 now, so NewDB must not delete it; the next Open succeeds.
+TEST(NewDBFaultTest, FailedDirectorySyncKeepsTheManifestCurrentNames) {
+  CreateWithFailedDirSync(2, /*current_exists=*/true);
+}
+
 // The directory sync before the rename fails: CURRENT is never written and Open fails; the
 // next Open creates the DB afresh (over the MANIFEST left behind: with no CURRENT to read,
 // NewDB keeps it, as it keeps any MANIFEST that CURRENT may name).
 TEST(NewDBFaultTest, FailedDirectorySyncBeforeTheRenameLeavesNoCurrent) {
-  TempDirectory dir("newdb_fault_first");
-  const std::string dbname = dir.path() + "/db";
-  FaultInjectionTestEnv env(Env::Default());
-  Options options = OptionsOn(&env);
-  env.SetFailure(FailOn::kDirSync, 1, FailMode::kNth);
-  std::unique_ptr<DB> db;
-  ASSERT_NOK(DB::Open(options, dbname, &db));
-  ASSERT_EQ(env.InjectedCount(FailOn::kDirSync), 1u);
-  EXPECT_TRUE(env.FileExists(dbname + "/CURRENT").IsNotFound());
-  env.ResetState();
-  ASSERT_OK(DB::Open(options, dbname, &db));
-  ASSERT_OK(db->Put(WriteOptions(), "k", "v"));
-  std::string v;
-  ASSERT_OK(db->Get(ReadOptions(), "k", &v));
-  ASSERT_EQ(v, "v");
+  CreateWithFailedDirSync(1, /*current_exists=*/false);
 }
 
 // Records, for every SST file created, the buffer size asked for and the kinds of sync.

@@ -45,7 +45,8 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
   ro.snapshot = snapshot;
   std::unique_ptr<Iterator> it(db->NewIterator(ro));
   KV out;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) out[it->key().ToString()] = it->value().ToString();
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    out[it->key().ToString()] = it->value().ToString();
   EXPECT_OK(it->status());
   return out;
 }
@@ -60,9 +61,9 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
              << "expected key " << e->first << " but found key " << a->first;
     }
     if (e->second != a->second) {
-      return ::testing::AssertionFailure() << "key " << e->first << ": value differs (expected "
-                                           << e->second.size() << " bytes, got "
-                                           << a->second.size() << ")";
+      return ::testing::AssertionFailure()
+             << "key " << e->first << ": value differs (expected " << e->second.size()
+             << " bytes, got " << a->second.size() << ")";
     }
   }
   if (e != expected.end()) return ::testing::AssertionFailure() << "missing key " << e->first;
@@ -79,14 +80,13 @@ KV ScanAll(DB* db, const Snapshot* snapshot = nullptr) {
     const auto& files = v->files(level);
     for (size_t i = 0; i < files.size(); i++) {
       if (icmp.Compare(files[i]->smallest.Encode(), files[i]->largest.Encode()) > 0) {
-        return ::testing::AssertionFailure() << "L" << level << " #" << files[i]->number
-                                             << " has smallest > largest";
+        return ::testing::AssertionFailure()
+               << "L" << level << " #" << files[i]->number << " has smallest > largest";
       }
       if (i > 0 && icmp.Compare(files[i - 1]->largest.Encode(), files[i]->smallest.Encode()) >= 0) {
-        return ::testing::AssertionFailure()
-               << "L" << level << " files #" << files[i - 1]->number << " and #"
-               << files[i]->number << " overlap:\n"
-               << v->DebugString();
+        return ::testing::AssertionFailure() << "L" << level << " files #" << files[i - 1]->number
+                                             << " and #" << files[i]->number << " overlap:\n"
+                                             << v->DebugString();
       }
     }
   }
@@ -186,7 +186,8 @@ class DBCompactionTest : public DBTestBase {
     return r;
   }
   // Puts keys [from, to) with `step`, values tagged with `tag`, into kv too.
-  void PutRange(int from, int to, int step, const std::string& tag, KV* kv, size_t value_len = 200) {
+  void PutRange(int from, int to, int step, const std::string& tag, KV* kv,
+                size_t value_len = 200) {
     for (int i = from; i < to; i += step) {
       std::string v = tag + ":" + NumKey(i);
       v.resize(value_len, static_cast<char>('a' + i % 26));
@@ -215,9 +216,10 @@ class DBCompactionTest : public DBTestBase {
       double d[12];
       unsigned long long cnt = 0;
       int files;
-      if (sscanf(stats.c_str() + pos, " L%d %d %lf %7s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %llu",
-                 &level, &files, &d[0], unit, &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7],
-                 &d[8], &d[9], &d[10], &cnt) == 15) {
+      if (sscanf(stats.c_str() + pos,
+                 " L%d %d %lf %7s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %llu", &level, &files,
+                 &d[0], unit, &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7], &d[8], &d[9], &d[10],
+                 &cnt) == 15) {
         total += cnt;
       }
     }
@@ -668,7 +670,8 @@ TEST_F(DBCompactionTest, InputFilesLiveWhileAnIteratorNeedsThem) {
   for (uint64_t n : inputs) EXPECT_EQ(1u, on_disk.count(n)) << "#" << n << " deleted too early";
 
   KV seen;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) seen[it->key().ToString()] = it->value().ToString();
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    seen[it->key().ToString()] = it->value().ToString();
   ASSERT_OK(it->status());
   EXPECT_TRUE(SameContents(before, seen));
   it.reset();

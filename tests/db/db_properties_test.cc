@@ -24,10 +24,10 @@ namespace {
 
 // The integer properties, without their prefix (num-files-at-level<N> apart).
 const std::vector<std::string> kIntNames = {
-    "estimate-num-keys",        "cur-size-all-mem-tables",
-    "block-cache-usage",        "estimate-pending-compaction-bytes",
-    "num-running-compactions",  "num-running-flushes",
-    "total-sst-files-size",     "num-immutable-mem-table",
+    "estimate-num-keys",         "cur-size-all-mem-tables",
+    "block-cache-usage",         "estimate-pending-compaction-bytes",
+    "num-running-compactions",   "num-running-flushes",
+    "total-sst-files-size",      "num-immutable-mem-table",
     "actual-delayed-write-rate", "is-write-stopped",
 };
 
@@ -104,14 +104,15 @@ class DBPropertiesTest : public DBTestBase {
     uint64_t total = 0;
     for (int level = 0; level < v->NumLevels(); level++) {
       const std::string n = std::to_string(level);
-      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), IntProperty("shale.num-files-at-level" + n));
-      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)), IntProperty("rocksdb.num-files-at-level" + n));
+      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)),
+                IntProperty("shale.num-files-at-level" + n));
+      EXPECT_EQ(static_cast<uint64_t>(v->NumFiles(level)),
+                IntProperty("rocksdb.num-files-at-level" + n));
       total += v->NumLevelBytes(level);
     }
     EXPECT_EQ(total, IntProperty("shale.total-sst-files-size"));
     EXPECT_EQ(SstBytesOnDisk(), IntProperty("rocksdb.total-sst-files-size"));
   }
-
 };
 
 TEST_F(DBPropertiesTest, EveryNameAnswersUnderBothPrefixesAndParses) {
@@ -156,7 +157,8 @@ TEST_F(DBPropertiesTest, EveryNameAnswersUnderBothPrefixesAndParses) {
 
 TEST_F(DBPropertiesTest, UnknownNamesReturnFalse) {
   Open();
-  const std::string level_past_end = "shale.num-files-at-level" + std::to_string(options_.num_levels);
+  const std::string level_past_end =
+      "shale.num-files-at-level" + std::to_string(options_.num_levels);
   for (const std::string& name :
        {std::string("shale.no-such-property"), std::string("rocksdb.no-such-property"),
         std::string("estimate-num-keys"), std::string("leveldb.stats"),
@@ -272,8 +274,8 @@ TEST_F(DBPropertiesTest, StatsTableHasTheColumnsRocksDBUsersRead) {
 
   const StatsTable table = ParseStatsTable(stats);
   ASSERT_EQ(1u, table.count("Sum")) << stats;
-  for (const char* column : {"Files", "Size", "Score", "Read(GB)", "Write(GB)", "W-Amp",
-                             "Comp(sec)", "Comp(cnt)"}) {
+  for (const char* column :
+       {"Files", "Size", "Score", "Read(GB)", "Write(GB)", "W-Amp", "Comp(sec)", "Comp(cnt)"}) {
     EXPECT_EQ(1u, table.at("Sum").count(column)) << column << " missing:\n" << stats;
   }
   // Every non-empty level has a row whose file count is the Version's.
@@ -307,8 +309,8 @@ TEST_F(DBPropertiesTest, StatsTableHasTheColumnsRocksDBUsersRead) {
   unsigned long long writes = 0, keys = 0;
   const size_t at = stats.find("Cumulative writes:");
   ASSERT_NE(std::string::npos, at) << stats;
-  ASSERT_EQ(2, sscanf(stats.c_str() + at, "Cumulative writes: %llu writes, %llu keys", &writes,
-                      &keys));
+  ASSERT_EQ(
+      2, sscanf(stats.c_str() + at, "Cumulative writes: %llu writes, %llu keys", &writes, &keys));
   EXPECT_EQ(4000u, keys);
   EXPECT_EQ(4000u, writes);
   unsigned h, m;

@@ -147,7 +147,8 @@ int CheckPair(TransactionDB* db, int t, const std::map<std::string, std::string>
 std::map<std::string, std::string> Scan(TransactionDB* db) {
   std::map<std::string, std::string> out;
   std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) out[it->key().ToString()] = it->value().ToString();
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    out[it->key().ToString()] = it->value().ToString();
   EXPECT_OK(it->status());
   return out;
 }
@@ -189,11 +190,10 @@ void CheckAndResolve(TransactionDB* db, ThreadModel* models, const std::string& 
       r = i;
       ++it;
     }
-    const std::string visible = "visible " + std::to_string(v) + ", recovered " +
-                                std::to_string(r) + ", acknowledged commit " +
-                                std::to_string(m.committed) + ", prepare " +
-                                std::to_string(m.prepared) + ", finish " +
-                                std::to_string(m.resolved);
+    const std::string visible =
+        "visible " + std::to_string(v) + ", recovered " + std::to_string(r) +
+        ", acknowledged commit " + std::to_string(m.committed) + ", prepare " +
+        std::to_string(m.prepared) + ", finish " + std::to_string(m.resolved);
     ASSERT_GE(v, std::max(m.base, m.committed)) << what << ": a committed value lost; " << visible;
     if (v != m.base) {
       ASSERT_TRUE(v >= m.next && v <= m.attempted)
@@ -286,8 +286,8 @@ TEST(WritePreparedCrashTest, KilledChild) {
         models[ack.thread].attempted = std::max(models[ack.thread].attempted, ack.index + 1);
       }
       for (ThreadModel& m : models) m.attempted = std::max(m.attempted, m.next);
-      const std::string where = std::string(c.name) + " cycle " + std::to_string(cycle) +
-                                " seed " + std::to_string(seed);
+      const std::string where =
+          std::string(c.name) + " cycle " + std::to_string(cycle) + " seed " + std::to_string(seed);
       std::unique_ptr<TransactionDB> db;
       Status s = OpenDB(c, Env::Default(), dbname, &db);
       ASSERT_TRUE(s.ok()) << where << ": " << s.ToString();
@@ -312,8 +312,8 @@ TEST(WritePreparedCrashTest, PowerLoss) {
     ThreadModel models[kThreads];
     int recovered = 0, begun = 0;
     for (int round = 0; round < CrashRounds() * 2; round++) {
-      const std::string where = std::string(c.name) + " round " + std::to_string(round) +
-                                " seed " + std::to_string(seed);
+      const std::string where =
+          std::string(c.name) + " round " + std::to_string(round) + " seed " + std::to_string(seed);
       std::unique_ptr<TransactionDB> db;
       Status s = OpenDB(c, &env, dbname, &db);
       ASSERT_TRUE(s.ok()) << where << ": " << s.ToString();
@@ -336,8 +336,8 @@ TEST(WritePreparedCrashTest, PowerLoss) {
       CheckAndResolve(db.get(), models, where, &recovered);
       if (HasFailure()) return;
     }
-    fprintf(stderr, "%s: %d power losses, %d transactions, %d prepared ones recovered\n",
-            c.name, CrashRounds() * 2, begun, recovered);
+    fprintf(stderr, "%s: %d power losses, %d transactions, %d prepared ones recovered\n", c.name,
+            CrashRounds() * 2, begun, recovered);
   }
 }
 

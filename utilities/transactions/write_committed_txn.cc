@@ -1,6 +1,7 @@
 // The WRITE_COMMITTED policy: how a transaction's writes reach the DB at each step. The
 // memtable sees them only at Commit, so a reader never meets uncommitted data and needs
-// no visibility check. Two-phase commit goes through DBForTransactions::WriteTxn (db/db_for_transactions.h).
+// no visibility check. Two-phase commit goes through DBForTransactions::WriteTxn
+// (db/db_for_transactions.h).
 #include "db/db_for_transactions.h"
 #include "db/write_batch_internal.h"
 #include "utilities/transactions/pessimistic_transaction.h"
