@@ -64,14 +64,32 @@ const std::string& ColumnFamilyHandleImpl::GetName() const { return cfd_->name()
 uint32_t ColumnFamilyHandleImpl::GetID() const { return cfd_->id(); }
 const Comparator* ColumnFamilyHandleImpl::GetComparator() const { return cfd_->user_comparator(); }
 
+Status ColumnFamilyHandleImpl::GetDescriptor(ColumnFamilyDescriptor* desc) {
+  std::shared_ptr<const Options> o;
+  {
+    MutexLock l(cfd_->db_mutex());
+    o = cfd_->current_options();
+  }
+  *desc = ColumnFamilyDescriptor(cfd_->name(), *o);
+  return Status::OK();
+}
+
 ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options& options,
-                                   Mutex* db_mutex)
+                                   const std::string& dbname, Mutex* db_mutex)
     : id_(id),
       name_(std::move(name)),
       options_(options),
       icmp_(options.comparator),
       db_mutex_(db_mutex),
+      table_cache_(std::make_unique<TableCache>(dbname, options_, &icmp_, options.max_open_files)),
+      current_options_(std::make_shared<const Options>(options_)),
+      picker_(std::make_unique<CompactionPicker>(current_options_, &icmp_)),
       sv_slots_(&DropCached) {}
+
+void ColumnFamilyData::SetCurrentOptions(std::shared_ptr<const Options> next) {
+  current_options_ = std::move(next);
+  picker_->SetOptions(current_options_);
+}
 
 ColumnFamilyData::~ColumnFamilyData() {
   SwapCurrent(nullptr);

@@ -1,7 +1,9 @@
-// ColumnFamilyData: everything that belongs to one column family: its options, its
-// comparator, the active memtable, the immutable memtables awaiting flush, and the
-// SuperVersion readers pin. Only the default family (id 0) exists so far; the WAL and the
-// MANIFEST are shared by the DB.
+// ColumnFamilyData: everything that belongs to one column family: its options (as opened
+// and as in effect), its comparator, its table cache and compaction picker, the active
+// memtable, the immutable memtables awaiting flush, and the SuperVersion readers pin. Its
+// Versions and log number live in the VersionSet; the WAL, the MANIFEST, the sequence
+// numbers and the write pipeline are the DB's, shared by every family
+// (db/column_family_set.h holds the DB's families).
 //
 // SuperVersion: a reference-counted read view (active memtable + immutables + current
 // Version). Readers pin one without the DB mutex and read from it; the DB installs a new
@@ -28,7 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "db/compaction_picker.h"
+#include "db/table_cache.h"
 #include "db/thread_local_slots.h"
+#include "db/version_set.h"
 #include "memtable/memtable.h"
 #include "shale/db.h"
 #include "shale/options.h"
@@ -93,25 +98,32 @@ class SuperVersionPin {
   std::atomic<void*>* slot_ = nullptr;
 };
 
+// A user's handle on a family. The family it names lives as long as the DB, so a handle
+// never dangles while the DB is open; destroying a handle changes nothing in the DB.
 class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {
  public:
-  explicit ColumnFamilyHandleImpl(ColumnFamilyData* cfd) : cfd_(cfd) {}
+  // db: the DB the family belongs to (only compared, to refuse another DB's handle).
+  ColumnFamilyHandleImpl(ColumnFamilyData* cfd, const void* db) : cfd_(cfd), db_(db) {}
   const std::string& GetName() const override;
   uint32_t GetID() const override;
   const Comparator* GetComparator() const override;
+  Status GetDescriptor(ColumnFamilyDescriptor* desc) override;
   ColumnFamilyData* cfd() const { return cfd_; }
+  const void* db() const { return db_; }
 
  private:
-  ColumnFamilyData* cfd_;
+  ColumnFamilyData* const cfd_;
+  const void* const db_;
 };
 
 class ColumnFamilyData {
  public:
-  // options: the DB's options as opened, which must outlive this object. Only their
-  // immutable fields (comparator, merge operator, ...) are read through options(): the
-  // changeable ones live in the DB's current options (DBImpl::current_options_).
+  // options: the family's options as opened (the DB's options with the family's
+  // ColumnFamilyOptions), checked; copied. Only their immutable fields (comparator, merge
+  // operator, ...) are read through options(): the changeable ones are current_options()'s.
   // db_mutex: the DB mutex, which must outlive this object.
-  ColumnFamilyData(uint32_t id, std::string name, const Options& options, Mutex* db_mutex);
+  ColumnFamilyData(uint32_t id, std::string name, const Options& options, const std::string& dbname,
+                   Mutex* db_mutex);
   ~ColumnFamilyData();
   ColumnFamilyData(const ColumnFamilyData&) = delete;
   ColumnFamilyData& operator=(const ColumnFamilyData&) = delete;
@@ -121,6 +133,27 @@ class ColumnFamilyData {
   const Options& options() const { return options_; }
   const InternalKeyComparator& internal_comparator() const { return icmp_; }
   const Comparator* user_comparator() const { return icmp_.user_comparator(); }
+
+  // The options in effect: options() with every SetOptions (and SetDBOptions) applied.
+  // Replaced whole on a change, never modified: a holder of the pointer may read it without
+  // the mutex.
+  const std::shared_ptr<const Options>& current_options() const REQUIRES(db_mutex_) {
+    return current_options_;
+  }
+  // Makes next the options in effect; the picker follows.
+  void SetCurrentOptions(std::shared_ptr<const Options> next) REQUIRES(db_mutex_);
+  TableCache* table_cache() const { return table_cache_.get(); }
+  CompactionPicker* picker() const REQUIRES(db_mutex_) { return picker_.get(); }
+  // What the VersionSet needs to build this family's Versions.
+  VersionSet::FamilySetup version_setup() const {
+    return VersionSet::FamilySetup{&options_, &icmp_, table_cache_.get()};
+  }
+  // Dropped (DropColumnFamily): writes to it fail, reads through a handle go on.
+  bool dropped() const { return dropped_.load(std::memory_order_acquire); }
+  void SetDropped() { dropped_.store(true, std::memory_order_release); }
+  // For the compaction scheduler: a pick found nothing at this tree version (the DB's
+  // counter of changes), so the same state is not picked from again.
+  uint64_t nothing_to_pick_at GUARDED_BY(db_mutex_) = UINT64_MAX;
 
   MemTable* mem() const REQUIRES(db_mutex_) { return mem_; }
   // The active memtable, for the leader of the WAL queue, which reads it without the DB
@@ -141,6 +174,8 @@ class ColumnFamilyData {
   void TrimHistory(size_t write_buffer_size) REQUIRES(db_mutex_);
   // The smallest WAL number whose data is not yet in an SST file.
   uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_);
+  // Whether nothing awaits a flush: the active memtable is empty and no immutable one is left.
+  bool NothingUnflushed() const REQUIRES(db_mutex_) { return imm_.empty() && mem_->IsEmpty(); }
 
   // The current read view, pinned through the calling thread's cached reference: no lock
   // and no shared counter touched unless a new view was installed since this thread's last
@@ -164,9 +199,13 @@ class ColumnFamilyData {
  private:
   const uint32_t id_;
   const std::string name_;
-  const Options& options_;
+  const Options options_;
   const InternalKeyComparator icmp_;
   Mutex* const db_mutex_;
+  const std::unique_ptr<TableCache> table_cache_;
+  std::shared_ptr<const Options> current_options_ GUARDED_BY(db_mutex_);
+  std::unique_ptr<CompactionPicker> picker_ PT_GUARDED_BY(db_mutex_);
+  std::atomic<bool> dropped_{false};
 
   MemTable* mem_ GUARDED_BY(db_mutex_) = nullptr;         // referenced
   std::vector<MemTable*> imm_ GUARDED_BY(db_mutex_);      // referenced, oldest first

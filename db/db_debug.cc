@@ -46,7 +46,7 @@ std::string DBImpl::TEST_KeyVersions(const Slice& user_key) {
   for (int level = 0; level < sv->current->NumLevels(); level++) {
     for (const FileMetaPtr& f : sv->current->files(level)) {
       std::string entries;
-      it.reset(table_cache_->NewIterator(ReadOptions(), *f));
+      it.reset(default_cf_->table_cache()->NewIterator(ReadOptions(), *f));
       AppendEntries(it.get(), icmp, user_key, &entries);
       if (entries.empty()) continue;
       char buf[64];

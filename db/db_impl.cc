@@ -29,14 +29,16 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_b
   info_log_ = options_.info_log.get();
   current_options_ = std::make_shared<const Options>(options_);
   max_successive_merges_.store(options_.max_successive_merges);
-  default_cf_ = std::make_unique<ColumnFamilyData>(0, kDefaultColumnFamilyName, options_, &mutex_);
-  default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_.get());
-  table_cache_ = std::make_unique<TableCache>(
-      dbname_, options_, &default_cf_->internal_comparator(), options_.max_open_files);
-  versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
-                                           &default_cf_->internal_comparator(), &mutex_);
-  picker_ =
-      std::make_unique<CompactionPicker>(current_options_, &default_cf_->internal_comparator());
+  {
+    DbLock l(this);
+    default_cf_ = families_.Create(0, kDefaultColumnFamilyName, options_);
+    families_.MakeLive(default_cf_);
+    default_cf_->SetCurrentOptions(current_options_);
+  }
+  default_cf_handle_ = std::make_unique<ColumnFamilyHandleImpl>(default_cf_, this);
+  versions_ =
+      std::make_unique<VersionSet>(dbname_, &default_cf_->options(), default_cf_->table_cache(),
+                                   &default_cf_->internal_comparator(), &mutex_);
   internal_stats_ =
       std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros(), &mutex_);
   WritePipeline::Host* host = this;  // a private base: the pipeline is all that sees it
@@ -66,7 +68,17 @@ Status DBImpl::CloseImpl() {
       DbLock l(this);
       flush_needed = pipeline_->has_unpersisted_data() && bg_error_.ok();
     }
-    if (flush_needed) result = Flush(FlushOptions(), DefaultColumnFamily());
+    if (flush_needed) {
+      std::vector<ColumnFamilyHandleImpl> handles;
+      {
+        DbLock l(this);
+        for (const auto& [id, cfd] : families_.live()) handles.emplace_back(cfd, this);
+      }
+      for (ColumnFamilyHandleImpl& h : handles) {
+        Status s = Flush(FlushOptions(), &h);
+        if (result.ok()) result = s;
+      }
+    }
   }
   {
     DbLock l(this);
@@ -83,7 +95,7 @@ Status DBImpl::CloseImpl() {
     // Drop the read view, and every reader thread's cached reference, before the
     // Versions it pins.
     DbLock l(this);
-    default_cf_->InstallSuperVersion(nullptr);
+    for (const auto& cfd : families_.all()) cfd->InstallSuperVersion(nullptr);
   }
   if (db_lock_ != nullptr) {
     env_->UnlockFile(db_lock_).PermitUncheckedError();
@@ -95,8 +107,11 @@ Status DBImpl::CloseImpl() {
 }
 
 Options DBImpl::GetOptions(ColumnFamilyHandle* cf) const {
+  if (!IsOwnFamily(cf)) return Options();
+  ColumnFamilyData* cfd = CfdOf(cf);
   DbLock l(this);
-  return *current_options_;
+  HeldFor(cfd);
+  return *cfd->current_options();
 }
 
 DBOptions DBImpl::GetDBOptions() const {
@@ -104,9 +119,11 @@ DBOptions DBImpl::GetDBOptions() const {
   return *current_options_;
 }
 
-int DBImpl::TEST_NumImmutableMemtables() {
+int DBImpl::TEST_NumImmutableMemtables(ColumnFamilyHandle* cf) {
+  ColumnFamilyData* cfd = CfdOf(cf);
   DbLock l(this);
-  return static_cast<int>(default_cf_->imm().size());
+  HeldFor(cfd);
+  return static_cast<int>(cfd->imm().size());
 }
 
 bool DBImpl::TEST_ActiveMemtableHasFilter() {
@@ -116,38 +133,44 @@ bool DBImpl::TEST_ActiveMemtableHasFilter() {
 
 // ---- Bookkeeping.
 
-void DBImpl::InstallNewSuperVersion() {
+void DBImpl::InstallNewSuperVersion(ColumnFamilyData* cfd) {
+  HeldFor(cfd);
   tree_version_++;
-  Version* current = versions_->current();
+  Version* current = versions_->current(cfd->id());
+  if (current == nullptr) return;  // dropped: its view stays as it was
   current->Ref();
   auto* raw = new SuperVersion;
-  raw->mem = default_cf_->mem();
+  raw->mem = cfd->mem();
   raw->mem->Ref();
-  for (auto it = default_cf_->imm().rbegin(); it != default_cf_->imm().rend(); ++it) {
+  for (auto it = cfd->imm().rbegin(); it != cfd->imm().rend(); ++it) {
     (*it)->Ref();
     raw->imm.push_back(*it);
   }
-  for (MemTable* m : default_cf_->history()) {
+  for (MemTable* m : cfd->history()) {
     m->Ref();
     raw->history.push_back(m);
   }
   raw->current = current;
   // The old view is dropped by its last reader; Version and MemTable references are
   // thread-safe, so that may happen on any thread without the DB mutex.
-  default_cf_->InstallSuperVersion(raw);
+  cfd->InstallSuperVersion(raw);
 }
 
-std::vector<double> DBImpl::ScoresPerLevel() {
-  return picker_->ScoresOf(versions_->current()).score;
+std::vector<double> DBImpl::ScoresPerLevel(ColumnFamilyData* cfd) {
+  HeldFor(cfd);
+  return cfd->picker()->ScoresOf(versions_->current(cfd->id())).score;
 }
 
-uint64_t DBImpl::EstimatePendingCompactionBytes() {
-  return picker_->ScoresOf(versions_->current()).estimated_compaction_needed_bytes;
+uint64_t DBImpl::EstimatePendingCompactionBytes(ColumnFamilyData* cfd) {
+  HeldFor(cfd);
+  Version* current = versions_->current(cfd->id());
+  if (current == nullptr) return 0;
+  return cfd->picker()->ScoresOf(current).estimated_compaction_needed_bytes;
 }
 
 LevelScores DBImpl::TEST_LevelScores() {
   DbLock l(this);
-  return picker_->ScoresOf(versions_->current());
+  return default_cf_->picker()->ScoresOf(versions_->current());
 }
 
 bool DBImpl::BlockCacheUsage(uint64_t* value) const {
@@ -174,12 +197,10 @@ void DBImpl::DeleteObsoleteFiles() {
   if (!bg_error_.ok()) return;  // the state of the files may be unknown
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
-  uint64_t min_log = default_cf_->MinLogNumberToKeep();
-  // Two-phase commit: only what the MANIFEST says recovery no longer reads (a prepare
-  // resolved since the last flush still has its WAL read by a recovery until then).
-  if (options_.allow_2pc && versions_->MinLogNumberToKeep() != 0) {
-    min_log = std::min(min_log, versions_->MinLogNumberToKeep());
-  }
+  // Only WALs the MANIFEST says recovery no longer reads: the oldest a family still needed,
+  // or a prepared transaction's, when the last flush or recovery was recorded.
+  const uint64_t min_log = versions_->MinLogNumberToKeep() != 0 ? versions_->MinLogNumberToKeep()
+                                                                : versions_->LogNumber();
   const uint64_t manifest = versions_->ManifestFileNumber();
 
   std::vector<std::string> children;
@@ -200,7 +221,9 @@ void DBImpl::DeleteObsoleteFiles() {
     }
     if (!keep) {
       to_delete.push_back(name);
-      if (type == kTableFile) table_cache_->Evict(number);
+      if (type == kTableFile) {
+        for (const auto& cfd : families_.all()) cfd->table_cache()->Evict(number);
+      }
     }
   }
   // Deleting is I/O: do it without the mutex. The files are unreachable by now.

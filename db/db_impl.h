@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 
 #include "db/background_scheduler.h"
 #include "db/column_family.h"
+#include "db/column_family_set.h"
 #include "db/compaction_picker.h"
 #include "db/db_for_transactions.h"
 #include "db/internal_stats.h"
@@ -48,6 +50,9 @@ namespace shale {
 // (options/options_check.h), with the Env and the info LOG filled in (db_impl_open.cc).
 Options SanitizeOptions(const std::string& dbname, const Options& src);
 
+// NotSupported for a table factory other than the block-based one (db_impl_open.cc).
+Status CheckTableFactory(const ColumnFamilyOptions& o);
+
 // The compaction threads options ask for (max_background_jobs and the deprecated
 // max_background_compactions / flushes, as RocksDB splits them; db_impl_options.cc).
 int CompactionThreads(const Options& options);
@@ -56,7 +61,9 @@ int CompactionThreads(const Options& options);
 // VersionSet, the column family and the stats were built with (&mutex_). A method that
 // needs the mutex says REQUIRES(DB_MUTEX); DBImpl::DbLock, LockDb and UnlockDb take and
 // drop it under all its names.
-#define DB_MUTEX mutex_, versions_->db_mutex(), default_cf_->db_mutex(), internal_stats_->db_mutex()
+#define DB_MUTEX                                                                       \
+  mutex_, versions_->db_mutex(), default_cf_->db_mutex(), internal_stats_->db_mutex(), \
+      families_.db_mutex()
 
 class DBImpl final : public DB,
                      public DBForTransactions,
@@ -69,6 +76,10 @@ class DBImpl final : public DB,
   // DB::Open, with seq_per_batch as above (utilities/transactions/ opens a WritePrepared DB).
   static Status Open(const Options& options, const std::string& dbname, bool seq_per_batch,
                      DB** dbptr);
+  // DB::Open with column families, and seq_per_batch as above.
+  static Status Open(const DBOptions& db_options, const std::string& dbname,
+                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                     std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch, DB** dbptr);
   ~DBImpl() override;
 
   Status Close() override;
@@ -96,9 +107,13 @@ class DBImpl final : public DB,
   bool FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
                             const Slice& operand, std::string* merged) override;
   Iterator* NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) override;
+  Status NewIterators(const ReadOptions& o, const std::vector<ColumnFamilyHandle*>& cfs,
+                      std::vector<Iterator*>* iterators) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
+  using DB::Flush;
   Status Flush(const FlushOptions& o, ColumnFamilyHandle* cf) override;
+  Status Flush(const FlushOptions& o, const std::vector<ColumnFamilyHandle*>& cfs) override;
   using DB::CompactRange;
   Status CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf, const Slice* begin,
                       const Slice* end) override;
@@ -118,6 +133,10 @@ class DBImpl final : public DB,
                     const std::unordered_map<std::string, std::string>& new_options) override;
   Status SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) override;
   ColumnFamilyHandle* DefaultColumnFamily() const override { return default_cf_handle_.get(); }
+  // Column families (db_impl_families.cc).
+  Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                            ColumnFamilyHandle** handle) override;
+  Status DropColumnFamily(ColumnFamilyHandle* cf) override;
 
   // Internal entry points (also used by tests).
   // Recovers the DB at open: REQUIRES mutex_ held.
@@ -126,7 +145,7 @@ class DBImpl final : public DB,
   Status FinishOpen() REQUIRES(DB_MUTEX);
   // The writes visible to a new read.
   SequenceNumber TEST_LastPublished() const { return pipeline_->LastPublished(); }
-  int TEST_NumImmutableMemtables();
+  int TEST_NumImmutableMemtables(ColumnFamilyHandle* cf = nullptr);
   bool TEST_ActiveMemtableHasFilter();
   VersionSet* TEST_versions() { return versions_.get(); }
   // The current Version, read under the mutex; valid while no flush or compaction runs.
@@ -208,12 +227,24 @@ class DBImpl final : public DB,
                         bool sorted_input, ReadCallback* callback);
   // The family cf names. REQUIRES: cf is null (the default family) or one of ours.
   ColumnFamilyData* CfdOf(ColumnFamilyHandle* cf) const {
-    return cf == nullptr ? default_cf_.get() : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
+    return cf == nullptr ? default_cf_ : static_cast<ColumnFamilyHandleImpl*>(cf)->cfd();
   }
-  // True if cf names a family of this DB (null is the default family).
+  // True if cf names a family of this DB, dropped or not (null is the default family).
   bool IsOwnFamily(const ColumnFamilyHandle* cf) const {
-    return cf == nullptr || cf == default_cf_handle_.get();
+    if (cf == nullptr || cf == default_cf_handle_.get()) return true;
+    const auto* impl = dynamic_cast<const ColumnFamilyHandleImpl*>(cf);
+    return impl != nullptr && impl->db() == this;
   }
+  // The mutex held under the DB's name is cfd's too (every family is built with it).
+  static void HeldFor(const ColumnFamilyData* cfd) ASSERT_CAPABILITY(cfd->db_mutex()) {}
+  // Column families (db_impl_families.cc). Creates family `name` with options (the DB's
+  // options with the family's), recorded in the MANIFEST; the handle is the caller's.
+  Status CreateFamily(const std::string& name, const Options& options, ColumnFamilyHandle** handle)
+      REQUIRES(DB_MUTEX);
+  // The options a family runs with: the DB's in effect with cf_options, checked.
+  Status FamilyOptions(const ColumnFamilyOptions& cf_options, Options* result) REQUIRES(DB_MUTEX);
+  // The live family with the smallest id among those with memtables to flush, or null.
+  ColumnFamilyData* NextToFlush() REQUIRES(DB_MUTEX);
 
   // The public writes enter the pipeline as a user's write (db_impl_write.cc).
   // disable_memtable: a batch without keys that only goes to the WAL.
@@ -223,33 +254,44 @@ class DBImpl final : public DB,
   bool MayNeedRoom() override;
   Status MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) override;
   MemTable* ActiveMemtable() override;
+  ColumnFamilyMemTables* FamilyMemtables() override;
   void SetBackgroundError(const Status& s) override;
   Status BackgroundError() override;
   bool HasBackgroundError() override;
-  // Makes the active memtable immutable (if not empty) for a flush, as an exclusive writer.
-  Status SwitchMemtableForFlush();
-  // Makes room in the active memtable, switching it (and the WAL) when full and waiting
-  // when too many immutable memtables are pending. Called by the pipeline's WAL leader.
-  // write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall into
-  // Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
+  // Makes cfd's active memtable immutable (if not empty) for a flush, as an exclusive writer.
+  Status SwitchMemtableForFlush(ColumnFamilyData* cfd);
+  // Waits until cfd has no immutable memtable left (or the DB is in error).
+  Status WaitForFlushOf(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
+  // Makes room in the active memtables, switching the full ones (and the WAL) and waiting
+  // when a family has too many immutable memtables pending. Called by the pipeline's WAL
+  // leader. force: switch this family's memtable (if not empty) whatever its size, for a
+  // flush. write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall
+  // into Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
   // memtable inserts before a switch.
-  Status MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) REQUIRES(DB_MUTEX);
+  Status MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, bool no_slowdown)
+      REQUIRES(DB_MUTEX);
   // Re-evaluates write stalls after the tree changed shape.
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
+  // Starts a new WAL and makes the active memtables of `full` immutable (the other
+  // families' memtables go on, over both WALs; an empty one starts at the new WAL).
   // REQUIRES: the caller is the pipeline's WAL leader (or WithQueueAlone's function):
   // nobody else touches the WAL. Releases the mutex while the pipeline switches the WAL.
-  Status SwitchMemtable() REQUIRES(DB_MUTEX);
-  // An empty memtable with the options in effect, its arena drawing on memtable_blocks_,
-  // with a filter if Gets reached the one it replaces (see kEntriesPerGetForFilter).
-  MemTable* NewMemTable() REQUIRES(DB_MUTEX);
+  Status SwitchMemtable(const std::vector<ColumnFamilyData*>& full) REQUIRES(DB_MUTEX);
+  // An empty memtable for cfd with the options in effect, its arena drawing on
+  // memtable_blocks_, with a filter if Gets reached the one it replaces (see
+  // kEntriesPerGetForFilter).
+  MemTable* NewMemTable(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   static constexpr uint64_t kEntriesPerGetForFilter = 16;
 
   // Flush (db_impl_flush.cc).
   void MaybeScheduleFlush() REQUIRES(DB_MUTEX);
   void BackgroundFlush();
-  // Runs a FlushJob on the oldest immutable memtable (mutex released during the I/O) and
+  // Runs a FlushJob on cfd's oldest immutable memtable (mutex released during the I/O) and
   // installs its result.
-  Status FlushOldestImmutable() REQUIRES(DB_MUTEX);
+  Status FlushOldestImmutable(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
+  // The oldest WAL some family still needs (its memtables' data is not all in SST files),
+  // as if skip (a memtable being flushed, may be null) were flushed already.
+  uint64_t MinLogWithUnflushedData(const MemTable* skip) REQUIRES(DB_MUTEX);
   // The snapshots (and checker) of a job starting now, and their release when it ends.
   JobSnapshotContext BeginJobSnapshots() REQUIRES(DB_MUTEX);
   void EndJobSnapshots(JobSnapshotContext* ctx) REQUIRES(DB_MUTEX);
@@ -257,28 +299,43 @@ class DBImpl final : public DB,
   // Compaction (db_impl_compaction.cc).
   void MaybeScheduleCompaction() REQUIRES(DB_MUTEX);
   void BackgroundCompactionCall();
-  // Runs c (a trivial move or a CompactionJob, with the mutex released during the I/O),
-  // installs the result and releases c's files. max_subcompactions 0: the options' value.
-  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
-  Status RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
-                             const InternalKey* end, uint32_t max_subcompactions)
+  // Runs c, picked from cfd (a trivial move or a CompactionJob, with the mutex released
+  // during the I/O), installs the result and releases c's files. max_subcompactions 0: the
+  // options' value.
+  Status RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_subcompactions)
       REQUIRES(DB_MUTEX);
-  // Moves every file of `level` (the only level with data) to target_level (-1: the
+  Status RunManualCompaction(ColumnFamilyData* cfd, int input_level, int output_level,
+                             const InternalKey* begin, const InternalKey* end,
+                             uint32_t max_subcompactions) REQUIRES(DB_MUTEX);
+  // Moves every file of `level` (the only level of cfd with data) to target_level (-1: the
   // smallest level that can hold them).
-  Status RefitLevel(int level, int target_level) REQUIRES(DB_MUTEX);
+  Status RefitLevel(ColumnFamilyData* cfd, int level, int target_level) REQUIRES(DB_MUTEX);
+  // Whether cfd may need an automatic compaction now.
+  bool FamilyNeedsCompaction(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
 
   // Open and recovery (db_impl_open.cc).
   Status NewDB();
-  Status RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
-                         SequenceNumber* max_sequence) REQUIRES(DB_MUTEX);
+  // Recover's question for each family the MANIFEST names (VersionSet::FamilyLookup): the
+  // descriptor's options, with a ColumnFamilyData made for it; nullopt for a family Open
+  // did not name.
+  std::optional<VersionSet::FamilySetup> SetUpRecoveredFamily(uint32_t id, const std::string& name)
+      REQUIRES(DB_MUTEX);
+  // Replays logs (from oldest_wal, the oldest the MANIFEST says recovery reads) into the
+  // families' memtables, flushing them into L0 files recorded in (*edits)[family id].
+  Status RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldest_wal,
+                         std::map<uint32_t, VersionEdit>* edits, SequenceNumber* max_sequence)
+      REQUIRES(DB_MUTEX);
   // Before replaying the WAL `reader` reads: whether the WAL it names as its predecessor
   // came up short (prev_log, replayed last, ended at prev_log_end) or was not replayed.
   // Then Corruption, or *stop_replay, per wal_recovery_mode.
-  Status CheckPredecessor(const log::Reader& reader, uint64_t prev_log, uint64_t prev_log_end,
-                          bool* stop_replay) REQUIRES(DB_MUTEX);
-  // Writes a memtable filled by WAL replay into an L0 file added to *edit (mutex released
-  // during the I/O), and unreferences it.
-  Status FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) REQUIRES(DB_MUTEX);
+  // min_data_log: the oldest WAL whose records recovery replays (an older predecessor is
+  // not checked).
+  Status CheckPredecessor(const log::Reader& reader, uint64_t min_data_log, uint64_t prev_log,
+                          uint64_t prev_log_end, bool* stop_replay) REQUIRES(DB_MUTEX);
+  // Writes a memtable of cfd filled by WAL replay into an L0 file added to *edit (mutex
+  // released during the I/O), and unreferences it.
+  Status FlushRecoveredMemtable(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit)
+      REQUIRES(DB_MUTEX);
 
   // Deletes files no live Version, memtable or pending output needs.
   void DeleteObsoleteFiles() REQUIRES(DB_MUTEX);
@@ -286,23 +343,24 @@ class DBImpl final : public DB,
   // data_log: that one, or an older WAL holding an unresolved prepare or the prepared
   // records of a commit in a memtable not yet flushed (other than the flushing one, skip).
   uint64_t MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) REQUIRES(DB_MUTEX);
-  void InstallNewSuperVersion() REQUIRES(DB_MUTEX);
+  void InstallNewSuperVersion(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   void RecordBackgroundError(const Status& s) REQUIRES(DB_MUTEX);
-  // Makes next the options in effect (db_impl_options.cc): the picker, the write
-  // controller and its stall state, the compaction pool, the stats dump and the merge
-  // limit follow, and work the change allows is scheduled.
-  void InstallOptions(std::shared_ptr<const Options> next) REQUIRES(DB_MUTEX);
-  // SetOptions (kCF) and SetDBOptions (kDB): check, apply, log, persist.
-  Status ChangeOptions(OptionStruct which,
+  // Makes next cfd's options in effect (db_impl_options.cc); for the default family also
+  // the DB's: the picker, the write controller and its stall state, the compaction pool,
+  // the stats dump and the merge limit follow, and work the change allows is scheduled.
+  void InstallOptions(ColumnFamilyData* cfd, std::shared_ptr<const Options> next)
+      REQUIRES(DB_MUTEX);
+  // SetOptions (kCF, of cfd) and SetDBOptions (kDB, cfd null): check, apply, log, persist.
+  Status ChangeOptions(OptionStruct which, ColumnFamilyData* cfd,
                        const std::unordered_map<std::string, std::string>& changes)
       EXCLUDES(mutex_, options_file_mutex_);
   // Writes current_options_ to a new OPTIONS file, releasing mutex_ during the I/O; the
   // caller holds options_file_mutex_ so that files are written one at a time, in the
   // order of their numbers. A failure is logged and returned.
   Status WriteOptionsFile() REQUIRES(DB_MUTEX, options_file_mutex_);
-  // Compaction scores per level, as the picker sees them (for shale.stats).
-  std::vector<double> ScoresPerLevel() REQUIRES(DB_MUTEX);
-  uint64_t EstimatePendingCompactionBytes() REQUIRES(DB_MUTEX);
+  // Compaction scores per level of cfd, as the picker sees them (for shale.stats).
+  std::vector<double> ScoresPerLevel(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
+  uint64_t EstimatePendingCompactionBytes(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   bool BlockCacheUsage(uint64_t* value) const;
   Status CloseImpl();
   // Joins the background threads, which take mutex_ themselves. REQUIRES: mutex_ not
@@ -315,7 +373,6 @@ class DBImpl final : public DB,
   // in effect are current_options_'s.
   const Options options_;
   Env* const env_;
-  std::unique_ptr<TableCache> table_cache_;
   FileLock* db_lock_ = nullptr;
   std::unique_ptr<Directory> db_dir_;
 
@@ -326,7 +383,7 @@ class DBImpl final : public DB,
    public:
     explicit DbLock(const DBImpl* db)
         ACQUIRE(db->mutex_, db->versions_->db_mutex(), db->default_cf_->db_mutex(),
-                db->internal_stats_->db_mutex())
+                db->internal_stats_->db_mutex(), db->families_.db_mutex())
         : mu_(&db->mutex_) {
       mu_->Lock();
     }
@@ -342,18 +399,24 @@ class DBImpl final : public DB,
   void LockDb() ACQUIRE(DB_MUTEX) NO_THREAD_SAFETY_ANALYSIS { mutex_.Lock(); }
   // For code the analysis cannot follow the lock into (a lambda).
   void AssertDbMutexHeld() const ASSERT_CAPABILITY(DB_MUTEX) {}
-  // The options in effect: options_ with every SetOptions / SetDBOptions applied. Replaced
-  // whole on a change and never modified, so code that copies the pointer under mutex_ (a
-  // flush or compaction job) may read it without the mutex for as long as it holds it.
+  // The options in effect: options_ with every SetOptions / SetDBOptions applied; the
+  // default family's current options (ColumnFamilyData::current_options), whose DBOptions
+  // part is the DB's. Replaced whole on a change and never modified, so code that copies
+  // the pointer under mutex_ may read it without the mutex for as long as it holds it.
   std::shared_ptr<const Options> current_options_ GUARDED_BY(mutex_);
   // current_options_->max_successive_merges, for memtable inserters (no DB mutex).
   std::atomic<size_t> max_successive_merges_{0};
   // Serializes writing OPTIONS files (at Open and SetOptions).
   Mutex options_file_mutex_ ACQUIRED_BEFORE(mutex_);
   // Set once by the constructor; the VersionSet's own methods say which need mutex_.
+  // Every family the DB has made; the default one, and its handle, set by the constructor.
+  // Declared before versions_, whose Versions use the families' table caches.
+  ColumnFamilySet families_{dbname_, &mutex_};
   std::unique_ptr<VersionSet> versions_;
-  std::unique_ptr<ColumnFamilyData> default_cf_;
+  ColumnFamilyData* default_cf_ = nullptr;
   std::unique_ptr<ColumnFamilyHandleImpl> default_cf_handle_;
+  // The descriptors Open was given (name -> options), for Recover's family lookup.
+  std::map<std::string, Options> open_families_ GUARDED_BY(mutex_);
   // The live snapshots, under a leaf lock of their own: taken inside the DB mutex (a job's
   // snapshots) and inside the pipeline's allocation lock (a WritePrepared commit's
   // eviction asking for them, SnapshotsUpTo), never around another lock.
@@ -361,15 +424,15 @@ class DBImpl final : public DB,
   SnapshotList snapshots_ GUARDED_BY(snapshots_mu_);
   std::shared_ptr<const SnapshotChecker> snapshot_checker_ GUARDED_BY(mutex_);
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // files being written
-  // Every method of the picker and the scheduler (but Stop, see StopBackgroundThreads)
-  // needs mutex_: the annotations on these members make the compiler check each call.
-  std::unique_ptr<CompactionPicker> picker_ PT_GUARDED_BY(mutex_);
+  // Every method of the scheduler (but Stop, see StopBackgroundThreads) needs mutex_: the
+  // annotation makes the compiler check each call.
   BackgroundScheduler scheduler_ GUARDED_BY(mutex_);
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;
-  // Bumped whenever the tree or memtables change; a failed pick remembers the value so the
-  // same state is not picked from again.
+  // Bumped whenever a tree or memtables change; a failed pick remembers the value in its
+  // family (ColumnFamilyData::nothing_to_pick_at) so the same state is not picked from again.
   uint64_t tree_version_ GUARDED_BY(mutex_) = 0;
-  uint64_t nothing_to_pick_at_ GUARDED_BY(mutex_) = UINT64_MAX;
+  // The family the next automatic compaction pick starts from (round robin).
+  uint32_t next_compaction_family_ GUARDED_BY(mutex_) = 0;
   std::unique_ptr<InternalStats> internal_stats_;
   WriteController write_controller_ GUARDED_BY(mutex_){options_};
   // The stall state without the mutex, for the WAL leader's check for room (its state is

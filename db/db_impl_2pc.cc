@@ -24,10 +24,13 @@ uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) {
   // its commit's records are in a memtable (which then holds the reference): between the
   // two, one of these always names the WAL.
   consider(pipeline_->prepared_logs().Min());
-  for (const MemTable* m : default_cf_->imm()) {
-    if (m != skip) consider(m->MinLogContainingPrepSection());
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    for (const MemTable* m : cfd->imm()) {
+      if (m != skip) consider(m->MinLogContainingPrepSection());
+    }
+    consider(cfd->mem()->MinLogContainingPrepSection());
   }
-  consider(default_cf_->mem()->MinLogContainingPrepSection());
   return keep;
 }
 

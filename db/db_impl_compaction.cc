@@ -9,13 +9,21 @@
 
 namespace shale {
 
+bool DBImpl::FamilyNeedsCompaction(ColumnFamilyData* cfd) {
+  HeldFor(cfd);
+  if (cfd->current_options()->disable_auto_compactions) return false;
+  if (tree_version_ == cfd->nothing_to_pick_at) return false;  // a pick found nothing here
+  return cfd->picker()->NeedsCompaction(versions_->current(cfd->id()));
+}
+
 void DBImpl::MaybeScheduleCompaction() {
   if (shutting_down_ || !bg_error_.ok() || manual_compactions_waiting_ > 0) return;
-  if (current_options_->disable_auto_compactions) return;
-  Version* current = versions_->current();
-  if (tree_version_ == nothing_to_pick_at_) return;  // a pick already found nothing here
-  if (scheduler_.CanScheduleCompaction() && picker_->NeedsCompaction(current)) {
-    scheduler_.ScheduleCompaction([this] { BackgroundCompactionCall(); });
+  if (!scheduler_.CanScheduleCompaction()) return;
+  for (const auto& [id, cfd] : families_.live()) {
+    if (FamilyNeedsCompaction(cfd)) {
+      scheduler_.ScheduleCompaction([this] { BackgroundCompactionCall(); });
+      return;
+    }
   }
 }
 
@@ -23,19 +31,34 @@ void DBImpl::BackgroundCompactionCall() {
   DbLock l(this);
   bool picked = false;
   if (!shutting_down_ && bg_error_.ok() && manual_compactions_waiting_ == 0) {
-    Version* current = versions_->current();
-    std::unique_ptr<Compaction> c = picker_->PickCompaction(current);
-    if (c == nullptr) {
-      nothing_to_pick_at_ = tree_version_;
-    } else {
+    // Families take turns: the first one at or after the last pick's that has work.
+    ColumnFamilyData* cfd = nullptr;
+    const auto& live = families_.live();
+    for (auto it = live.lower_bound(next_compaction_family_); cfd == nullptr && it != live.end();
+         ++it) {
+      if (FamilyNeedsCompaction(it->second)) cfd = it->second;
+    }
+    for (auto it = live.begin(); cfd == nullptr && it != live.end(); ++it) {
+      if (FamilyNeedsCompaction(it->second)) cfd = it->second;
+    }
+    std::unique_ptr<Compaction> c;
+    if (cfd != nullptr) {
+      HeldFor(cfd);
+      next_compaction_family_ = cfd->id() + 1;
+      c = cfd->picker()->PickCompaction(versions_->current(cfd->id()));
+      if (c == nullptr) cfd->nothing_to_pick_at = tree_version_;
+    }
+    if (c != nullptr) {
       picked = true;
-      Status s = RunCompaction(c.get(), /*max_subcompactions=*/0);
+      Status s = RunCompaction(cfd, c.get(), /*max_subcompactions=*/0);
       // Releases the picker's hold and the input Version, under the mutex; only then are
       // the input files unreferenced and the sweep can delete them.
       c.reset();
       // The error first: a MANIFEST whose append reached the disk but whose sync failed
       // may name the outputs, so after a failure nothing may be swept.
-      if (!s.ok() && !s.IsShutdownInProgress()) RecordBackgroundError(s);
+      if (!s.ok() && !s.IsShutdownInProgress() && !s.IsColumnFamilyDropped()) {
+        RecordBackgroundError(s);
+      }
       DeleteObsoleteFiles();
     }
   }
@@ -46,26 +69,29 @@ void DBImpl::BackgroundCompactionCall() {
   bg_cv_.SignalAll();
 }
 
-Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
+Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_subcompactions) {
+  HeldFor(cfd);
   scheduler_.BeginCompaction();
   const uint64_t start = env_->NowMicros();
   LevelCompactionStats stats;
   VersionEdit edit;
+  edit.SetColumnFamily(cfd->id());
   Status s;
   if (c->IsTrivialMove()) {
     c->AddTrivialMoveEdit(&edit);
     s = versions_->LogAndApply(&edit);
+    if (!s.ok() && cfd->dropped()) s = Status::ColumnFamilyDropped(cfd->name());
     stats.bytes_moved = c->TotalInputBytes();
     stats.count = 1;
   } else {
     if (max_subcompactions > 0) c->set_max_subcompactions(max_subcompactions);
     std::vector<uint64_t> outputs;
     // The options as they are now, held for the job's life (SetOptions may replace them).
-    const std::shared_ptr<const Options> job_options = current_options_;
+    const std::shared_ptr<const Options> job_options = cfd->current_options();
     JobSnapshotContext snaps = BeginJobSnapshots();
     CompactionJob job(
-        *job_options, dbname_, c, table_cache_.get(), &default_cf_->internal_comparator(),
-        snaps.snapshots, [this] { return versions_->NewFileNumber(); },
+        *job_options, dbname_, c, cfd->table_cache(), &cfd->internal_comparator(), snaps.snapshots,
+        [this] { return versions_->NewFileNumber(); },
         [this, &outputs](uint64_t number) {
           DbLock lock(this);
           pending_outputs_.insert(number);
@@ -79,13 +105,20 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
     s = job.Run();
     LockDb();
     EndJobSnapshots(&snaps);
-    if (s.ok()) {
+    if (s.ok() && cfd->dropped()) {
+      // Dropped while the job ran: its outputs are recorded nowhere and swept.
+      s = Status::ColumnFamilyDropped(cfd->name());
+    } else if (s.ok()) {
       job.AddToEdit(&edit);
       s = versions_->LogAndApply(&edit);
       // The MANIFEST may name the outputs now even though the edit failed (a failed sync
       // after a good append): error mode, which stops every sweep, must begin before they
-      // leave pending_outputs_.
-      if (!s.ok()) RecordBackgroundError(s);
+      // leave pending_outputs_. A family dropped meanwhile refused the edit before any I/O.
+      if (!s.ok() && cfd->dropped()) {
+        s = Status::ColumnFamilyDropped(cfd->name());
+      } else if (!s.ok()) {
+        RecordBackgroundError(s);
+      }
     }
     for (uint64_t number : outputs) pending_outputs_.erase(number);
     const CompactionJobStats& js = job.stats();
@@ -106,17 +139,20 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
     stats.count = 1;
   }
   stats.micros = env_->NowMicros() - start;
-  picker_->ReleaseCompaction(c);
-  internal_stats_->AddCompactionStats(c->output_level(), stats);
-  InstallNewSuperVersion();
+  cfd->picker()->ReleaseCompaction(c);
+  if (cfd == default_cf_) internal_stats_->AddCompactionStats(c->output_level(), stats);
+  InstallNewSuperVersion(cfd);
   RecalculateWriteStallConditions();
   scheduler_.EndCompaction();
   return s;
 }
 
-Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*, const Slice* begin,
-                            const Slice* end) {
-  if (o.target_level >= options_.num_levels) {
+Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf,
+                            const Slice* begin, const Slice* end) {
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
+  ColumnFamilyData* cfd = CfdOf(cf);
+  const Options& family = cfd->options();
+  if (o.target_level >= family.num_levels) {
     return Status::InvalidArgument("target_level beyond num_levels");
   }
   // Data still in memtables is part of the range: flush it first. Switching the memtable
@@ -126,16 +162,17 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*, c
   bool active_empty;
   {
     DbLock l(this);
-    active_empty = default_cf_->mem()->IsEmpty();
+    HeldFor(cfd);
+    if (cfd->dropped()) return Status::ColumnFamilyDropped(cfd->name());
+    active_empty = cfd->mem()->IsEmpty();
   }
-  Status s = active_empty ? Status::OK() : Flush(FlushOptions(), DefaultColumnFamily());
+  Status s = active_empty ? Status::OK() : Flush(FlushOptions(), cf);
   if (!s.ok()) return s;
 
   DbLock l(this);
-  while (!default_cf_->imm().empty() && bg_error_.ok()) {
-    MaybeScheduleFlush();
-    bg_cv_.Wait(&mutex_);
-  }
+  HeldFor(cfd);
+  s = WaitForFlushOf(cfd);
+  if (!s.ok()) return s;
   // exclusive_manual_compaction (the default, as in RocksDB): automatic compactions step
   // aside; wait for the running ones, start no new ones. Otherwise they go on alongside and
   // the picker keeps them apart (a chunk whose files a running compaction holds waits for
@@ -156,8 +193,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*, c
 
   // The deepest level holding data in the range.
   int last = -1;
-  {
-    Version* current = versions_->current();
+  if (Version* current = versions_->current(cfd->id()); current != nullptr) {
     for (int level = 0; level < current->NumLevels(); level++) {
       if (current->OverlapInLevel(level, begin, end)) last = level;
     }
@@ -172,43 +208,52 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle*, c
       const bool rewrite = mode == BottommostLevelCompaction::kForce ||
                            mode == BottommostLevelCompaction::kForceOptimized ||
                            (mode == BottommostLevelCompaction::kIfHaveCompactionFilter &&
-                            options_.merge_operator != nullptr);
+                            family.merge_operator != nullptr);
       if (!rewrite) break;
       output = level;
     } else {
-      output = level == 0 ? picker_->ScoresOf(versions_->current()).base_level : level + 1;
-      if (output >= options_.num_levels) break;
+      Version* current = versions_->current(cfd->id());
+      if (current == nullptr) break;  // dropped meanwhile
+      output = level == 0 ? cfd->picker()->ScoresOf(current).base_level : level + 1;
+      if (output >= family.num_levels) break;
     }
-    s = RunManualCompaction(level, output, b, e, o.max_subcompactions);
+    s = RunManualCompaction(cfd, level, output, b, e, o.max_subcompactions);
     final_level = output;
   }
-  if (s.ok() && o.change_level && final_level > 0) s = RefitLevel(final_level, o.target_level);
+  if (s.ok() && o.change_level && final_level > 0) {
+    s = RefitLevel(cfd, final_level, o.target_level);
+  }
   if (exclusive) manual_compactions_waiting_--;
   MaybeScheduleCompaction();
   bg_cv_.SignalAll();
   return s;
 }
 
-Status DBImpl::RunManualCompaction(int input_level, int output_level, const InternalKey* begin,
-                                   const InternalKey* end, uint32_t max_subcompactions) {
+Status DBImpl::RunManualCompaction(ColumnFamilyData* cfd, int input_level, int output_level,
+                                   const InternalKey* begin, const InternalKey* end,
+                                   uint32_t max_subcompactions) {
+  HeldFor(cfd);
   InternalKey next_begin;
   const InternalKey* b = begin;
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     if (shutting_down_) return Status::ShutdownInProgress();
+    Version* current = versions_->current(cfd->id());
+    if (current == nullptr) return Status::ColumnFamilyDropped(cfd->name());
     InternalKey end_storage;
     InternalKey* compaction_end = &end_storage;
     bool conflict = false;
-    std::unique_ptr<Compaction> c = picker_->CompactRange(
-        versions_->current(), input_level, output_level, b, end, &compaction_end, &conflict);
+    std::unique_ptr<Compaction> c = cfd->picker()->CompactRange(current, input_level, output_level,
+                                                                b, end, &compaction_end, &conflict);
     if (c == nullptr) {
       if (!conflict) return Status::OK();
       bg_cv_.Wait(&mutex_);  // a running compaction holds a needed file
       continue;
     }
-    Status s = RunCompaction(c.get(), max_subcompactions);
+    Status s = RunCompaction(cfd, c.get(), max_subcompactions);
     c.reset();  // unrefs the input Version: its files may go now
     // As in BackgroundCompactionCall: record a failure before any sweep.
+    if (!s.ok() && s.IsColumnFamilyDropped()) return s;
     if (!s.ok()) {
       RecordBackgroundError(s);
       return s;
@@ -230,8 +275,10 @@ Status DBImpl::RunManualCompaction(int input_level, int output_level, const Inte
   }
 }
 
-Status DBImpl::RefitLevel(int level, int target_level) {
-  Version* current = versions_->current();
+Status DBImpl::RefitLevel(ColumnFamilyData* cfd, int level, int target_level) {
+  HeldFor(cfd);
+  Version* current = versions_->current(cfd->id());
+  if (current == nullptr) return Status::ColumnFamilyDropped(cfd->name());
   for (int other = 0; other < current->NumLevels(); other++) {
     if (other != level && current->NumFiles(other) > 0) {
       return Status::NotSupported("change_level: other levels still hold data");
@@ -243,46 +290,48 @@ Status DBImpl::RefitLevel(int level, int target_level) {
     // The smallest level that can hold the data, as RocksDB picks it.
     to = level;
     for (int l = level - 1; l >= 1; l--) {
-      if (picker_->ScoresOf(current).level_max_bytes[l] < bytes) break;
+      if (cfd->picker()->ScoresOf(current).level_max_bytes[l] < bytes) break;
       to = l;
     }
   }
   if (to == level) return Status::OK();
   VersionEdit edit;
+  edit.SetColumnFamily(cfd->id());
   for (const auto& f : current->files(level)) {
     edit.DeleteFile(level, f->number);
     edit.AddFile(to, *f);
   }
   Status s = versions_->LogAndApply(&edit);
   if (s.ok()) {
-    InstallNewSuperVersion();
+    InstallNewSuperVersion(cfd);
     RecalculateWriteStallConditions();
   }
   return s;
 }
 
 Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
-  bool active_empty;
-  {
-    DbLock l(this);
-    active_empty = default_cf_->mem()->IsEmpty();
-  }
-  if (o.flush && !active_empty) {
+  if (o.flush) {
     // As in CompactRange; the loop below waits for the immutable memtables either way.
-    Status s = Flush(FlushOptions(), DefaultColumnFamily());
-    if (!s.ok()) return s;
+    std::vector<ColumnFamilyHandleImpl> unflushed;
+    {
+      DbLock l(this);
+      for (const auto& [id, cfd] : families_.live()) {
+        HeldFor(cfd);
+        if (!cfd->mem()->IsEmpty()) unflushed.emplace_back(cfd, this);
+      }
+    }
+    for (ColumnFamilyHandleImpl& h : unflushed) {
+      Status s = Flush(FlushOptions(), &h);
+      if (!s.ok() && !s.IsColumnFamilyDropped()) return s;
+    }
   }
   DbLock l(this);
   while (bg_error_.ok() && !shutting_down_) {
     MaybeScheduleFlush();
     MaybeScheduleCompaction();
-    Version* current = versions_->current();
-    const bool more_compaction = !current_options_->disable_auto_compactions &&
-                                 tree_version_ != nothing_to_pick_at_ &&
-                                 picker_->NeedsCompaction(current);
-    if (scheduler_.Idle() && default_cf_->imm().empty() && !more_compaction) {
-      break;
-    }
+    bool more = !scheduler_.Idle() || NextToFlush() != nullptr;
+    for (const auto& [id, cfd] : families_.live()) more = more || FamilyNeedsCompaction(cfd);
+    if (!more) break;
     bg_cv_.Wait(&mutex_);
   }
   if (shutting_down_) return Status::ShutdownInProgress();

@@ -53,6 +53,7 @@ Status DBImpl::GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHa
     return Status::InvalidArgument("GetMergeOperands: merge_operands is nullptr");
   }
   *number_of_operands = 0;
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
   SuperVersionPin sv = AcquireReadView(o, cfd, &seq, callback);

@@ -9,6 +9,7 @@
 // the keys it holds. Each key's answer is the one Get would give in the same view, with the
 // same callback: the same visibility, merge folding and tombstones.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -59,7 +60,7 @@ void DBImpl::MultiGetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, 
             Status::InvalidArgument("MultiGet: column family handle of another DB"));
     return;
   }
-  MultiGetFromView(o, default_cf_.get(), num_keys, keys, values, statuses, sorted_input, callback);
+  MultiGetFromView(o, CfdOf(cf), num_keys, keys, values, statuses, sorted_input, callback);
 }
 
 std::vector<Status> DBImpl::MultiGet(const ReadOptions& o,
@@ -91,8 +92,32 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& o,
   std::vector<PinnableSlice> results;
   results.reserve(n);
   for (std::string& v : *values) results.emplace_back(&v);
-  MultiGetFromView(o, default_cf_.get(), n, keys.data(), results.data(), statuses.data(),
-                   /*sorted_input=*/false, /*callback=*/nullptr);
+  if (std::all_of(cfs.begin(), cfs.end(),
+                  [&](ColumnFamilyHandle* cf) { return CfdOf(cf) == CfdOf(cfs[0]); })) {
+    MultiGetFromView(o, n == 0 ? default_cf_ : CfdOf(cfs[0]), n, keys.data(), results.data(),
+                     statuses.data(), /*sorted_input=*/false, /*callback=*/nullptr);
+  } else {
+    // Several families: each is looked up in its own view, all at one sequence number.
+    ReadOptions ro = o;
+    const Snapshot* own = ro.snapshot == nullptr ? GetSnapshot() : nullptr;
+    if (own != nullptr) ro.snapshot = own;
+    std::map<ColumnFamilyData*, std::vector<size_t>> by_family;
+    for (size_t i = 0; i < n; i++) by_family[CfdOf(cfs[i])].push_back(i);
+    for (const auto& [cfd, idx] : by_family) {
+      std::vector<Slice> k;
+      std::vector<PinnableSlice> r(idx.size());
+      std::vector<Status> st(idx.size());
+      for (size_t i : idx) k.push_back(keys[i]);
+      MultiGetFromView(ro, cfd, idx.size(), k.data(), r.data(), st.data(),
+                       /*sorted_input=*/false, /*callback=*/nullptr);
+      for (size_t j = 0; j < idx.size(); j++) {
+        statuses[idx[j]] = st[j];
+        (*values)[idx[j]].assign(r[j].data(), r[j].size());
+      }
+    }
+    if (own != nullptr) ReleaseSnapshot(own);
+    return statuses;
+  }
   for (size_t i = 0; i < n; i++) {
     if (results[i].IsPinned()) (*values)[i].assign(results[i].data(), results[i].size());
   }

@@ -54,6 +54,14 @@ Status ValidateWriteModes(const Options& o) {
 
 }  // namespace
 
+Status CheckTableFactory(const ColumnFamilyOptions& o) {
+  if (o.table_factory != nullptr &&
+      std::string(o.table_factory->Name()) != BlockBasedTableFactory::kClassName) {
+    return Status::NotSupported("table factory", o.table_factory->Name());
+  }
+  return Status::OK();
+}
+
 Options SanitizeOptions(const std::string& dbname, const Options& src) {
   Options result = src;
   if (result.env == nullptr) result.env = Env::Default();
@@ -111,8 +119,20 @@ Status DBImpl::Recover() {
     return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
 
-  s = versions_->Recover();
+  s = versions_->Recover([this](uint32_t id, const std::string& name) {
+    AssertDbMutexHeld();  // Recover runs under it (the analysis does not enter lambdas)
+    return SetUpRecoveredFamily(id, name);
+  });
   if (!s.ok()) return s;
+  // Families the MANIFEST created and later dropped got a ColumnFamilyData on the way.
+  for (const auto& [id, cfd] : std::map<uint32_t, ColumnFamilyData*>(families_.live())) {
+    if (!versions_->HasFamily(id)) families_.Drop(cfd);
+  }
+  for (const auto& [name, family_options] : open_families_) {
+    if (families_.FindByName(name) == nullptr && !options_.create_missing_column_families) {
+      return Status::InvalidArgument("Column family not found: " + name);
+    }
+  }
   // A MANIFEST naming a file that is gone means lost data: refuse to open. paranoid_checks
   // promises more: every table's footer and meta blocks are read and verified here too.
   s = versions_->VerifyFilesExist(/*open_tables=*/options_.paranoid_checks);
@@ -122,8 +142,10 @@ Status DBImpl::Recover() {
   // only after a durable edit moved that number past it. So a missing one means the
   // MANIFEST lost its latest edits: damage in its last record that reads like the torn
   // tail of a crash. Opening would show an older state as if it were the latest.
-  if (options_.paranoid_checks && versions_->LogNumber() != 0) {
-    const std::string wal = LogFileName(dbname_, versions_->LogNumber());
+  const uint64_t oldest_wal = versions_->MinLogNumberToKeep() != 0 ? versions_->MinLogNumberToKeep()
+                                                                   : versions_->LogNumber();
+  if (options_.paranoid_checks && oldest_wal != 0) {
+    const std::string wal = LogFileName(dbname_, oldest_wal);
     if (env_->FileExists(wal).IsNotFound()) {
       return Status::Corruption(wal,
                                 "WAL named by the MANIFEST is missing (the MANIFEST may "
@@ -136,24 +158,22 @@ Status DBImpl::Recover() {
   s = env_->GetChildren(dbname_, &children);
   if (!s.ok()) return s;
   std::vector<uint64_t> logs;
-  // Two-phase commit may need older WALs too, for their prepared transactions.
-  uint64_t min_log = versions_->LogNumber();
-  if (versions_->MinLogNumberToKeep() != 0) {
-    min_log = std::min(min_log, versions_->MinLogNumberToKeep());
-  }
+  // From the oldest WAL a family still needed (or, with two-phase commit, a prepared
+  // transaction) when the last flush was recorded; each family takes records only from
+  // its own log number on.
   for (const std::string& name : children) {
     uint64_t number;
     FileType type;
     if (ParseFileName(name, &number, &type)) {
       versions_->MarkFileNumberUsed(number);
-      if (type == kWalFile && number >= min_log) logs.push_back(number);
+      if (type == kWalFile && number >= oldest_wal) logs.push_back(number);
     }
   }
   std::sort(logs.begin(), logs.end());
 
-  VersionEdit edit;
+  std::map<uint32_t, VersionEdit> edits;
   SequenceNumber max_sequence = versions_->LastSequence();
-  s = RecoverLogFiles(logs, &edit, &max_sequence);
+  s = RecoverLogFiles(logs, oldest_wal, &edits, &max_sequence);
   if (!s.ok()) return s;
   pipeline_->SetLastSequence(max_sequence);
   versions_->SetLastSequence(max_sequence);
@@ -168,8 +188,22 @@ Status DBImpl::Recover() {
   s = db_dir_->Fsync();
   if (!s.ok()) return s;
   pipeline_->StartWal(std::move(file), logfile_number_);
+  // Every family's edit (its replayed files, and its log number moved to the new WAL);
+  // the default family's last, with the oldest WAL still needed: until it is durable, a
+  // crash replays the same WALs again.
+  for (const auto& [id, cfd] : families_.live()) {
+    if (id == 0) continue;
+    VersionEdit& e = edits[id];
+    e.SetColumnFamily(id);
+    e.SetLogNumber(logfile_number_);
+    e.SetLastSequence(max_sequence);
+    s = versions_->LogAndApply(&e);
+    if (!s.ok()) return s;
+  }
+  VersionEdit& edit = edits[0];
   edit.SetLogNumber(logfile_number_);
   edit.SetPrevLogNumber(0);
+  edit.SetMinLogNumberToKeep(logfile_number_);
   // The recovered prepared transactions keep their WALs; without allow_2pc none is left.
   if (options_.allow_2pc || versions_->MinLogNumberToKeep() != 0) {
     uint64_t keep = logfile_number_;
@@ -201,12 +235,24 @@ struct LogReporter : public log::Reporter {
 
 }  // namespace
 
-Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
+std::optional<VersionSet::FamilySetup> DBImpl::SetUpRecoveredFamily(uint32_t id,
+                                                                    const std::string& name) {
+  auto it = open_families_.find(name);
+  if (it == open_families_.end()) return std::nullopt;
+  // Recovery runs before anything walks the families: live at once (FinishOpen gives it
+  // its memtable).
+  ColumnFamilyData* cfd = families_.Create(id, name, it->second);
+  families_.MakeLive(cfd);
+  return cfd->version_setup();
+}
+
+Status DBImpl::FlushRecoveredMemtable(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) {
+  HeldFor(cfd);
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
-  const std::shared_ptr<const Options> job_options = current_options_;
+  const std::shared_ptr<const Options> job_options = cfd->current_options();
   JobSnapshotContext snaps = BeginJobSnapshots();  // prepared data may be unresolved
-  FlushJob job(*job_options, dbname_, &default_cf_->internal_comparator(), table_cache_.get(),
+  FlushJob job(*job_options, dbname_, &cfd->internal_comparator(), cfd->table_cache(),
                db_dir_.get(), mem, snaps.snapshots, number);
   job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
   UnlockDb();  // the SST is written without the DB mutex, as a background flush's
@@ -220,11 +266,53 @@ Status DBImpl::FlushRecoveredMemtable(MemTable* mem, VersionEdit* edit) {
   return s;
 }
 
-Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* edit,
+namespace {
+
+// The families' memtables during WAL replay: made when a family's first record comes.
+class RecoveryMemtables final : public ReplayTargets {
+ public:
+  RecoveryMemtables(std::function<bool(uint32_t)> knows,
+                    std::function<MemTable*(uint32_t, uint64_t)> find)
+      : knows_(std::move(knows)), find_(std::move(find)) {}
+  bool Knows(uint32_t cf) const override { return knows_(cf); }
+  MemTable* For(uint32_t cf, uint64_t log) override { return find_(cf, log); }
+
+ private:
+  const std::function<bool(uint32_t)> knows_;
+  const std::function<MemTable*(uint32_t, uint64_t)> find_;
+};
+
+}  // namespace
+
+Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldest_wal,
+                               std::map<uint32_t, VersionEdit>* edits,
                                SequenceNumber* max_sequence) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
-  WalReplayer replayer(options_.allow_2pc, seq_per_batch_, versions_->LogNumber());
-  MemTable* mem = nullptr;
+  // The oldest WAL with records to replay: with two-phase commit, the oldest family log
+  // number (older WALs are read for prepared sections and markers only); otherwise the
+  // oldest WAL read, the one recorded with the last flush (a family with nothing unflushed
+  // may have an older log number on record: its WALs were free to go).
+  const uint64_t min_data_log =
+      options_.allow_2pc ? versions_->LogNumber() : std::max(versions_->LogNumber(), oldest_wal);
+  WalReplayer replayer(options_.allow_2pc, seq_per_batch_, min_data_log);
+  std::map<uint32_t, MemTable*> mems;  // referenced
+  RecoveryMemtables targets(
+      [this](uint32_t cf) {
+        AssertDbMutexHeld();  // as in the enclosing function
+        return cf <= versions_->MaxColumnFamily();
+      },
+      [this, &mems](uint32_t cf, uint64_t log) -> MemTable* {
+        AssertDbMutexHeld();
+        ColumnFamilyData* cfd = families_.Find(cf);
+        // A dropped family, or one whose files hold everything up to a newer WAL.
+        if (cfd == nullptr || log < versions_->LogNumber(cf)) return nullptr;
+        MemTable*& mem = mems[cf];
+        if (mem == nullptr) {
+          mem = NewMemTable(cfd);
+          mem->Ref();
+        }
+        return mem;
+      });
   Status s;
   // kPointInTimeRecovery: after damage (a corrupted record, or an incomplete one at the
   // end of a log that is not the newest), the next log is replayed only if its first batch
@@ -235,10 +323,22 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
   // The last data log replayed, and where its last whole record ended.
   uint64_t prev_log = 0;
   uint64_t prev_log_end = 0;
-  auto flush_mem = [&]() -> Status {
+  // Flushes the replayed memtables (the full ones only, unless all).
+  auto flush_mems = [&](bool all) -> Status {
     AssertDbMutexHeld();  // as in the enclosing function (the analysis does not enter lambdas)
-    Status fs = FlushRecoveredMemtable(mem, edit);
-    mem = nullptr;
+    Status fs;
+    for (auto it = mems.begin(); it != mems.end();) {
+      if (!all && !it->second->ShouldFlush()) {
+        ++it;
+        continue;
+      }
+      if (fs.ok()) {
+        fs = FlushRecoveredMemtable(families_.Find(it->first), it->second, &(*edits)[it->first]);
+      } else {
+        it->second->Unref();
+      }
+      it = mems.erase(it);
+    }
     return fs;
   };
 
@@ -266,7 +366,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
       }
       if (first_record && data_log && !skip_damage) {
         first_record = false;
-        s = CheckPredecessor(reader, prev_log, prev_log_end, &stop_replay);
+        s = CheckPredecessor(reader, min_data_log, prev_log, prev_log_end, &stop_replay);
         if (!s.ok() || stop_replay) break;
       }
       if (record.size() < WriteBatchInternal::kHeader) {
@@ -294,12 +394,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
         }
         after_damage = false;
       }
-      if (mem == nullptr && data_log) {
-        mem = NewMemTable();
-        mem->Ref();
-      }
       SequenceNumber next_seq;
-      s = replayer.Apply(batch, log_number, mem, &next_seq);
+      s = replayer.Apply(batch, log_number, &targets, &next_seq);
       if (s.IsNotSupported()) break;  // a prepared transaction: not damage, fails the open
       if (!s.ok()) {
         reporter.Corruption(record.size(), Status::Corruption(fname, s.ToString()));
@@ -311,10 +407,8 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
       if (next_seq > WriteBatchInternal::Sequence(&batch)) {
         *max_sequence = std::max(*max_sequence, next_seq - 1);
       }
-      if (mem != nullptr && mem->ShouldFlush()) {
-        s = flush_mem();
-        if (!s.ok()) break;
-      }
+      s = flush_mems(/*all=*/false);
+      if (!s.ok()) break;
     }
     if (s.ok() && !reporter.io_error.ok()) s = reporter.io_error;
     if (!s.ok()) break;  // an I/O error or a failed flush: recovery fails in every mode
@@ -344,22 +438,22 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, VersionEdit* e
     }
     if (!s.ok()) break;
   }
-  if (s.ok() && mem != nullptr) {
-    s = flush_mem();
-  } else if (mem != nullptr) {
-    mem->Unref();
+  if (s.ok()) {
+    s = flush_mems(/*all=*/true);
+  } else {
+    for (auto& [cf, mem] : mems) mem->Unref();
   }
   if (s.ok()) recovered_txns_ = replayer.TakePrepared();
   return s;
 }
 
-Status DBImpl::CheckPredecessor(const log::Reader& reader, uint64_t prev_log, uint64_t prev_log_end,
-                                bool* stop_replay) {
+Status DBImpl::CheckPredecessor(const log::Reader& reader, uint64_t min_data_log, uint64_t prev_log,
+                                uint64_t prev_log_end, bool* stop_replay) {
   // A WAL the DB switched to names the one before it and that one's size (log_format.h).
   // A power loss may keep the newer WAL's bytes and cut the older one short (the DB does
   // not sync a WAL when it leaves it): replaying the newer one then would leave a hole.
   const log::Reader::Predecessor* p = reader.predecessor();
-  if (p == nullptr || p->log_number < versions_->LogNumber()) return Status::OK();
+  if (p == nullptr || p->log_number < min_data_log) return Status::OK();
   if (p->log_number == prev_log && prev_log_end >= p->size) return Status::OK();
   const std::string what =
       p->log_number == prev_log
@@ -379,11 +473,15 @@ Status DBImpl::CheckPredecessor(const log::Reader& reader, uint64_t prev_log, ui
 }
 
 Status DBImpl::FinishOpen() {
-  MemTable* mem = NewMemTable();
-  mem->SetLogNumber(logfile_number_);
-  mem->SetEarliestSequence(pipeline_->LastAllocated() + 1);
-  default_cf_->SwitchMemtable(mem);
-  InstallNewSuperVersion();
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    MemTable* mem = NewMemTable(cfd);
+    mem->SetLogNumber(logfile_number_);
+    mem->SetEarliestSequence(pipeline_->LastAllocated() + 1);
+    cfd->SwitchMemtable(mem);
+    InstallNewSuperVersion(cfd);
+  }
+  families_.Publish();
   RecalculateWriteStallConditions();
   DeleteObsoleteFiles();
   MaybeScheduleCompaction();
@@ -403,31 +501,70 @@ Status DB::Open(const Options& options, const std::string& name, DB** dbptr) {
 
 Status DBImpl::Open(const Options& options, const std::string& name, bool seq_per_batch,
                     DB** dbptr) {
+  std::vector<ColumnFamilyHandle*> handles;
+  Status s =
+      Open(options, name, {{kDefaultColumnFamilyName, options}}, &handles, seq_per_batch, dbptr);
+  for (ColumnFamilyHandle* h : handles) delete h;  // the DB's own default handle serves
+  return s;
+}
+
+Status DBImpl::Open(const DBOptions& db_options, const std::string& dbname,
+                    const std::vector<ColumnFamilyDescriptor>& column_families,
+                    std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch, DB** dbptr) {
   *dbptr = nullptr;
-  if (options.table_factory != nullptr &&
-      std::string(options.table_factory->Name()) != BlockBasedTableFactory::kClassName) {
-    return Status::NotSupported("table factory", options.table_factory->Name());
+  if (handles == nullptr) return Status::InvalidArgument("handles is nullptr");
+  handles->clear();
+  const ColumnFamilyDescriptor* default_desc = nullptr;
+  std::set<std::string> names;
+  for (const ColumnFamilyDescriptor& d : column_families) {
+    if (!names.insert(d.name).second) {
+      return Status::InvalidArgument("Duplicate column family name: " + d.name);
+    }
+    if (d.name == kDefaultColumnFamilyName) default_desc = &d;
+    if (Status s = CheckTableFactory(d.options); !s.ok()) return s;
+  }
+  if (default_desc == nullptr) {
+    return Status::InvalidArgument("Default column family not specified");
   }
   // Bounds, clamps and the rules between options come from the option tables
   // (options/options_check.h); the write modes RocksDB refuses together are checked here.
-  Options checked = options;
+  Options checked(db_options, default_desc->options);
   std::vector<std::string> clamped;
   if (Status s = SanitizeAndValidateAtOpen(&checked, &clamped); !s.ok()) return s;
   if (Status s = ValidateWriteModes(checked); !s.ok()) return s;
-  auto impl = std::make_unique<DBImpl>(checked, name, seq_per_batch);
+  std::map<std::string, Options> others;
+  for (const ColumnFamilyDescriptor& d : column_families) {
+    if (&d == default_desc) continue;
+    Options family(checked, d.options);
+    if (Status s = SanitizeAndValidateAtOpen(&family, &clamped); !s.ok()) return s;
+    others.emplace(d.name, family);
+  }
+  auto impl = std::make_unique<DBImpl>(checked, dbname, seq_per_batch);
   impl->LogOptionsAtOpen();
   for (const std::string& line : clamped) SHALE_LOG_WARN(impl->info_log_, "%s", line.c_str());
   Status s;
   {
     DBImpl::DbLock l(impl.get());
+    for (auto& [name, family] : others) {
+      // The DB's options as sanitized (its Env and LOG), with the family's own.
+      impl->open_families_.emplace(
+          name, Options(impl->options_, static_cast<const ColumnFamilyOptions&>(family)));
+    }
     s = impl->Recover();
     if (s.ok()) s = impl->FinishOpen();
+    // The families Open names that the DB lacks (create_missing_column_families).
+    for (const auto& [name, family] : impl->open_families_) {
+      if (!s.ok()) break;
+      if (impl->families_.FindByName(name) == nullptr) {
+        s = impl->CreateFamily(name, family, nullptr);
+      }
+    }
   }
   if (!s.ok()) {
     SHALE_LOG_ERROR(impl->info_log_, "DB::Open failed: %s", s.ToString().c_str());
     return s;
   }
-  SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", name.c_str());
+  SHALE_LOG_INFO(impl->info_log_, "DB::Open done: %s", dbname.c_str());
   {
     MutexLock f(&impl->options_file_mutex_);
     DBImpl::DbLock l(impl.get());
@@ -435,6 +572,10 @@ Status DBImpl::Open(const Options& options, const std::string& name, bool seq_pe
     // (logged) still opens.
     impl->WriteOptionsFile().PermitUncheckedError();
     impl->StartStatsDump();
+    for (const ColumnFamilyDescriptor& d : column_families) {
+      handles->push_back(
+          new ColumnFamilyHandleImpl(impl->families_.FindByName(d.name), impl.get()));
+    }
   }
   *dbptr = impl.release();
   return s;

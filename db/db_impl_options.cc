@@ -39,26 +39,29 @@ int CompactionThreads(const Options& o) {
 Status DBImpl::SetOptions(ColumnFamilyHandle* cf,
                           const std::unordered_map<std::string, std::string>& new_options) {
   if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
-  return ChangeOptions(OptionStruct::kCF, new_options);
+  return ChangeOptions(OptionStruct::kCF, CfdOf(cf), new_options);
 }
 
 Status DBImpl::SetDBOptions(const std::unordered_map<std::string, std::string>& new_options) {
-  return ChangeOptions(OptionStruct::kDB, new_options);
+  return ChangeOptions(OptionStruct::kDB, nullptr, new_options);
 }
 
-Status DBImpl::ChangeOptions(OptionStruct which,
+Status DBImpl::ChangeOptions(OptionStruct which, ColumnFamilyData* cfd,
                              const std::unordered_map<std::string, std::string>& changes) {
   const char* what = which == OptionStruct::kDB ? "SetDBOptions" : "SetOptions";
   MutexLock f(&options_file_mutex_);
   DbLock l(this);
-  Options next = *current_options_;
+  if (cfd == nullptr) cfd = default_cf_;
+  HeldFor(cfd);
+  if (cfd->dropped()) return Status::InvalidArgument("column family is dropped");
+  Options next = *cfd->current_options();
   Status s = ApplyOptionChanges(which, changes, &next);
   if (!s.ok()) {
     SHALE_LOG_WARN(info_log_, "%s(%s) refused: %s", what, Describe(changes).c_str(),
                    s.ToString().c_str());
     return s;
   }
-  SHALE_LOG_INFO(info_log_, "%s(%s)", what, Describe(changes).c_str());
+  SHALE_LOG_INFO(info_log_, "[%s] %s(%s)", cfd->name().c_str(), what, Describe(changes).c_str());
   // The new values of what changed, spelled as the options LOG at Open spells them.
   const void* target =
       which == OptionStruct::kDB
@@ -69,22 +72,36 @@ Status DBImpl::ChangeOptions(OptionStruct which,
       SHALE_LOG_INFO(info_log_, "  %s: %s", name.c_str(), FormatOption(*info, target).c_str());
     }
   }
-  InstallOptions(std::make_shared<const Options>(std::move(next)));
+  if (which == OptionStruct::kDB) {
+    // The DB's part is every family's.
+    for (const auto& [id, family] : families_.live()) {
+      if (family == cfd) continue;
+      HeldFor(family);
+      InstallOptions(family,
+                     std::make_shared<const Options>(
+                         static_cast<const DBOptions&>(next),
+                         static_cast<const ColumnFamilyOptions&>(*family->current_options())));
+    }
+  }
+  InstallOptions(cfd, std::make_shared<const Options>(std::move(next)));
   // As RocksDB without fail_if_options_file_error: the change stands, a failure to record it
   // is logged.
   WriteOptionsFile().PermitUncheckedError();
   return Status::OK();
 }
 
-void DBImpl::InstallOptions(std::shared_ptr<const Options> next) {
-  current_options_ = std::move(next);
-  const Options& o = *current_options_;
-  max_successive_merges_.store(o.max_successive_merges, std::memory_order_relaxed);
-  picker_->SetOptions(current_options_);
-  write_controller_.SetOptions(o);
-  scheduler_.SetMaxCompactions(CompactionThreads(o));
+void DBImpl::InstallOptions(ColumnFamilyData* cfd, std::shared_ptr<const Options> next) {
+  HeldFor(cfd);
+  cfd->SetCurrentOptions(next);
   // A pick that found nothing may find something under new targets or triggers.
-  nothing_to_pick_at_ = UINT64_MAX;
+  cfd->nothing_to_pick_at = UINT64_MAX;
+  if (cfd == default_cf_) {
+    current_options_ = std::move(next);
+    const Options& o = *current_options_;
+    max_successive_merges_.store(o.max_successive_merges, std::memory_order_relaxed);
+    write_controller_.SetOptions(o);
+    scheduler_.SetMaxCompactions(CompactionThreads(o));
+  }
   RecalculateWriteStallConditions();  // stalled writers re-check under the new limits
   bg_cv_.SignalAll();
   MaybeScheduleCompaction();

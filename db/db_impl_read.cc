@@ -33,6 +33,7 @@ Status DBImpl::Get(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& ke
 
 Status DBImpl::GetWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                                PinnableSlice* value, ReadCallback* callback) {
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
   SuperVersionPin sv = AcquireReadView(o, cfd, &seq, callback);
@@ -102,6 +103,9 @@ Iterator* DBImpl::NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) {
 
 Iterator* DBImpl::NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHandle* cf,
                                           std::unique_ptr<ReadCallback> callback) {
+  if (!IsOwnFamily(cf)) {
+    return NewErrorIterator(Status::InvalidArgument("column family is not this DB's"));
+  }
   ColumnFamilyData* cfd = CfdOf(cf);
   SequenceNumber seq;
   SuperVersion* sv;
@@ -152,7 +156,11 @@ void DBImpl::ReleaseIteratorView(SuperVersion* view) {
   Version* const held = view->current;
   if (!UnrefSuperVersion(view)) return;
   DbLock l(this);
-  if (versions_->current() != held && !shutting_down_) DeleteObsoleteFiles();
+  if (shutting_down_) return;
+  for (const auto& [id, cfd] : families_.live()) {
+    if (versions_->current(id) == held) return;  // still current: nothing of it is obsolete
+  }
+  DeleteObsoleteFiles();
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

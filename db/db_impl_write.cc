@@ -36,7 +36,8 @@ Status DBImpl::SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const
 
 Status DBImpl::Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                      const Slice& value) {
-  if (options_.merge_operator == nullptr) {
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
+  if (CfdOf(cf)->options().merge_operator == nullptr) {
     return Status::NotSupported("Provide a merge_operator when opening DB");
   }
   WriteBatch batch(key.size() + value.size() + 24);
@@ -69,15 +70,17 @@ bool DBImpl::MayNeedRoom() {
   return has_bg_error_.load(std::memory_order_acquire) ||
          shutting_down_.load(std::memory_order_relaxed) ||
          StallStateWithoutMutex() != WriteController::State::kNormal ||
-         default_cf_->mem_for_wal_leader()->ShouldFlush();
+         default_cf_->mem_for_wal_leader()->ShouldFlush() || families_.AnyOtherShouldFlush();
 }
 
 Status DBImpl::MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) {
   DbLock l(this);
-  return MakeRoomForWrite(/*force=*/false, write_bytes, no_slowdown);
+  return MakeRoomForWrite(/*force=*/nullptr, write_bytes, no_slowdown);
 }
 
 MemTable* DBImpl::ActiveMemtable() { return default_cf_->mem_for_wal_leader(); }
+
+ColumnFamilyMemTables* DBImpl::FamilyMemtables() { return &families_; }
 
 void DBImpl::SetBackgroundError(const Status& s) {
   DbLock l(this);
@@ -93,15 +96,15 @@ bool DBImpl::HasBackgroundError() { return has_bg_error_.load(std::memory_order_
 
 // ---- The memtables.
 
-Status DBImpl::SwitchMemtableForFlush() {
+Status DBImpl::SwitchMemtableForFlush(ColumnFamilyData* cfd) {
   // Switching needs the WAL queue to itself.
-  return pipeline_->WithQueueAlone([this] {
+  return pipeline_->WithQueueAlone([this, cfd] {
     DbLock l(this);
-    return MakeRoomForWrite(/*force=*/true, 0, /*no_slowdown=*/false);
+    return MakeRoomForWrite(cfd, 0, /*no_slowdown=*/false);
   });
 }
 
-Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdown) {
+Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, bool no_slowdown) {
   bool delayed = false;  // a write is slowed at most once
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
@@ -135,12 +138,27 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
       RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
       continue;
     }
-    if (!force && !default_cf_->mem()->ShouldFlush()) return Status::OK();
-    if (force && default_cf_->mem()->IsEmpty()) return Status::OK();
-    if (static_cast<int>(default_cf_->imm().size()) >=
-        current_options_->max_write_buffer_number - 1) {
-      // Every memtable is full: wait for a flush (a write stop).
-      if (no_slowdown && !force) return Status::Incomplete("Write stall");
+    // The families whose memtable is switched: the one a flush names, else the full ones.
+    std::vector<ColumnFamilyData*> full;
+    if (force != nullptr) {
+      HeldFor(force);
+      if (!force->dropped() && !force->mem()->IsEmpty()) full.push_back(force);
+    } else {
+      for (const auto& [id, cfd] : families_.live()) {
+        HeldFor(cfd);
+        if (cfd->mem()->ShouldFlush()) full.push_back(cfd);
+      }
+    }
+    if (full.empty()) return Status::OK();
+    const bool all_full = std::any_of(full.begin(), full.end(), [this](ColumnFamilyData* cfd) {
+      AssertDbMutexHeld();
+      HeldFor(cfd);
+      return static_cast<int>(cfd->imm().size()) >=
+             cfd->current_options()->max_write_buffer_number - 1;
+    });
+    if (all_full) {
+      // Every memtable of a family is full: wait for a flush (a write stop).
+      if (no_slowdown && force == nullptr) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
       bg_cv_.Wait(&mutex_);
@@ -158,7 +176,7 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
     pipeline_->WaitForMemtableWriters();
     LockDb();
     if (!bg_error_.ok()) return bg_error_;
-    Status s = SwitchMemtable();
+    Status s = SwitchMemtable(full);
     if (!s.ok()) return s;
     MaybeScheduleFlush();
     return Status::OK();
@@ -166,30 +184,35 @@ Status DBImpl::MakeRoomForWrite(bool force, uint64_t write_bytes, bool no_slowdo
 }
 
 void DBImpl::RecalculateWriteStallConditions() {
-  Version* current = versions_->current();
-  if (write_controller_.Update(current->NumFiles(0), EstimatePendingCompactionBytes(),
-                               !current_options_->disable_auto_compactions)) {
-    bg_cv_.SignalAll();  // stopped writers re-check
+  // Writes share one queue: the family whose tree asks most decides for all, as in RocksDB.
+  WriteController::Condition worst;
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    worst = WriteController::Worse(
+        worst, WriteController::Assess(*cfd->current_options(), versions_->current(id)->NumFiles(0),
+                                       EstimatePendingCompactionBytes(cfd)));
   }
+  if (write_controller_.Apply(worst)) bg_cv_.SignalAll();  // stopped writers re-check
 }
 
-MemTable* DBImpl::NewMemTable() {
+MemTable* DBImpl::NewMemTable(ColumnFamilyData* cfd) {
+  HeldFor(cfd);
   // A memtable filter costs each write a cache line and spares each Get of a key the
   // memtable lacks a skip-list search of some twenty. The memtable being replaced tells
   // whether Gets are coming: a filter if they reached it at least once per
   // kEntriesPerGetForFilter entries, so a DB only written to drops it from its second
   // memtable on. With no memtable before (at open), one: a reader of a freshly opened DB
   // may never fill the first memtable, and a writer pays for one memtable only.
-  const MemTable* old = default_cf_->mem();
+  const MemTable* old = cfd->mem();
   const bool with_filter =
       old == nullptr ||
       old->SampledGets() * MemTable::kGetSample * kEntriesPerGetForFilter >= old->num_entries();
-  return new MemTable(default_cf_->internal_comparator(), current_options_->write_buffer_size,
-                      current_options_->arena_block_size, current_options_->memtable_huge_page_size,
-                      memtable_blocks_, with_filter);
+  const Options& o = *cfd->current_options();
+  return new MemTable(cfd->internal_comparator(), o.write_buffer_size, o.arena_block_size,
+                      o.memtable_huge_page_size, memtable_blocks_, with_filter);
 }
 
-Status DBImpl::SwitchMemtable() {
+Status DBImpl::SwitchMemtable(const std::vector<ColumnFamilyData*>& full) {
   // Creating the new WAL file is I/O under the mutex; it happens once per memtable.
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
@@ -213,14 +236,27 @@ Status DBImpl::SwitchMemtable() {
     return close;
   }
   logfile_number_ = new_log_number;
-  // The sizes in effect now: a SetOptions since the last switch applies from here.
-  MemTable* mem = NewMemTable();
-  mem->SetLogNumber(new_log_number);
   // The WAL leader switches with every earlier write allocated and inserted.
-  mem->SetEarliestSequence(pipeline_->LastAllocated() + 1);
-  default_cf_->SwitchMemtable(mem);
-  default_cf_->TrimHistory(current_options_->write_buffer_size);
-  InstallNewSuperVersion();
+  const SequenceNumber next_seq = pipeline_->LastAllocated() + 1;
+  for (ColumnFamilyData* cfd : full) {
+    HeldFor(cfd);
+    // The sizes in effect now: a SetOptions since the last switch applies from here.
+    MemTable* mem = NewMemTable(cfd);
+    mem->SetLogNumber(new_log_number);
+    mem->SetEarliestSequence(next_seq);
+    cfd->SwitchMemtable(mem);
+    cfd->TrimHistory(cfd->current_options()->write_buffer_size);
+    InstallNewSuperVersion(cfd);
+  }
+  // A family with nothing unflushed needs no older WAL: its empty memtable starts at the
+  // new one, so that the older WALs can go once the families with data have flushed.
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    if (cfd->NothingUnflushed()) {
+      cfd->mem()->SetLogNumber(new_log_number);
+      cfd->mem()->SetEarliestSequence(next_seq);
+    }
+  }
   return Status::OK();
 }
 

@@ -36,15 +36,19 @@ std::string Canonical(const Slice& property) {
 
 }  // namespace
 
-bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t* value) {
+bool DBImpl::GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint64_t* value) {
+  if (!IsOwnFamily(cf)) return false;
+  ColumnFamilyData* cfd = CfdOf(cf);
   const std::string name = Canonical(property);
   DbLock l(this);
-  Version* current = versions_->current();
+  HeldFor(cfd);
+  Version* current = versions_->current(cfd->id());
+  if (current == nullptr) return false;  // dropped
   if (name == Properties::kEstimateNumKeys) {
     uint64_t entries = 0, deletes = 0;
-    entries += default_cf_->mem()->num_entries();
-    deletes += default_cf_->mem()->num_deletes();
-    for (MemTable* m : default_cf_->imm()) {
+    entries += cfd->mem()->num_entries();
+    deletes += cfd->mem()->num_deletes();
+    for (MemTable* m : cfd->imm()) {
       entries += m->num_entries();
       deletes += m->num_deletes();
     }
@@ -59,13 +63,13 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     return true;
   }
   if (name == Properties::kCurSizeAllMemTables) {
-    uint64_t size = default_cf_->mem()->ApproximateMemoryUsage();
-    for (MemTable* m : default_cf_->imm()) size += m->ApproximateMemoryUsage();
+    uint64_t size = cfd->mem()->ApproximateMemoryUsage();
+    for (MemTable* m : cfd->imm()) size += m->ApproximateMemoryUsage();
     *value = size;
     return true;
   }
   if (name == Properties::kNumImmutableMemTable) {
-    *value = default_cf_->imm().size();
+    *value = cfd->imm().size();
     return true;
   }
   if (name == Properties::kTotalSstFilesSize) {
@@ -85,15 +89,15 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
     return true;
   }
   if (name == Properties::kEstimatePendingCompactionBytes) {
-    *value = EstimatePendingCompactionBytes();
+    *value = EstimatePendingCompactionBytes(cfd);
     return true;
   }
   if (name == Properties::kIsWriteStopped) {
     // Stopped by the tree's shape, or (as MakeRoomForWrite decides it at each write) every
     // memtable is full and the next write waits for a flush.
-    const bool memtables_full = static_cast<int>(default_cf_->imm().size()) >=
-                                    current_options_->max_write_buffer_number - 1 &&
-                                default_cf_->mem()->ShouldFlush();
+    const bool memtables_full = static_cast<int>(cfd->imm().size()) >=
+                                    cfd->current_options()->max_write_buffer_number - 1 &&
+                                cfd->mem()->ShouldFlush();
     *value = write_controller_.state() == WriteController::State::kStopped || memtables_full;
     return true;
   }
@@ -121,21 +125,22 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle*, const Slice& property, uint64_t
 }
 
 bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) {
+  if (!IsOwnFamily(cf)) return false;
+  ColumnFamilyData* cfd = CfdOf(cf);
   const std::string name = Canonical(property);
-  if (name == Properties::kStats) {
+  if (name == Properties::kStats || name == Properties::kLevelStats ||
+      name == Properties::kSSTables) {
     DbLock l(this);
-    *value = internal_stats_->Dump(versions_->current(), ScoresPerLevel(), write_controller_,
-                                   env_->NowMicros());
-    return true;
-  }
-  if (name == Properties::kLevelStats) {
-    DbLock l(this);
-    *value = InternalStats::DumpLevelSizes(versions_->current());
-    return true;
-  }
-  if (name == Properties::kSSTables) {
-    DbLock l(this);
-    *value = versions_->current()->DebugString(/*hex=*/true);
+    Version* current = versions_->current(cfd->id());
+    if (current == nullptr) return false;  // dropped
+    if (name == Properties::kStats) {
+      *value =
+          internal_stats_->Dump(current, ScoresPerLevel(cfd), write_controller_, env_->NowMicros());
+    } else if (name == Properties::kLevelStats) {
+      *value = InternalStats::DumpLevelSizes(current);
+    } else {
+      *value = current->DebugString(/*hex=*/true);
+    }
     return true;
   }
   uint64_t n;

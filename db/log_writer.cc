@@ -43,6 +43,10 @@ Status Writer::AddPredecessor(uint64_t log_number, uint64_t size) {
   if (dest_->GetFileSize() != 0) {
     return Status::InvalidArgument("a predecessor record must come first in its log");
   }
+  // A WAL may be left holding nothing but this record (with column families, a switch for
+  // one family's flush right after another's): it must still be synced before the WAL
+  // after it relies on its size.
+  unsynced_ = true;
   char payload[kPredecessorSize];
   EncodeFixed64(payload, log_number);
   EncodeFixed64(payload + 8, size);

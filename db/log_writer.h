@@ -49,7 +49,7 @@ class Writer {
 
   WritableFile* file() { return dest_.get(); }
   uint64_t log_number() const { return log_number_; }
-  // Whether records were added since the last successful Sync.
+  // Whether records (a predecessor record too) were added since the last successful Sync.
   bool has_unsynced_records() const { return unsynced_; }
 
  private:

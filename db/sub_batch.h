@@ -6,8 +6,9 @@
 // one: a record whose key the current sub-batch already holds starts the next sub-batch.
 // The writer counts sub-batches with this rule before the write (to allocate numbers),
 // and the memtable inserter and WAL recovery apply the same rule to the same records, so
-// all three number every record alike. Keys are compared byte for byte (there is one
-// column family). A batch takes at least one sequence number, even with no records: a
+// all three number every record alike. Keys are compared byte for byte whatever their
+// column family (a key repeated in another family also starts a sub-batch: one number more,
+// never a collision). A batch takes at least one sequence number, even with no records: a
 // commit marker is a write of its own.
 //
 // The current sub-batch's keys are kept in a small array, each with a fingerprint that

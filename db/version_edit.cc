@@ -18,7 +18,12 @@ enum Tag : uint32_t {
   kNewFile = 7,  // shale's layout, see EncodeNewFile
   kPrevLogNumber = 9,
   kMinLogNumberToKeep = 10,  // as RocksDB's; not ignorable: skipping it would lose prepares
+  // Column families, RocksDB's numbers: the family an edit applies to, its creation (with
+  // its name), its drop, and the largest id ever given (ids are never reused).
   kColumnFamily = 200,
+  kColumnFamilyAdd = 201,
+  kColumnFamilyDrop = 202,
+  kMaxColumnFamily = 203,
 };
 
 // Per-file optional fields after the fixed ones of kNewFile; a 0 ends the list. Fields with
@@ -118,6 +123,15 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint32(dst, kColumnFamily);
     PutVarint32(dst, column_family_);
   }
+  if (is_column_family_add_) {
+    PutVarint32(dst, kColumnFamilyAdd);
+    PutLengthPrefixedSlice(dst, column_family_name_);
+  }
+  if (is_column_family_drop_) PutVarint32(dst, kColumnFamilyDrop);
+  if (has_max_column_family_) {
+    PutVarint32(dst, kMaxColumnFamily);
+    PutVarint32(dst, max_column_family_);
+  }
   for (const auto& [level, number] : deleted_files_) {
     PutVarint32(dst, kDeletedFile);
     PutVarint32(dst, static_cast<uint32_t>(level));
@@ -184,6 +198,23 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
       case kColumnFamily:
         if (!GetVarint32(&input, &column_family_)) msg = "column family";
         break;
+      case kColumnFamilyAdd: {
+        Slice name;
+        if (GetLengthPrefixedSlice(&input, &name)) {
+          AddColumnFamily(name.ToString());
+        } else {
+          msg = "column family name";
+        }
+        break;
+      }
+      case kColumnFamilyDrop: is_column_family_drop_ = true; break;
+      case kMaxColumnFamily:
+        if (GetVarint32(&input, &max_column_family_)) {
+          has_max_column_family_ = true;
+        } else {
+          msg = "max column family";
+        }
+        break;
       case kDeletedFile: {
         int level;
         uint64_t number;
@@ -205,6 +236,9 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
         if (!SkipIgnorableField(tag, &input)) msg = "unknown tag";
         break;
     }
+  }
+  if (msg == nullptr && is_column_family_add_ && is_column_family_drop_) {
+    msg = "column family both added and dropped";
   }
   if (msg != nullptr) return Status::Corruption("VersionEdit", msg);
   return Status::OK();
@@ -236,6 +270,12 @@ std::string VersionEdit::DebugString() const {
   }
   if (column_family_ != 0) {
     snprintf(buf, sizeof(buf), "\n  ColumnFamily: %" PRIu32, column_family_);
+    r += buf;
+  }
+  if (is_column_family_add_) r += "\n  ColumnFamilyAdd: " + column_family_name_;
+  if (is_column_family_drop_) r += "\n  ColumnFamilyDrop";
+  if (has_max_column_family_) {
+    snprintf(buf, sizeof(buf), "\n  MaxColumnFamily: %" PRIu32, max_column_family_);
     r += buf;
   }
   for (const auto& [level, number] : deleted_files_) {

@@ -132,8 +132,20 @@ class VersionEdit {
     has_last_sequence_ = true;
     last_sequence_ = seq;
   }
-  // The column family the file changes apply to. Default 0 ("default"); not encoded when 0.
+  // The column family the edit applies to (its files and log number). Default 0
+  // ("default"); not encoded when 0.
   void SetColumnFamily(uint32_t id) { column_family_ = id; }
+  // The edit creates the family SetColumnFamily names, under `name`, or drops it.
+  void AddColumnFamily(std::string name) {
+    is_column_family_add_ = true;
+    column_family_name_ = std::move(name);
+  }
+  void DropColumnFamily() { is_column_family_drop_ = true; }
+  // The largest family id ever given: a new family takes the next one, never a dropped one's.
+  void SetMaxColumnFamily(uint32_t id) {
+    has_max_column_family_ = true;
+    max_column_family_ = id;
+  }
 
   // Adds the file at `level`. REQUIRES: f.smallest and f.largest are valid internal keys.
   void AddFile(int level, const FileMetaData& f) { new_files_.emplace_back(level, f); }
@@ -153,6 +165,11 @@ class VersionEdit {
   bool has_last_sequence() const { return has_last_sequence_; }
   SequenceNumber last_sequence() const { return last_sequence_; }
   uint32_t column_family() const { return column_family_; }
+  bool is_column_family_add() const { return is_column_family_add_; }
+  const std::string& column_family_name() const { return column_family_name_; }
+  bool is_column_family_drop() const { return is_column_family_drop_; }
+  bool has_max_column_family() const { return has_max_column_family_; }
+  uint32_t max_column_family() const { return max_column_family_; }
   const std::vector<std::pair<int, FileMetaData>>& new_files() const { return new_files_; }
   const std::vector<std::pair<int, uint64_t>>& deleted_files() const { return deleted_files_; }
 
@@ -175,6 +192,11 @@ class VersionEdit {
   uint64_t next_file_number_ = 0;
   SequenceNumber last_sequence_ = 0;
   uint32_t column_family_ = 0;
+  std::string column_family_name_;
+  uint32_t max_column_family_ = 0;
+  bool is_column_family_add_ = false;
+  bool is_column_family_drop_ = false;
+  bool has_max_column_family_ = false;
   bool has_comparator_ = false;
   bool has_log_number_ = false;
   bool has_prev_log_number_ = false;

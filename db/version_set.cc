@@ -9,6 +9,7 @@
 #include "db/log_reader.h"
 #include "db/table_cache.h"
 #include "db/version_builder.h"
+#include "shale/db.h"
 
 namespace shale {
 
@@ -26,11 +27,15 @@ VersionSet::VersionSet(const std::string& dbname, const Options* options, TableC
       icmp_(icmp),
       num_levels_(std::max(options->num_levels, 1)),
       db_mutex_(db_mutex) {
-  AppendVersion(new Version(this, table_cache_, icmp_, num_levels_));
+  FamilySetup setup{options, icmp, table_cache};
+  Family f = MakeFamily(kDefaultColumnFamilyName, setup);
+  f.current = NewVersion(f);
+  f.current->Ref();
+  families_.emplace(0, std::move(f));
 }
 
 VersionSet::~VersionSet() {
-  current_->Unref();
+  for (auto& [id, f] : families_) f.current->Unref();
   if (descriptor_log_ != nullptr) descriptor_log_->Close().PermitUncheckedError();
   // Versions still referenced elsewhere outlive us: detach them.
   MutexLock l(&live_mu_);
@@ -38,10 +43,28 @@ VersionSet::~VersionSet() {
   live_.clear();
 }
 
-void VersionSet::AppendVersion(Version* v) {
+VersionSet::Family VersionSet::MakeFamily(const std::string& name, const FamilySetup& setup) {
+  Family f;
+  f.name = name;
+  f.setup = setup;
+  f.num_levels = std::max(setup.options->num_levels, 1);
+  return f;
+}
+
+Version* VersionSet::NewVersion(const Family& f) {
+  return new Version(this, f.setup.table_cache, f.setup.icmp, f.num_levels);
+}
+
+void VersionSet::AppendVersion(Family* f, Version* v) {
   v->Ref();
-  if (current_ != nullptr) current_->Unref();
-  current_ = v;
+  if (f->current != nullptr) f->current->Unref();
+  f->current = v;
+}
+
+uint64_t VersionSet::LogNumber() const {
+  uint64_t min = UINT64_MAX;
+  for (const auto& [id, f] : families_) min = std::min(min, f.log_number);
+  return min;
 }
 
 void VersionSet::MarkFileNumberUsed(uint64_t number) {
@@ -59,11 +82,11 @@ void VersionSet::AddLiveFiles(std::set<uint64_t>* live) {
   }
 }
 
-Status VersionSet::BuildVersion(const VersionEdit& edit, Version** result) {
-  VersionBuilder builder(icmp_, num_levels_, current_);
+Status VersionSet::BuildVersion(const Family& f, const VersionEdit& edit, Version** result) {
+  VersionBuilder builder(f.setup.icmp, f.num_levels, f.current);
   Status s = builder.Apply(edit);
   if (!s.ok()) return s;
-  auto* v = new Version(this, table_cache_, icmp_, num_levels_);
+  Version* v = NewVersion(f);
   s = builder.SaveTo(v);
   if (!s.ok()) {
     delete v;
@@ -73,17 +96,26 @@ Status VersionSet::BuildVersion(const VersionEdit& edit, Version** result) {
   return s;
 }
 
-void VersionSet::EncodeSnapshot(const Version* v, std::string* dst) const {
-  VersionEdit edit;
-  edit.SetComparatorName(icmp_->user_comparator()->Name());
-  for (int level = 0; level < v->NumLevels(); level++) {
-    for (const FileMetaPtr& f : v->files(level)) edit.AddFile(level, *f);
+std::vector<std::string> VersionSet::EncodeSnapshot() const {
+  std::vector<std::string> records;
+  for (const auto& [id, f] : families_) {
+    VersionEdit edit;
+    edit.SetColumnFamily(id);
+    if (id != 0) edit.AddColumnFamily(f.name);
+    edit.SetComparatorName(f.setup.icmp->user_comparator()->Name());
+    edit.SetLogNumber(f.log_number);
+    if (id == 0) edit.SetMaxColumnFamily(max_column_family_);
+    for (int level = 0; level < f.current->NumLevels(); level++) {
+      for (const FileMetaPtr& file : f.current->files(level)) edit.AddFile(level, *file);
+    }
+    records.emplace_back();
+    edit.EncodeTo(&records.back());
   }
-  edit.EncodeTo(dst);
+  return records;
 }
 
-Status VersionSet::WriteManifest(const std::string& snapshot, const std::string& record,
-                                 uint64_t new_manifest) {
+Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
+                                 const std::string& record, uint64_t new_manifest) {
   Status s;
   if (new_manifest == 0) {
     s = descriptor_log_->AddRecord(record);
@@ -105,7 +137,9 @@ Status VersionSet::WriteManifest(const std::string& snapshot, const std::string&
   s = env_->NewWritableFile(fname, &file, EnvOptions());
   if (!s.ok()) return s;
   auto log = std::make_unique<log::Writer>(std::move(file), new_manifest);
-  s = log->AddRecord(snapshot);
+  for (const std::string& r : snapshot) {
+    if (s.ok()) s = log->AddRecord(r);
+  }
   if (s.ok()) s = log->AddRecord(record);
   if (s.ok()) s = log->Sync(options_->use_fsync);
   // SetCurrentFile makes the new MANIFEST's directory entry durable before CURRENT names it.
@@ -121,7 +155,7 @@ Status VersionSet::WriteManifest(const std::string& snapshot, const std::string&
   return s;
 }
 
-Status VersionSet::LogAndApply(VersionEdit* edit) {
+Status VersionSet::LogAndApply(VersionEdit* edit, const FamilySetup* setup) {
   ManifestWriter w(db_mutex_);
   writers_.push_back(&w);
   while (writers_.front() != &w) w.cv.Wait(db_mutex_);
@@ -129,24 +163,43 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
   Status s;
   uint64_t new_manifest = 0;
   Version* v = nullptr;
-  if (edit->column_family() != 0) {
-    s = Status::InvalidArgument("no column family with id " +
-                                std::to_string(edit->column_family()));
-  } else {
-    if (!edit->has_log_number()) edit->SetLogNumber(log_number_);
+  const uint32_t id = edit->column_family();
+  auto it = families_.find(id);
+  // A family being created: not live yet, with an id NewColumnFamilyId gave.
+  std::optional<Family> created;
+  if (edit->is_column_family_add()) {
+    if (it != families_.end() || setup == nullptr || id == 0 || id > max_column_family_) {
+      s = Status::InvalidArgument("cannot create column family " + std::to_string(id));
+    } else {
+      created = MakeFamily(edit->column_family_name(), *setup);
+      created->current = NewVersion(*created);
+      created->current->Ref();
+      edit->SetMaxColumnFamily(max_column_family_);
+      if (!edit->has_comparator()) {
+        edit->SetComparatorName(setup->icmp->user_comparator()->Name());
+      }
+    }
+  } else if (it == families_.end()) {
+    s = Status::InvalidArgument("no column family with id " + std::to_string(id));
+  } else if (edit->is_column_family_drop() && id == 0) {
+    s = Status::InvalidArgument("Can't drop default column family");
+  }
+  Family* f = created ? &*created : (it != families_.end() ? &it->second : nullptr);
+  if (s.ok()) {
+    if (!edit->has_log_number()) edit->SetLogNumber(f->log_number);
     if (!edit->has_prev_log_number()) edit->SetPrevLogNumber(prev_log_number_);
     // Every edit repeats it, so the one after a new MANIFEST's snapshot carries it too.
     if (!edit->has_min_log_number_to_keep() && min_log_number_to_keep_ != 0) {
       edit->SetMinLogNumberToKeep(min_log_number_to_keep_);
     }
     if (!edit->has_last_sequence()) edit->SetLastSequence(LastSequence());
-    s = BuildVersion(*edit, &v);
+    if (!edit->is_column_family_drop()) s = BuildVersion(*f, *edit, &v);
   }
   if (s.ok()) {
-    std::string snapshot;
+    std::vector<std::string> snapshot;
     if (descriptor_log_ == nullptr) {
       new_manifest = NewFileNumber();
-      EncodeSnapshot(current_, &snapshot);
+      snapshot = EncodeSnapshot();
     }
     edit->SetNextFile(next_file_number_.load());
     std::string record;
@@ -157,18 +210,26 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
     db_mutex_->Lock();
 
     if (s.ok()) {
-      AppendVersion(v);
-      log_number_ = edit->log_number();
+      if (created) it = families_.emplace(id, std::move(*created)).first;
+      if (edit->is_column_family_drop()) {
+        it->second.current->Unref();
+        families_.erase(it);
+      } else {
+        AppendVersion(&it->second, v);
+        it->second.log_number = edit->log_number();
+      }
       prev_log_number_ = edit->prev_log_number();
       if (edit->has_min_log_number_to_keep()) {
         min_log_number_to_keep_ = edit->min_log_number_to_keep();
       }
       if (edit->last_sequence() > LastSequence()) SetLastSequence(edit->last_sequence());
       if (new_manifest != 0) manifest_file_number_.store(new_manifest);
+      created.reset();
     } else {
       delete v;
     }
   }
+  if (created) created->current->Unref();
 
   writers_.pop_front();
   if (!writers_.empty()) writers_.front()->cv.Signal();
@@ -208,99 +269,205 @@ Status AtOffset(const std::string& fname, uint64_t offset, const Status& s) {
 
 }  // namespace
 
-Status VersionSet::Recover() {
-  const std::string current_name = CurrentFileName(dbname_);
-  Status s = env_->FileExists(current_name);
+namespace {
+
+// CURRENT's MANIFEST: its name and number, or NotFound / Corruption naming CURRENT.
+Status ReadCurrent(Env* env, const std::string& dbname, std::string* manifest,
+                   uint64_t* manifest_number) {
+  const std::string current_name = CurrentFileName(dbname);
+  Status s = env->FileExists(current_name);
   if (s.IsNotFound()) return Status::NotFound(current_name, "does not exist");
   if (!s.ok()) return s;
   std::string current;
-  s = ReadFileToString(env_, current_name, &current);
+  s = ReadFileToString(env, current_name, &current);
   if (!s.ok()) return s;
   if (current.empty() || current.back() != '\n') {
     return Status::Corruption(current_name, "CURRENT file does not end with a newline");
   }
   current.pop_back();
-  uint64_t manifest_number;
   FileType type;
-  if (!ParseFileName(current, &manifest_number, &type) || type != kDescriptorFile) {
+  if (!ParseFileName(current, manifest_number, &type) || type != kDescriptorFile) {
     return Status::Corruption(current_name, "CURRENT does not name a MANIFEST file");
   }
-  const std::string manifest = dbname_ + "/" + current;
+  *manifest = dbname + "/" + current;
+  return Status::OK();
+}
+
+// Reads the MANIFEST's edits in order, handing each to apply(edit, offset), which may stop
+// the reading with an error. Damage with no intact record after it is the unsynced tail of
+// an edit that was never acknowledged (every edit is synced before it takes effect), torn
+// or garbled by a power loss: the edits before it are the MANIFEST, and *tail_damage says
+// what was dropped. If the damage hit a durable edit instead, what that edit allowed to be
+// deleted is missing and Open fails on it (the MANIFEST's WAL, or an input file of a
+// compaction). Damage followed by intact records is Corruption; the reader's message names
+// the MANIFEST and the offset.
+Status ReadEdits(Env* env, const std::string& manifest, uint64_t manifest_number,
+                 const std::function<Status(const VersionEdit&, uint64_t)>& apply,
+                 Status* tail_damage) {
   std::unique_ptr<SequentialFile> file;
-  s = env_->NewSequentialFile(manifest, &file, EnvOptions());
+  Status s = env->NewSequentialFile(manifest, &file, EnvOptions());
   if (!s.ok()) {
-    if (env_->FileExists(manifest).IsNotFound()) {
-      return Status::Corruption(current_name, "names a missing MANIFEST: " + manifest);
+    if (env->FileExists(manifest).IsNotFound()) {
+      return Status::Corruption(CurrentFileName(manifest.substr(0, manifest.rfind('/'))),
+                                "names a missing MANIFEST: " + manifest);
     }
     return s;
   }
+  ManifestReporter reporter;
+  log::Reader reader(std::move(file), &reporter, /*checksum=*/true, manifest_number, manifest);
+  Slice record;
+  std::string scratch;
+  size_t applied = 0;
+  while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kTolerateCorruptedTailRecords) &&
+         reporter.status.ok()) {
+    applied++;
+    const uint64_t offset = reader.LastRecordOffset();
+    VersionEdit edit;
+    s = edit.DecodeFrom(record);
+    if (!s.ok()) return AtOffset(manifest, offset, s);
+    s = apply(edit, offset);
+    if (!s.ok()) return s;
+  }
+  if (!reporter.status.ok() && CountIntactRecords(env, manifest, manifest_number) > applied) {
+    return reporter.status;
+  }
+  *tail_damage = reporter.status;
+  return Status::OK();
+}
 
-  const std::string ucmp_name = icmp_->user_comparator()->Name();
-  VersionBuilder builder(icmp_, num_levels_, nullptr);
+}  // namespace
+
+Status VersionSet::ListColumnFamilies(Env* env, const std::string& dbname,
+                                      std::vector<std::string>* names) {
+  names->clear();
+  std::string manifest;
+  uint64_t manifest_number;
+  Status s = ReadCurrent(env, dbname, &manifest, &manifest_number);
+  if (!s.ok()) return s;
+  std::map<uint32_t, std::string> live{{0, kDefaultColumnFamilyName}};
+  Status tail_damage;
+  s = ReadEdits(
+      env, manifest, manifest_number,
+      [&](const VersionEdit& edit, uint64_t offset) {
+        const uint32_t id = edit.column_family();
+        if (edit.is_column_family_add()) {
+          if (live.count(id) > 0) {
+            return AtOffset(
+                manifest, offset,
+                Status::Corruption("column family " + std::to_string(id) + " created twice"));
+          }
+          live[id] = edit.column_family_name();
+        } else if (edit.is_column_family_drop()) {
+          live.erase(id);
+        }
+        return Status::OK();
+      },
+      &tail_damage);
+  if (!s.ok()) return s;
+  for (const auto& [id, name] : live) names->push_back(name);
+  return Status::OK();
+}
+
+Status VersionSet::Recover(const FamilyLookup& lookup) {
+  std::string manifest;
+  uint64_t manifest_number;
+  Status s = ReadCurrent(env_, dbname_, &manifest, &manifest_number);
+  if (!s.ok()) return s;
+
+  // What the replay gathers per family: the families lookup set up get a builder; edits
+  // of the others only say whether they are live at the end.
+  struct Replay {
+    std::string name;
+    std::optional<FamilySetup> setup;
+    std::unique_ptr<VersionBuilder> builder;
+    int num_levels = 0;
+    uint64_t log_number = 0;
+  };
+  std::map<uint32_t, Replay> replay;
+  replay[0].name = kDefaultColumnFamilyName;
+  replay[0].setup = FamilySetup{options_, icmp_, table_cache_};
+  replay[0].num_levels = num_levels_;
+  replay[0].builder = std::make_unique<VersionBuilder>(icmp_, num_levels_, nullptr);
   bool have_log_number = false, have_prev_log_number = false;
   bool have_next_file = false, have_last_sequence = false;
-  uint64_t log_number = 0, prev_log_number = 0, next_file = 0, min_log_to_keep = 0;
+  uint64_t prev_log_number = 0, next_file = 0, min_log_to_keep = 0;
+  uint32_t max_column_family = 0;
   SequenceNumber last_sequence = 0;
   uint64_t max_file_number = 0;
   Status tail_damage;  // damage dropped as an unsynced tail, reported if nothing usable came before
-  {
-    ManifestReporter reporter;
-    log::Reader reader(std::move(file), &reporter, /*checksum=*/true, manifest_number, manifest);
-    Slice record;
-    std::string scratch;
-    size_t applied = 0;
-    while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kTolerateCorruptedTailRecords) &&
-           reporter.status.ok()) {
-      applied++;
-      const uint64_t offset = reader.LastRecordOffset();
-      VersionEdit edit;
-      s = edit.DecodeFrom(record);
-      if (!s.ok()) return AtOffset(manifest, offset, s);
-      if (edit.column_family() != 0) {
-        return AtOffset(
-            manifest, offset,
-            Status::NotSupported("column family " + std::to_string(edit.column_family()) +
-                                 " (only the default family is supported)"));
-      }
-      if (edit.has_comparator() && edit.comparator() != ucmp_name) {
-        return Status::InvalidArgument(manifest,
-                                       "the DB was created with comparator " + edit.comparator() +
-                                           " and is being opened with comparator " + ucmp_name);
-      }
-      s = builder.Apply(edit);
-      if (!s.ok()) return AtOffset(manifest, offset, s);
-      for (const auto& nf : edit.new_files()) {
-        max_file_number = std::max(max_file_number, nf.second.number);
-      }
-      if (edit.has_log_number()) {
-        have_log_number = true;
-        log_number = edit.log_number();
-      }
-      if (edit.has_prev_log_number()) {
-        have_prev_log_number = true;
-        prev_log_number = edit.prev_log_number();
-      }
-      if (edit.has_min_log_number_to_keep()) min_log_to_keep = edit.min_log_number_to_keep();
-      if (edit.has_next_file_number()) {
-        have_next_file = true;
-        next_file = edit.next_file_number();
-      }
-      if (edit.has_last_sequence()) {
-        have_last_sequence = true;
-        last_sequence = edit.last_sequence();
-      }
-    }
-    // Damage with no intact record after it is the unsynced tail of an edit that was never
-    // acknowledged (every edit is synced before it takes effect), torn or garbled by a
-    // power loss: the edits before it are the MANIFEST. If the damage hit a durable edit
-    // instead, what that edit allowed to be deleted is missing and Open fails on it (the
-    // MANIFEST's WAL, or an input file of a compaction). Damage followed by intact
-    // records is Corruption; the reader's message names the MANIFEST and the offset.
-    if (!reporter.status.ok() && CountIntactRecords(env_, manifest, manifest_number) > applied) {
-      return reporter.status;
-    }
-    tail_damage = reporter.status;
-  }
+  s = ReadEdits(
+      env_, manifest, manifest_number,
+      [&](const VersionEdit& edit, uint64_t offset) -> Status {
+        const uint32_t id = edit.column_family();
+        if (edit.is_column_family_add()) {
+          if (replay.count(id) > 0 || id == 0) {
+            return AtOffset(
+                manifest, offset,
+                Status::Corruption("column family " + std::to_string(id) + " created twice"));
+          }
+          Replay& r = replay[id];
+          r.name = edit.column_family_name();
+          if (lookup != nullptr) r.setup = lookup(id, r.name);
+          if (r.setup) {
+            r.num_levels = std::max(r.setup->options->num_levels, 1);
+            r.builder = std::make_unique<VersionBuilder>(r.setup->icmp, r.num_levels, nullptr);
+          }
+          max_column_family = std::max(max_column_family, id);
+        }
+        auto it = replay.find(id);
+        if (it == replay.end()) {
+          return AtOffset(manifest, offset,
+                          Status::Corruption("edit of column family " + std::to_string(id) +
+                                             ", which does not exist"));
+        }
+        Replay& r = it->second;
+        if (edit.is_column_family_drop()) {
+          if (id == 0) {
+            return AtOffset(manifest, offset, Status::Corruption("the default family dropped"));
+          }
+          replay.erase(it);
+          return Status::OK();
+        }
+        if (r.builder != nullptr) {
+          const std::string ucmp_name = r.setup->icmp->user_comparator()->Name();
+          if (edit.has_comparator() && edit.comparator() != ucmp_name) {
+            return Status::InvalidArgument(
+                manifest, "column family " + r.name + ": the DB was created with comparator " +
+                              edit.comparator() + " and is being opened with comparator " +
+                              ucmp_name);
+          }
+          Status a = r.builder->Apply(edit);
+          if (!a.ok()) return AtOffset(manifest, offset, a);
+        }
+        for (const auto& nf : edit.new_files()) {
+          max_file_number = std::max(max_file_number, nf.second.number);
+        }
+        if (edit.has_log_number()) {
+          if (id == 0) have_log_number = true;
+          r.log_number = edit.log_number();
+        }
+        if (edit.has_max_column_family()) {
+          max_column_family = std::max(max_column_family, edit.max_column_family());
+        }
+        if (edit.has_prev_log_number()) {
+          have_prev_log_number = true;
+          prev_log_number = edit.prev_log_number();
+        }
+        if (edit.has_min_log_number_to_keep()) min_log_to_keep = edit.min_log_number_to_keep();
+        if (edit.has_next_file_number()) {
+          have_next_file = true;
+          next_file = edit.next_file_number();
+        }
+        if (edit.has_last_sequence()) {
+          // A flush records what it made durable of its own family: the largest any edit
+          // recorded bounds every family's files.
+          have_last_sequence = true;
+          last_sequence = std::max(last_sequence, edit.last_sequence());
+        }
+        return Status::OK();
+      },
+      &tail_damage);
+  if (!s.ok()) return s;
   if (!tail_damage.ok() && (!have_next_file || !have_log_number || !have_last_sequence)) {
     return tail_damage;
   }
@@ -309,20 +476,37 @@ Status VersionSet::Recover() {
   if (!have_last_sequence) return Status::Corruption(manifest, "no last-sequence entry");
   if (!have_prev_log_number) prev_log_number = 0;
 
-  auto* v = new Version(this, table_cache_, icmp_, num_levels_);
-  s = builder.SaveTo(v);
-  if (!s.ok()) {
-    delete v;
-    return Status::Corruption(manifest, s.getState() != nullptr ? s.getState() : "");
+  std::string not_opened;
+  for (const auto& [id, r] : replay) {
+    if (r.builder == nullptr) not_opened += (not_opened.empty() ? "" : ", ") + r.name;
   }
-  AppendVersion(v);
+  if (!not_opened.empty()) {
+    return Status::InvalidArgument("Column families not opened: " + not_opened);
+  }
+  std::map<uint32_t, Family> families;
+  for (auto& [id, r] : replay) {
+    Family f = MakeFamily(r.name, *r.setup);
+    f.log_number = r.log_number;
+    Version* v = NewVersion(f);
+    s = r.builder->SaveTo(v);
+    if (!s.ok()) {
+      delete v;
+      for (auto& [fid, done] : families) done.current->Unref();
+      return Status::Corruption(manifest, s.getState() != nullptr ? s.getState() : "");
+    }
+    v->Ref();
+    f.current = v;
+    families.emplace(id, std::move(f));
+    MarkFileNumberUsed(r.log_number);
+  }
+  for (auto& [id, f] : families_) f.current->Unref();
+  families_ = std::move(families);
+  max_column_family_ = max_column_family;
   manifest_file_number_.store(manifest_number);
   next_file_number_.store(next_file);
   MarkFileNumberUsed(manifest_number);
   MarkFileNumberUsed(max_file_number);
-  MarkFileNumberUsed(log_number);
   MarkFileNumberUsed(prev_log_number);
-  log_number_ = log_number;
   prev_log_number_ = prev_log_number;
   min_log_number_to_keep_ = min_log_to_keep;
   SetLastSequence(last_sequence);
@@ -330,8 +514,16 @@ Status VersionSet::Recover() {
 }
 
 Status VersionSet::VerifyFilesExist(bool open_tables) {
-  for (int level = 0; level < num_levels_; level++) {
-    for (const FileMetaPtr& f : current_->files(level)) {
+  for (const auto& [id, family] : families_) {
+    Status s = VerifyFamilyFilesExist(family, open_tables);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status VersionSet::VerifyFamilyFilesExist(const Family& family, bool open_tables) {
+  for (int level = 0; level < family.num_levels; level++) {
+    for (const FileMetaPtr& f : family.current->files(level)) {
       const std::string fname = TableFileName(dbname_, f->number);
       uint64_t size = 0;
       Status s = env_->GetFileSize(fname, &size);
@@ -349,7 +541,7 @@ Status VersionSet::VerifyFilesExist(bool open_tables) {
       }
       if (open_tables) {
         std::shared_ptr<TableReader> reader;
-        s = table_cache_->FindTable(*f, &reader);
+        s = family.setup.table_cache->FindTable(*f, &reader);
         if (!s.ok()) return s;
       }
     }

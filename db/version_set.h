@@ -1,7 +1,10 @@
-// VersionSet: the current Version of the LSM tree, the counters persisted with it (next
-// file number, log numbers, last sequence) and the MANIFEST: a log (db/log_writer.h
-// format) of VersionEdits whose first record is a full snapshot; CURRENT names the live
-// MANIFEST. It writes the MANIFEST (LogAndApply) and reads it back (Recover); the Versions
+// VersionSet: the current Version of each column family's LSM tree, the counters persisted
+// with them (next file number, each family's log number, last sequence, the largest family
+// id) and the MANIFEST: a log (db/log_writer.h format) of VersionEdits that starts with a
+// full snapshot (one record per family); CURRENT names the live MANIFEST. A family's
+// creation and drop are edits too. The default family (id 0) always exists and is set up
+// by the constructor; the others are registered as their creation edits are applied or
+// read back. It writes the MANIFEST (LogAndApply) and reads it back (Recover); the Versions
 // it installs are built by VersionBuilder (db/version_builder.h) and described in
 // db/version.h.
 //
@@ -15,7 +18,10 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -48,8 +54,22 @@ class VersionSet {
   VersionSet(const VersionSet&) = delete;
   VersionSet& operator=(const VersionSet&) = delete;
 
+  // What the VersionSet needs of a family besides the default one: the options it was
+  // opened with (num_levels), its comparator and its table cache, which must outlive the
+  // family's Versions.
+  struct FamilySetup {
+    const Options* options = nullptr;
+    const InternalKeyComparator* icmp = nullptr;
+    TableCache* table_cache = nullptr;
+  };
+  // Recover's question for each family the MANIFEST creates: the setup for (id, name), or
+  // nullopt when the caller does not open a family of that name.
+  using FamilyLookup =
+      std::function<std::optional<FamilySetup>(uint32_t id, const std::string& name)>;
+
   // Loads the state from CURRENT and the MANIFEST it names. Call once, before any
-  // LogAndApply. Returns:
+  // LogAndApply. lookup sets up the families other than the default (null: none may
+  // exist). Returns:
   //  - NotFound naming CURRENT if there is no CURRENT file (the DB does not exist);
   //  - Corruption naming CURRENT if it is empty, lacks the final newline, does not name a
   //    MANIFEST, or names one that does not exist;
@@ -58,9 +78,16 @@ class VersionSet {
   //    counters); a record cut off at the very end (a crash during an unacknowledged write)
   //    is ignored;
   //  - InvalidArgument naming both comparators if the MANIFEST was written with another
-  //    comparator, or if it has files at a level >= options->num_levels.
+  //    comparator, or if it has files at a level >= options->num_levels;
+  //  - InvalidArgument "Column families not opened: a, b" (RocksDB's words) for live
+  //    families lookup did not set up.
   // The MANIFEST read is not reused: the first LogAndApply writes a new one.
-  Status Recover() REQUIRES(db_mutex_);
+  Status Recover(const FamilyLookup& lookup = nullptr) REQUIRES(db_mutex_);
+
+  // The names of the live families in the DB at dbname, the default first (RocksDB's
+  // DB::ListColumnFamilies): NotFound or Corruption as Recover reports them.
+  static Status ListColumnFamilies(Env* env, const std::string& dbname,
+                                   std::vector<std::string>* names);
 
   // Applies *edit to the current Version and makes it durable: fills in the counters the
   // edit does not set (log number, previous log number, last sequence; the next file number
@@ -75,7 +102,19 @@ class VersionSet {
   // succeeds (it writes a fresh MANIFEST without them). An edit that cannot apply (a file
   // that is absent, present twice, overlapping at a level >= 1, or at a level >=
   // num_levels) returns InvalidArgument or Corruption before any I/O.
-  Status LogAndApply(VersionEdit* edit) REQUIRES(db_mutex_);
+  //
+  // The edit applies to the family it names (edit->column_family()): InvalidArgument if
+  // that family does not exist. An edit that creates a family (AddColumnFamily, with an id
+  // from NewColumnFamilyId) registers it with `setup`; one that drops it unregisters it,
+  // releasing its current Version (readers holding it keep it).
+  Status LogAndApply(VersionEdit* edit, const FamilySetup* setup = nullptr) REQUIRES(db_mutex_);
+
+  // The largest id any family ever had.
+  uint32_t MaxColumnFamily() const REQUIRES(db_mutex_) { return max_column_family_; }
+  // An id no family has had, for a family about to be created.
+  uint32_t NewColumnFamilyId() REQUIRES(db_mutex_) { return ++max_column_family_; }
+  // Whether family id is live, and its name.
+  bool HasFamily(uint32_t id) const REQUIRES(db_mutex_) { return families_.count(id) > 0; }
 
   // Checks that every file of the current Version exists with the size the MANIFEST
   // records: Corruption naming the file otherwise. With open_tables, also opens each one
@@ -83,8 +122,13 @@ class VersionSet {
   // REQUIRES: no concurrent LogAndApply.
   Status VerifyFilesExist(bool open_tables = false) REQUIRES(db_mutex_);
 
-  // The caller must Ref() it to keep it past the mutex.
-  Version* current() const REQUIRES(db_mutex_) { return current_; }
+  // The caller must Ref() it to keep it past the mutex. current(): the default family's;
+  // current(id): family id's, or null if it is not live.
+  Version* current() const REQUIRES(db_mutex_) { return families_.at(0).current; }
+  Version* current(uint32_t id) const REQUIRES(db_mutex_) {
+    auto it = families_.find(id);
+    return it == families_.end() ? nullptr : it->second.current;
+  }
 
   // Allocates a fresh file number (SST, WAL, MANIFEST).
   uint64_t NewFileNumber() { return next_file_number_.fetch_add(1); }
@@ -97,12 +141,18 @@ class VersionSet {
   // REQUIRES: seq >= LastSequence().
   void SetLastSequence(SequenceNumber seq) { last_sequence_.store(seq, std::memory_order_release); }
 
-  // WAL files with numbers below this hold nothing that is not in an SST file.
-  uint64_t LogNumber() const REQUIRES(db_mutex_) { return log_number_; }
+  // WAL files with numbers below a family's log number hold nothing of that family's that is
+  // not in an SST file. LogNumber(): the smallest over the live families.
+  uint64_t LogNumber() const REQUIRES(db_mutex_);
+  uint64_t LogNumber(uint32_t id) const REQUIRES(db_mutex_) {
+    auto it = families_.find(id);
+    return it == families_.end() ? 0 : it->second.log_number;
+  }
   uint64_t PrevLogNumber() const REQUIRES(db_mutex_) { return prev_log_number_; }
-  // Two-phase commit (allow_2pc): the oldest WAL recovery must read (for prepared
-  // transactions; their records below LogNumber are already in SST files). 0 when no edit
-  // set it: then LogNumber.
+  // The oldest WAL recovery must read: the oldest one a family still needed when the last
+  // flush or recovery was recorded, or with two-phase commit (allow_2pc) the oldest holding
+  // a prepared transaction (its records below the family log numbers are already in SST
+  // files). WALs below it may be deleted. 0 when no edit set it: then LogNumber.
   uint64_t MinLogNumberToKeep() const REQUIRES(db_mutex_) { return min_log_number_to_keep_; }
   // The live MANIFEST; thread-safe. A MANIFEST with a larger number may be one being
   // written, and while CURRENT is switched to it, TempFileName(that number) exists: keep
@@ -113,7 +163,7 @@ class VersionSet {
   void AddLiveFiles(std::set<uint64_t>* live);
 
   int NumLevels() const { return num_levels_; }
-  int NumLevelFiles(int level) const REQUIRES(db_mutex_) { return current_->NumFiles(level); }
+  int NumLevelFiles(int level) const REQUIRES(db_mutex_) { return current()->NumFiles(level); }
   const InternalKeyComparator* icmp() const { return icmp_; }
   TableCache* table_cache() const { return table_cache_; }
   // The DB mutex, for the compiler: a caller holding it under another name says so with
@@ -124,14 +174,28 @@ class VersionSet {
   friend class Version;
   struct ManifestWriter;
 
-  // Builds the Version that results from applying edit to current_.
-  Status BuildVersion(const VersionEdit& edit, Version** result) REQUIRES(db_mutex_);
+  // One live family: its setup, current Version (referenced) and log number.
+  struct Family {
+    std::string name;
+    FamilySetup setup;
+    int num_levels = 0;
+    Version* current = nullptr;
+    uint64_t log_number = 0;
+  };
+
+  Family MakeFamily(const std::string& name, const FamilySetup& setup);
+  Version* NewVersion(const Family& f);
+  Status VerifyFamilyFilesExist(const Family& family, bool open_tables) REQUIRES(db_mutex_);
+  // Builds the Version that results from applying edit to f's current Version.
+  Status BuildVersion(const Family& f, const VersionEdit& edit, Version** result)
+      REQUIRES(db_mutex_);
   // Writes (mu released) the MANIFEST record(s) for the front writer's edit.
-  Status WriteManifest(const std::string& snapshot, const std::string& record,
+  Status WriteManifest(const std::vector<std::string>& snapshot, const std::string& record,
                        uint64_t new_manifest);
-  void EncodeSnapshot(const Version* v, std::string* dst) const;
-  // Makes v (unreferenced, just built) the current Version.
-  void AppendVersion(Version* v) REQUIRES(db_mutex_);
+  // The snapshot a new MANIFEST starts with: one record per family.
+  std::vector<std::string> EncodeSnapshot() const REQUIRES(db_mutex_);
+  // Makes v (unreferenced, just built) f's current Version.
+  void AppendVersion(Family* f, Version* v) REQUIRES(db_mutex_);
 
   Env* const env_;
   const std::string dbname_;
@@ -146,12 +210,11 @@ class VersionSet {
   std::atomic<uint64_t> manifest_file_number_{0};
   std::atomic<uint64_t> next_version_number_{0};  // numbers the Versions built
 
-  // Per-column-family state; only the default family (id 0) exists, so it is held inline
-  // until more are supported.
-  uint64_t log_number_ GUARDED_BY(db_mutex_) = 0;
+  // The live families by id; the default (0) always.
+  std::map<uint32_t, Family> families_ GUARDED_BY(db_mutex_);
+  uint32_t max_column_family_ GUARDED_BY(db_mutex_) = 0;
   uint64_t prev_log_number_ GUARDED_BY(db_mutex_) = 0;
   uint64_t min_log_number_to_keep_ GUARDED_BY(db_mutex_) = 0;
-  Version* current_ GUARDED_BY(db_mutex_) = nullptr;  // referenced
 
   // Callers of LogAndApply, served front first.
   std::deque<ManifestWriter*> writers_ GUARDED_BY(db_mutex_);

@@ -14,8 +14,8 @@ namespace shale {
 // the memtable and updates the replayer's prepared transactions.
 class WalReplayer::Pass : public WriteBatch::Handler {
  public:
-  Pass(WalReplayer* r, bool apply, uint64_t log, MemTable* mem, SequenceNumber seq)
-      : r_(r), apply_(apply), log_(log), mem_(mem), first_(seq), seq_(seq) {}
+  Pass(WalReplayer* r, bool apply, uint64_t log, ReplayTargets* targets, SequenceNumber seq)
+      : r_(r), apply_(apply), log_(log), targets_(targets), first_(seq), seq_(seq) {}
 
   // Numbered per sub-batch, a batch takes at least one number (db/sub_batch.h).
   SequenceNumber next_seq() const { return r_->seq_per_batch_ ? seq_ + 1 : seq_; }
@@ -106,7 +106,7 @@ class WalReplayer::Pass : public WriteBatch::Handler {
 
  private:
   Status Record(ValueType type, uint32_t cf, const Slice& key, const Slice& value) {
-    if (cf != 0) {
+    if (!targets_->Knows(cf)) {
       return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
                                      ", which does not exist");
     }
@@ -118,40 +118,32 @@ class WalReplayer::Pass : public WriteBatch::Handler {
       if (splitter_.StartsNew(key)) seq_++;
       if (in_prepare_ && apply_) {
         // Kept to rebuild the transaction, and applied now as the live prepare was.
-        Status s = Keep(type, key, value);
+        Status s = WriteBatchInternal::AddRecord(&section_, cf, type, key, value);
         if (!s.ok()) return s;
       }
-      if (apply_ && mem_ != nullptr && r_->AppliesRecordsOf(log_)) {
-        mem_->Add(seq_, type, key, value);
-      }
+      if (apply_) Insert(cf, type, key, value);
       return Status::OK();
     }
     if (in_prepare_) {
       // Kept for the commit; a prepared record takes no sequence number.
       if (!apply_) return Status::OK();
-      return Keep(type, key, value);
+      return WriteBatchInternal::AddRecord(&section_, cf, type, key, value);
     }
-    if (apply_ && mem_ != nullptr && r_->AppliesRecordsOf(log_)) {
-      mem_->Add(seq_, type, key, value);
-    }
+    if (apply_) Insert(cf, type, key, value);
     seq_++;
     return Status::OK();
   }
 
-  // A prepared record, kept for the recovered transaction.
-  Status Keep(ValueType type, const Slice& key, const Slice& value) {
-    switch (type) {
-      case kTypeValue: return section_.Put(key, value);
-      case kTypeDeletion: return section_.Delete(key);
-      case kTypeSingleDeletion: return section_.SingleDelete(key);
-      default: return section_.Merge(key, value);
-    }
+  void Insert(uint32_t cf, ValueType type, const Slice& key, const Slice& value) {
+    if (!r_->AppliesRecordsOf(log_)) return;
+    MemTable* mem = targets_->For(cf, log_);
+    if (mem != nullptr) mem->Add(seq_, type, key, value);
   }
 
   WalReplayer* const r_;
   const bool apply_;
   const uint64_t log_;
-  MemTable* const mem_;
+  ReplayTargets* const targets_;
   const SequenceNumber first_;
   SequenceNumber seq_;
   bool in_prepare_ = false;
@@ -163,14 +155,35 @@ class WalReplayer::Pass : public WriteBatch::Handler {
   std::set<std::string> names_;  // prepared in this batch
 };
 
+namespace {
+
+// One memtable for the default family, and no other family.
+class DefaultOnly final : public ReplayTargets {
+ public:
+  explicit DefaultOnly(MemTable* mem) : mem_(mem) {}
+  bool Knows(uint32_t cf) const override { return cf == 0; }
+  MemTable* For(uint32_t /*cf*/, uint64_t /*log*/) override { return mem_; }
+
+ private:
+  MemTable* const mem_;
+};
+
+}  // namespace
+
 Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, MemTable* mem,
+                          SequenceNumber* next_seq) {
+  DefaultOnly targets(mem);
+  return Apply(batch, log, &targets, next_seq);
+}
+
+Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, ReplayTargets* targets,
                           SequenceNumber* next_seq) {
   const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
   // A prepared section logged under the other write policy is refused (with allow_2pc;
   // without it, any prepared section is).
   const PreparePolicy policy =
       seq_per_batch_ ? PreparePolicy::kWritePrepared : PreparePolicy::kWriteCommitted;
-  Pass check(this, /*apply=*/false, log, mem, first);
+  Pass check(this, /*apply=*/false, log, targets, first);
   Status s = allow_2pc_ ? WriteBatchInternal::IterateForRecovery(&batch, &check, policy)
                         : batch.Iterate(&check);
   if (s.ok() && check.in_prepare()) {
@@ -184,7 +197,7 @@ Status WalReplayer::Apply(const WriteBatch& batch, uint64_t log, MemTable* mem,
       (next > first && next - 1 > kMaxSequenceNumber)) {
     return Status::Corruption("WAL batch", "sequence numbers beyond the largest");
   }
-  Pass apply(this, /*apply=*/true, log, mem, first);
+  Pass apply(this, /*apply=*/true, log, targets, first);
   s = batch.Iterate(&apply);
   *next_seq = apply.next_seq();
   return s;

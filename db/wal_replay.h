@@ -35,6 +35,18 @@ namespace shale {
 
 class MemTable;
 
+// Where replayed records go, per column family (the DB's families at recovery).
+class ReplayTargets {
+ public:
+  virtual ~ReplayTargets() = default;
+  // Whether the DB ever had family cf (live or dropped); a record of any other is damage.
+  virtual bool Knows(uint32_t cf) const = 0;
+  // The memtable family cf's records read from WAL `log` go to, or null when they are
+  // passed over: the family was dropped, or its files hold everything of it up to a newer
+  // WAL (its log number is above `log`).
+  virtual MemTable* For(uint32_t cf, uint64_t log) = 0;
+};
+
 class WalReplayer {
  public:
   // allow_2pc: prepared sections are rebuilt; without it a batch holding one fails with
@@ -49,21 +61,24 @@ class WalReplayer {
   // True if records read from WAL `log` go to the memtable (else only markers matter).
   bool AppliesRecordsOf(uint64_t log) const { return log >= min_data_log_; }
 
-  // Applies batch, read from WAL `log`, to mem (which may be null when
-  // !AppliesRecordsOf(log)), numbering its records from the batch's sequence upward:
+  // Applies batch, read from WAL `log`, to the memtables targets gives (mem: the default
+  // family's only, which may be null when !AppliesRecordsOf(log)), numbering its records
+  // from the batch's sequence upward:
   // PutLogData blobs and prepared records take no number, a commit's prepared records take
   // theirs at its marker (seq_per_batch: as above). *next_seq gets the number after the
   // last one taken (the batch's sequence if none was). The whole batch is checked first and nothing
   // is applied when it is malformed (Corruption), numbers records past kMaxSequenceNumber
-  // (Corruption), names a column family other than 0 (InvalidArgument), holds a prepared section
-  // without allow_2pc (NotSupported), nests or leaves open a prepared section, prepares a name
-  // still open, or (allow_2pc) commits in a WAL whose records are replayed a transaction no kept
-  // WAL prepared: its records would be lost (Corruption). A Commit or Rollback of an unknown name
-  // in an older WAL, or without allow_2pc, is passed over, as RocksDB's recovery does.
+  // (Corruption), names a column family targets does not know (InvalidArgument), holds a prepared
+  // section without allow_2pc (NotSupported), nests or leaves open a prepared section, prepares a
+  // name still open, or (allow_2pc) commits in a WAL whose records are replayed a transaction no
+  // kept WAL prepared: its records would be lost (Corruption). A Commit or Rollback of an unknown
+  // name in an older WAL, or without allow_2pc, is passed over, as RocksDB's recovery does.
   // seq_per_batch: a prepared section that does not hold the whole batch is Corruption.
   // A prepared section that the other write policy logged (seq_per_batch tells this one's:
   // WRITE_PREPARED) is NotSupported, nothing applied: the WAL must be emptied under the
   // policy that wrote it before the policy changes (RocksDB's rule).
+  Status Apply(const WriteBatch& batch, uint64_t log, ReplayTargets* targets,
+               SequenceNumber* next_seq);
   Status Apply(const WriteBatch& batch, uint64_t log, MemTable* mem, SequenceNumber* next_seq);
 
   // The transactions still prepared, by name; the replayer forgets them.

@@ -3,6 +3,7 @@
 #include "shale/write_batch.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "db/merge_folder.h"
@@ -245,15 +246,15 @@ KindRecorder Kinds(const std::string& rep) {
   return r;
 }
 
-// Checks a batch before it is written: only column family 0, the one family that exists
-// so far; notes Merges. Two-phase commit markers come only from a TransactionDB's own
-// writes (DBForTransactions::WriteTxn, txn_markers): anyone else's write holding one is refused.
-// (Recovery checks logged batches itself: db/wal_replay.h.)
-// With count_sub_batches, also counts the batch's sub-batches (db/sub_batch.h).
+// Checks a batch before it is written: only live column families; notes Merges. Two-phase commit
+// markers come only from a TransactionDB's own writes (DBForTransactions::WriteTxn, txn_markers):
+// anyone else's write holding one is refused. (Recovery checks logged batches itself:
+// db/wal_replay.h.) With count_sub_batches, also counts the batch's sub-batches (db/sub_batch.h).
 class ColumnFamilyChecker final : public WriteBatch::Handler {
  public:
-  ColumnFamilyChecker(bool txn_markers, bool count_sub_batches)
-      : txn_markers_(txn_markers), count_sub_batches_(count_sub_batches) {}
+  ColumnFamilyChecker(const ColumnFamilyMemTables* families, bool txn_markers,
+                      bool count_sub_batches)
+      : families_(families), txn_markers_(txn_markers), count_sub_batches_(count_sub_batches) {}
   bool has_merge = false;
   bool begin_prepare = false;
   bool commit = false;
@@ -278,12 +279,11 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
 
  private:
   Status Check(uint32_t cf, const Slice& key) {
-    if (cf == 0) {
-      if (count_sub_batches_) splitter.StartsNew(key);
-      return Status::OK();
+    if (cf != 0 && (families_ == nullptr || !families_->IsLive(cf))) {
+      return Status::InvalidArgument("Invalid column family specified in write batch");
     }
-    return Status::InvalidArgument("WriteBatch names column family " + std::to_string(cf) +
-                                   ", which does not exist");
+    if (count_sub_batches_) splitter.StartsNew(key);
+    return Status::OK();
   }
   Status Marker() const {
     if (txn_markers_) return Status::OK();
@@ -291,23 +291,32 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
         "WriteBatch holds two-phase commit markers, which only a "
         "TransactionDB writes");
   }
+  const ColumnFamilyMemTables* const families_;
   const bool txn_markers_;
   const bool count_sub_batches_;
 };
 
 // Numbered per sub-batch (sub_batches > 0), records share their sub-batch's sequence
-// number (db/sub_batch.h).
+// number (db/sub_batch.h). Records of family 0 go to mem; the others' to the memtable
+// families gives for them.
 class MemTableInserter final : public WriteBatch::Handler {
  public:
-  MemTableInserter(SequenceNumber seq, MemTable* mem, bool concurrent, uint64_t sub_batches,
-                   MergeFolder* folder)
-      : seq_(seq), mem_(mem), sub_batches_(sub_batches), folder_(folder), adder_(mem, concurrent) {}
-  Status PutCF(uint32_t, const Slice& key, const Slice& value) override {
-    return Add(kTypeValue, key, value);
+  MemTableInserter(SequenceNumber seq, MemTable* mem, ColumnFamilyMemTables* families,
+                   bool concurrent, uint64_t sub_batches, MergeFolder* folder)
+      : seq_(seq),
+        default_mem_(mem),
+        families_(families),
+        concurrent_(concurrent),
+        sub_batches_(sub_batches),
+        folder_(folder) {}
+  Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
+    return Add(cf, kTypeValue, key, value);
   }
-  Status DeleteCF(uint32_t, const Slice& key) override { return Add(kTypeDeletion, key, Slice()); }
-  Status SingleDeleteCF(uint32_t, const Slice& key) override {
-    return Add(kTypeSingleDeletion, key, Slice());
+  Status DeleteCF(uint32_t cf, const Slice& key) override {
+    return Add(cf, kTypeDeletion, key, Slice());
+  }
+  Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
+    return Add(cf, kTypeSingleDeletion, key, Slice());
   }
   // Only markers the checker let through arrive here, and they change nothing (a
   // WritePrepared prepare reaches the memtable with its section's markers around it).
@@ -315,16 +324,20 @@ class MemTableInserter final : public WriteBatch::Handler {
   Status MarkEndPrepare(const Slice&) override { return Status::OK(); }
   Status MarkCommit(const Slice&) override { return Status::OK(); }
   Status MarkRollback(const Slice&) override { return Status::OK(); }
-  Status MergeCF(uint32_t, const Slice& key, const Slice& value) override {
+  Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
     const SequenceNumber seq = Next(key);
+    Status s = SeekToFamily(cf);
+    if (!s.ok()) return s;
     // The fold reads the memtable, which must hold this batch's earlier records.
-    if (folder_ != nullptr) adder_.Flush();
+    if (folder_ != nullptr) adder_->Flush();
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
     if (folder_ != nullptr && folder_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
-      return Put(seq, kTypeValue, key, merged_);
+      adder_->Add(seq, kTypeValue, key, merged_);
+    } else {
+      adder_->Add(seq, kTypeMerge, key, value);
     }
-    return Put(seq, kTypeMerge, key, value);
+    return Status::OK();
   }
 
  private:
@@ -334,22 +347,40 @@ class MemTableInserter final : public WriteBatch::Handler {
     if (sub_batches_ > 1 && splitter_.StartsNew(key)) seq_++;
     return seq_;
   }
-  Status Add(ValueType type, const Slice& key, const Slice& value) {
-    return Put(Next(key), type, key, value);
+  // Points adder_ at family cf's memtable. A family dropped since the batch was checked
+  // takes nothing more (its records stay in the WAL, which recovery passes over).
+  Status SeekToFamily(uint32_t cf) {
+    if (adder_ && cf == cf_) return Status::OK();
+    MemTable* mem = cf == 0 ? default_mem_ : families_ != nullptr ? families_->MemFor(cf) : nullptr;
+    if (mem == nullptr) {
+      return Status::InvalidArgument("Invalid column family specified in write batch");
+    }
+    adder_.reset();  // links what went to the previous family's memtable
+    cf_ = cf;
+    mem_ = mem;
+    adder_.emplace(mem, concurrent_);
+    return Status::OK();
   }
-  Status Put(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
-    adder_.Add(seq, type, key, value);
+  Status Add(uint32_t cf, ValueType type, const Slice& key, const Slice& value) {
+    const SequenceNumber seq = Next(key);
+    Status s = SeekToFamily(cf);
+    if (!s.ok()) return s;
+    adder_->Add(seq, type, key, value);
     return Status::OK();
   }
   SequenceNumber seq_;
-  MemTable* const mem_;
+  MemTable* const default_mem_;
+  ColumnFamilyMemTables* const families_;
+  const bool concurrent_;
   const uint64_t sub_batches_;
   SubBatchSplitter splitter_;
   MergeFolder* const folder_;
   std::string merged_;
+  uint32_t cf_ = 0;
+  MemTable* mem_ = nullptr;
   // Records go into the skip list a group at a time (MemTable::GroupAdder); the last group
   // is linked when the inserter goes, before InsertInto returns.
-  MemTable::GroupAdder adder_;
+  std::optional<MemTable::GroupAdder> adder_;
 };
 
 }  // namespace
@@ -361,68 +392,48 @@ WriteBatch::WriteBatch(size_t reserved_bytes) {
 
 WriteBatch::WriteBatch(const std::string& rep) : rep_(rep) {}
 
-Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
+Status WriteBatchInternal::AddRecord(WriteBatch* batch, uint32_t cf, ValueType type,
+                                     const Slice& key, const Slice& value) {
   if (TooLarge(key)) return Status::InvalidArgument("key is too large");
-  if (TooLarge(value)) return Status::InvalidArgument("value is too large");
-  EnsureHeader(&rep_);
-  const uint32_t cf = ColumnFamilyId(column_family);
-  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  const bool has_value = type == kTypeValue || type == kTypeMerge;
+  if (has_value && TooLarge(value)) return Status::InvalidArgument("value is too large");
+  std::string& rep = batch->rep_;
+  EnsureHeader(&rep);
+  SetCount(batch, Count(batch) + 1);
   if (cf == 0) {
-    rep_.push_back(static_cast<char>(kTypeValue));
+    rep.push_back(static_cast<char>(type));
   } else {
-    rep_.push_back(static_cast<char>(kTypeColumnFamilyValue));
-    PutVarint32(&rep_, cf);
+    ValueType tagged = kTypeColumnFamilyValue;
+    switch (type) {
+      case kTypeDeletion: tagged = kTypeColumnFamilyDeletion; break;
+      case kTypeSingleDeletion: tagged = kTypeColumnFamilySingleDeletion; break;
+      case kTypeMerge: tagged = kTypeColumnFamilyMerge; break;
+      default: break;
+    }
+    rep.push_back(static_cast<char>(tagged));
+    PutVarint32(&rep, cf);
   }
-  PutLengthPrefixedSlice(&rep_, key);
-  PutLengthPrefixedSlice(&rep_, value);
+  PutLengthPrefixedSlice(&rep, key);
+  if (has_value) PutLengthPrefixedSlice(&rep, value);
   return Status::OK();
+}
+
+Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
+  return WriteBatchInternal::AddRecord(this, ColumnFamilyId(column_family), kTypeValue, key, value);
 }
 
 Status WriteBatch::Delete(ColumnFamilyHandle* column_family, const Slice& key) {
-  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
-  EnsureHeader(&rep_);
-  const uint32_t cf = ColumnFamilyId(column_family);
-  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
-  if (cf == 0) {
-    rep_.push_back(static_cast<char>(kTypeDeletion));
-  } else {
-    rep_.push_back(static_cast<char>(kTypeColumnFamilyDeletion));
-    PutVarint32(&rep_, cf);
-  }
-  PutLengthPrefixedSlice(&rep_, key);
-  return Status::OK();
+  return WriteBatchInternal::AddRecord(this, ColumnFamilyId(column_family), kTypeDeletion, key,
+                                       Slice());
 }
 
 Status WriteBatch::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
-  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
-  EnsureHeader(&rep_);
-  const uint32_t cf = ColumnFamilyId(column_family);
-  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
-  if (cf == 0) {
-    rep_.push_back(static_cast<char>(kTypeSingleDeletion));
-  } else {
-    rep_.push_back(static_cast<char>(kTypeColumnFamilySingleDeletion));
-    PutVarint32(&rep_, cf);
-  }
-  PutLengthPrefixedSlice(&rep_, key);
-  return Status::OK();
+  return WriteBatchInternal::AddRecord(this, ColumnFamilyId(column_family), kTypeSingleDeletion,
+                                       key, Slice());
 }
 
 Status WriteBatch::Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
-  if (TooLarge(key)) return Status::InvalidArgument("key is too large");
-  if (TooLarge(value)) return Status::InvalidArgument("value is too large");
-  EnsureHeader(&rep_);
-  const uint32_t cf = ColumnFamilyId(column_family);
-  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
-  if (cf == 0) {
-    rep_.push_back(static_cast<char>(kTypeMerge));
-  } else {
-    rep_.push_back(static_cast<char>(kTypeColumnFamilyMerge));
-    PutVarint32(&rep_, cf);
-  }
-  PutLengthPrefixedSlice(&rep_, key);
-  PutLengthPrefixedSlice(&rep_, value);
-  return Status::OK();
+  return WriteBatchInternal::AddRecord(this, ColumnFamilyId(column_family), kTypeMerge, key, value);
 }
 
 Status WriteBatch::PutLogData(const Slice& blob) {
@@ -555,7 +566,8 @@ void WriteBatchInternal::MarkRollback(WriteBatch* batch, const Slice& xid) {
   PutLengthPrefixedSlice(&batch->rep_, xid);
 }
 
-Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_markers,
+Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch,
+                                            const ColumnFamilyMemTables* families, bool txn_markers,
                                             bool* has_merge, uint64_t* sub_batches,
                                             bool* begin_prepare, bool* commit) {
   Slice key;
@@ -573,7 +585,7 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
     if (commit != nullptr) *commit = false;
     return Status::OK();
   }
-  ColumnFamilyChecker checker(txn_markers, sub_batches != nullptr);
+  ColumnFamilyChecker checker(families, txn_markers, sub_batches != nullptr);
   Status s = IterateRep(batch->rep_, &checker);
   *has_merge = checker.has_merge;
   if (sub_batches != nullptr) *sub_batches = checker.splitter.sub_batches();
@@ -583,8 +595,8 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch, bool txn_ma
 }
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
-                                      MemTable* mem, bool concurrent, uint64_t sub_batches,
-                                      MergeFolder* folder) {
+                                      MemTable* mem, ColumnFamilyMemTables* families,
+                                      bool concurrent, uint64_t sub_batches, MergeFolder* folder) {
   Slice key;
   Slice value;
   if (IsSinglePut(batch->rep_, &key, &value)) {
@@ -592,7 +604,7 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
     mem->Add(first_seq, kTypeValue, key, value, concurrent);
     return Status::OK();
   }
-  MemTableInserter inserter(first_seq, mem, concurrent, sub_batches, folder);
+  MemTableInserter inserter(first_seq, mem, families, concurrent, sub_batches, folder);
   return IterateRep(batch->rep_, &inserter);
 }
 

@@ -12,6 +12,7 @@
 #include "shale/status.h"
 #include "shale/types.h"
 #include "shale/write_batch.h"
+#include "util/dbformat.h"
 
 namespace shale {
 
@@ -29,6 +30,17 @@ enum class PreparePolicy : unsigned char { kWriteCommitted, kWritePrepared };
 // util/dbformat.h, is WRITE_COMMITTED's). Persisted in WALs, RocksDB's value: never
 // renumber. It never appears in an internal key.
 inline constexpr unsigned char kTypeBeginPersistedPrepareXID = 0x12;
+
+// The memtables of the column families other than the default, as the DB's writers see
+// them: MemFor(id) is family id's active memtable, or null when no live family has that id.
+// Called by inserting threads without the DB mutex; the DB switches a family's memtable
+// only while no insert is in progress (the WAL leader, after the inserts before it).
+class ColumnFamilyMemTables {
+ public:
+  virtual ~ColumnFamilyMemTables() = default;
+  virtual bool IsLive(uint32_t id) const = 0;
+  virtual MemTable* MemFor(uint32_t id) = 0;
+};
 
 class WriteBatchInternal {
  public:
@@ -52,6 +64,12 @@ class WriteBatchInternal {
   // count not matching the records).
   static Status SetContents(WriteBatch* batch, const Slice& contents);
 
+  // Appends one record of family cf: type is kTypeValue, kTypeDeletion, kTypeSingleDeletion
+  // or kTypeMerge (value ignored for the deletions). InvalidArgument for a key or value
+  // too large, the batch unchanged.
+  static Status AddRecord(WriteBatch* batch, uint32_t cf, ValueType type, const Slice& key,
+                          const Slice& value);
+
   // Appends src's records to dst (keeping dst's sequence number). REQUIRES: dst != src.
   static Status Append(WriteBatch* dst, const WriteBatch* src);
 
@@ -68,16 +86,18 @@ class WriteBatchInternal {
   static void MarkRollback(WriteBatch* batch, const Slice& xid);
 
   // Checks a batch before it joins a write group: well formed (Corruption otherwise),
-  // naming only column family 0 (InvalidArgument otherwise) and, unless txn_markers (a
+  // naming only column family 0 or a family families says is live (InvalidArgument
+  // "Invalid column family specified in write batch", RocksDB's, otherwise; families may
+  // be null: no other family) and, unless txn_markers (a
   // transaction's own write), holding no two-phase commit marker but Noop (NotSupported:
   // only a TransactionDB writes them). *has_merge: it holds a Merge. *sub_batches (may be
   // null): how many sequence numbers the batch takes when numbered per sub-batch
   // (db/sub_batch.h), at least 1. *begin_prepare (may be null): it holds a prepared
   // section (WriteBatch::HasBeginPrepare, without a second walk). *commit (may be null):
   // it holds a Commit marker.
-  static Status ValidateForWrite(const WriteBatch* batch, bool txn_markers, bool* has_merge,
-                                 uint64_t* sub_batches = nullptr, bool* begin_prepare = nullptr,
-                                 bool* commit = nullptr);
+  static Status ValidateForWrite(const WriteBatch* batch, const ColumnFamilyMemTables* families,
+                                 bool txn_markers, bool* has_merge, uint64_t* sub_batches = nullptr,
+                                 bool* begin_prepare = nullptr, bool* commit = nullptr);
 
   // WriteBatch::Iterate for recovery under a write policy: a prepared section that the
   // other policy logged fails with NotSupported (after handler's MarkBeginPrepare, whose
@@ -85,7 +105,9 @@ class WriteBatchInternal {
   static Status IterateForRecovery(const WriteBatch* batch, WriteBatch::Handler* handler,
                                    PreparePolicy policy);
 
-  // Applies a batch that ValidateForWrite accepted to mem, numbering its records from
+  // Applies a batch that ValidateForWrite accepted to mem (family 0's records) and to the
+  // memtables families gives for the others (InvalidArgument, after the records before it,
+  // for a family dropped since the check), numbering its records from
   // first_seq upward (the batch's own header is not read; markers are passed over):
   // sub_batches 0 gives each record a number; otherwise it is the batch's sub-batch count
   // from ValidateForWrite, and each sub-batch takes one number (with 1, every record takes
@@ -94,7 +116,8 @@ class WriteBatchInternal {
   // options.max_successive_merges asks for it. (Recovery applies logged batches through
   // WalReplayer, db/wal_replay.h.)
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
-                           bool concurrent, uint64_t sub_batches, MergeFolder* folder);
+                           ColumnFamilyMemTables* families, bool concurrent, uint64_t sub_batches,
+                           MergeFolder* folder);
   // For a batch of one Put: starts loading what mem->Add will touch first (the memtable
   // filter's line), so that the load overlaps the WAL write. A hint; does nothing else.
   static void PrefetchForInsert(const WriteBatch* batch, const MemTable* mem);

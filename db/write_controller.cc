@@ -13,27 +13,45 @@ void WriteController::SetOptions(const Options& options) {
 }
 
 bool WriteController::Update(int num_l0_files, uint64_t pending_bytes, bool auto_compactions) {
-  State state = State::kNormal;
-  Cause cause = cause_;
+  Condition c;
   // Without automatic compaction nothing would ever clear an L0 or pending-bytes stall,
   // so, as in RocksDB, those conditions apply only when compactions run.
   if (auto_compactions) {
-    if (num_l0_files >= stop_trigger_) {
-      state = State::kStopped;
-      cause = kL0FileCountLimit;
-    } else if (hard_pending_limit_ > 0 && pending_bytes >= hard_pending_limit_) {
-      state = State::kStopped;
-      cause = kPendingCompactionBytes;
-    } else if (num_l0_files >= slowdown_trigger_) {
-      state = State::kDelayed;
-      cause = kL0FileCountLimit;
-    } else if (soft_pending_limit_ > 0 && pending_bytes >= soft_pending_limit_) {
-      state = State::kDelayed;
-      cause = kPendingCompactionBytes;
-    }
+    c = Judge(slowdown_trigger_, stop_trigger_, soft_pending_limit_, hard_pending_limit_,
+              num_l0_files, pending_bytes);
   }
-  bool changed = state != state_ || cause != cause_;
-  state_ = state;
+  return Apply(c);
+}
+
+WriteController::Condition WriteController::Judge(int slowdown_trigger, int stop_trigger,
+                                                  uint64_t soft_limit, uint64_t hard_limit,
+                                                  int num_l0_files, uint64_t pending_bytes) {
+  Condition c;
+  if (num_l0_files >= stop_trigger) {
+    c = {State::kStopped, kL0FileCountLimit};
+  } else if (hard_limit > 0 && pending_bytes >= hard_limit) {
+    c = {State::kStopped, kPendingCompactionBytes};
+  } else if (num_l0_files >= slowdown_trigger) {
+    c = {State::kDelayed, kL0FileCountLimit};
+  } else if (soft_limit > 0 && pending_bytes >= soft_limit) {
+    c = {State::kDelayed, kPendingCompactionBytes};
+  }
+  return c;
+}
+
+WriteController::Condition WriteController::Assess(const Options& family, int num_l0_files,
+                                                   uint64_t pending_bytes) {
+  if (family.disable_auto_compactions) return Condition();
+  return Judge(family.level0_slowdown_writes_trigger, family.level0_stop_writes_trigger,
+               family.soft_pending_compaction_bytes_limit,
+               family.hard_pending_compaction_bytes_limit, num_l0_files, pending_bytes);
+}
+
+bool WriteController::Apply(Condition c) {
+  // A normal state keeps the last cause, as before: it is only read while stalled.
+  const Cause cause = c.state == State::kNormal ? cause_ : c.cause;
+  const bool changed = c.state != state_ || cause != cause_;
+  state_ = c.state;
   cause_ = cause;
   return changed;
 }

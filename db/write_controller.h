@@ -8,7 +8,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <cstdint>
 #include <string>
 
@@ -21,8 +20,8 @@ class WriteController {
   enum class State { kNormal, kDelayed, kStopped };
   // Why writes are slowed or stopped; counted for shale.stats.
   enum Cause {
-    kMemtableLimit = 0,   // all write buffers full
-    kL0FileCountLimit,    // level0_slowdown/stop_writes_trigger
+    kMemtableLimit = 0,       // all write buffers full
+    kL0FileCountLimit,        // level0_slowdown/stop_writes_trigger
     kPendingCompactionBytes,  // soft/hard_pending_compaction_bytes_limit
     kNumCauses
   };
@@ -35,6 +34,18 @@ class WriteController {
 
   // Recomputes the state from the tree's shape. Returns true if it changed.
   bool Update(int num_l0_files, uint64_t pending_compaction_bytes, bool auto_compactions);
+
+  // With several column families: what one family's tree asks for under that family's
+  // triggers and limits (family: its options in effect), and the state set to the worst
+  // of them (a stop over a slowdown over nothing). Apply returns true if the state changed.
+  struct Condition {
+    State state = State::kNormal;
+    Cause cause = kMemtableLimit;
+  };
+  static Condition Assess(const Options& family, int num_l0_files,
+                          uint64_t pending_compaction_bytes);
+  static Condition Worse(Condition a, Condition b) { return b.state > a.state ? b : a; }
+  bool Apply(Condition c);
 
   // Also read without the DB mutex (the write path's check for room): a change seen one
   // write late is as if that write had come first.
@@ -59,6 +70,9 @@ class WriteController {
   uint64_t total_stall_micros() const;
 
  private:
+  static Condition Judge(int slowdown_trigger, int stop_trigger, uint64_t soft_limit,
+                         uint64_t hard_limit, int num_l0_files, uint64_t pending_bytes);
+
   int slowdown_trigger_ = 0;
   int stop_trigger_ = 0;
   uint64_t soft_pending_limit_ = 0;

@@ -62,7 +62,8 @@ Status WritePipeline::Classify(const WriteOptions& o, WriteBatch* batch, const T
   const bool txn = origin == Origin::kTransaction;
   // A malformed batch fails here, for its own writer only, before it reaches the WAL.
   uint64_t sub_batches = 0;
-  Status s = WriteBatchInternal::ValidateForWrite(batch, /*txn_markers=*/txn, &w->has_merge,
+  Status s = WriteBatchInternal::ValidateForWrite(batch, host_->FamilyMemtables(),
+                                                  /*txn_markers=*/txn, &w->has_merge,
                                                   seq_per_batch_ ? &sub_batches : nullptr,
                                                   txn ? &w->prepares : nullptr, &w->commits);
   if (!s.ok()) return s;
@@ -112,7 +113,8 @@ Status WritePipeline::Classify(const WriteOptions& o, WriteBatch* batch, const T
   w->keys = count;
   if (t.txn_batch != nullptr) {
     bool txn_merge = false;
-    s = WriteBatchInternal::ValidateForWrite(t.txn_batch, /*txn_markers=*/false, &txn_merge);
+    s = WriteBatchInternal::ValidateForWrite(t.txn_batch, host_->FamilyMemtables(),
+                                             /*txn_markers=*/false, &txn_merge);
     if (!s.ok()) return s;
     w->has_merge = w->has_merge || txn_merge;
     w->txn_batch = t.txn_batch;
@@ -291,15 +293,17 @@ Status WritePipeline::LeadMemtableStage(WriteGroup* group, PendingWrite* w) {
 void WritePipeline::InsertOwnBatch(PendingWrite* w, bool concurrent) {
   if (w->wal_only) return;  // logged only (a prepare or a marker)
   if (test_before_insert_) test_before_insert_();
-  w->status = WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, concurrent,
-                                             seq_per_batch_ ? w->seq_count : 0, folder_);
+  w->status =
+      WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, host_->FamilyMemtables(),
+                                     concurrent, seq_per_batch_ ? w->seq_count : 0, folder_);
   if (w->status.ok() && w->txn_batch != nullptr) {
     // Before the commit returns and the prepare is resolved: its WAL then stays until this
     // memtable is flushed.
     w->mem->RefLogContainingPrepSection(w->prep_log);
     w->status = WriteBatchInternal::InsertInto(w->txn_batch,
                                                w->sequence + WriteBatchInternal::Count(w->batch),
-                                               w->mem, concurrent, /*sub_batches=*/0, folder_);
+                                               w->mem, host_->FamilyMemtables(), concurrent,
+                                               /*sub_batches=*/0, folder_);
   }
 }
 

@@ -67,6 +67,7 @@
 
 namespace shale {
 
+class ColumnFamilyMemTables;
 class InternalStats;
 class MemTable;
 class MergeFolder;
@@ -96,8 +97,11 @@ class WritePipeline {
     // and the WAL when full, delaying or stopping for a stall): OK, the background error,
     // ShutdownInProgress, or Incomplete for a stalled no_slowdown write.
     virtual Status MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) = 0;
-    // The active memtable, which only the WAL leader replaces: stable for the caller.
+    // The default family's active memtable, which only the WAL leader replaces: stable for
+    // the caller.
     virtual MemTable* ActiveMemtable() = 0;
+    // The other families' memtables, for checking and inserting batches (any thread).
+    virtual ColumnFamilyMemTables* FamilyMemtables() = 0;
     // A write failed where a later write must not be acknowledged (the WAL may hold part
     // of its record, or a memtable part of its batch): the DB's background error.
     virtual void SetBackgroundError(const Status& s) = 0;

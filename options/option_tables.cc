@@ -26,6 +26,8 @@ const OptionInfo kDBOptions[] = {
     {DB_OPTION(create_if_missing), .default_value = "false",
      .help = "Create the DB if it is missing"},
     {DB_OPTION(error_if_exists), .default_value = "false", .help = "Fail Open if the DB exists"},
+    {DB_OPTION(create_missing_column_families), .default_value = "false",
+     .help = "Create the column families Open names that the DB lacks"},
     {DB_OPTION(paranoid_checks), .default_value = "true",
      .help = "Check aggressively: verify every SST file at Open, stop at the first damage"},
     {DB_OPTION(env), .default_value = "Env::Default()",

@@ -21,23 +21,28 @@ namespace shale {
 
 extern const std::string kDefaultColumnFamilyName;  // "default"
 
-// A column family: a separate key space with its own options inside one DB. Only the
-// default family exists so far.
-class ColumnFamilyHandle {
- public:
-  virtual ~ColumnFamilyHandle() = default;
-  virtual const std::string& GetName() const = 0;
-  virtual uint32_t GetID() const = 0;
-  virtual const Comparator* GetComparator() const = 0;
-};
-
-// A column family's name and options, as LoadLatestOptions returns them.
+// A column family's name and options, as Open takes them and LoadLatestOptions returns them.
 struct ColumnFamilyDescriptor {
   std::string name;
   ColumnFamilyOptions options;
   ColumnFamilyDescriptor() : name(kDefaultColumnFamilyName) {}
   ColumnFamilyDescriptor(const std::string& _name, const ColumnFamilyOptions& _options)
       : name(_name), options(_options) {}
+};
+
+// A column family: a key space of its own inside one DB, with its own options, memtables
+// and levels; every family shares the DB's WAL, so a WriteBatch across families is atomic.
+// A handle from Open or CreateColumnFamily is the caller's: release it with
+// DestroyColumnFamilyHandle (or delete it) before the DB is deleted. The default family's
+// handle (DefaultColumnFamily) belongs to the DB.
+class ColumnFamilyHandle {
+ public:
+  virtual ~ColumnFamilyHandle() = default;
+  virtual const std::string& GetName() const = 0;
+  virtual uint32_t GetID() const = 0;
+  // The family's name and the options in effect.
+  virtual Status GetDescriptor(ColumnFamilyDescriptor* desc) = 0;
+  virtual const Comparator* GetComparator() const = 0;
 };
 
 // How GetMergeOperands is called.
@@ -53,6 +58,20 @@ class DB {
   // on failure it is nullptr.
   static Status Open(const Options& options, const std::string& name, DB** dbptr);
   static Status Open(const Options& options, const std::string& name, std::unique_ptr<DB>* dbptr);
+  // Opens the DB with its column families: every family the DB has must be named (else
+  // InvalidArgument "Column families not opened: ..."), the default among them; a named
+  // family the DB lacks is created with create_missing_column_families (else
+  // InvalidArgument "Column family not found: ..."). *handles gets one handle per
+  // descriptor, in their order (the default's too), owned by the caller.
+  static Status Open(const DBOptions& db_options, const std::string& name,
+                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                     std::vector<ColumnFamilyHandle*>* handles, DB** dbptr);
+  static Status Open(const DBOptions& db_options, const std::string& name,
+                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                     std::vector<ColumnFamilyHandle*>* handles, std::unique_ptr<DB>* dbptr);
+  // The names of the DB's column families (the default first), read from its MANIFEST.
+  static Status ListColumnFamilies(const DBOptions& db_options, const std::string& name,
+                                   std::vector<std::string>* column_families);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -157,13 +176,20 @@ class DB {
   virtual Iterator* NewIterator(const ReadOptions& options) {
     return NewIterator(options, DefaultColumnFamily());
   }
+  // One iterator per family, all over the same view of the DB (options.snapshot's, else
+  // one taken now). On failure *iterators is empty.
+  virtual Status NewIterators(const ReadOptions& options,
+                              const std::vector<ColumnFamilyHandle*>& column_families,
+                              std::vector<Iterator*>* iterators) = 0;
 
   // A handle to the current state; release it with ReleaseSnapshot.
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
-  // Writes the memtables to SST files.
+  // Writes the memtables to SST files: one family's, or each of several families'.
   virtual Status Flush(const FlushOptions& options, ColumnFamilyHandle* column_family) = 0;
+  virtual Status Flush(const FlushOptions& options,
+                       const std::vector<ColumnFamilyHandle*>& column_families);
   virtual Status Flush(const FlushOptions& options) {
     return Flush(options, DefaultColumnFamily());
   }
@@ -260,6 +286,28 @@ class DB {
 
   // Owned by the DB; valid until it is deleted.
   virtual ColumnFamilyHandle* DefaultColumnFamily() const = 0;
+
+  // Creates a column family (recorded in the MANIFEST before it returns) and gives its
+  // handle. InvalidArgument if a live family has the name, or for options the option
+  // tables refuse.
+  virtual Status CreateColumnFamily(const ColumnFamilyOptions& options,
+                                    const std::string& column_family_name,
+                                    ColumnFamilyHandle** handle) = 0;
+  // One family per name with the same options, or one per descriptor. On failure the
+  // families created before it remain, with their handles in *handles.
+  virtual Status CreateColumnFamilies(const ColumnFamilyOptions& options,
+                                      const std::vector<std::string>& column_family_names,
+                                      std::vector<ColumnFamilyHandle*>* handles);
+  virtual Status CreateColumnFamilies(const std::vector<ColumnFamilyDescriptor>& column_families,
+                                      std::vector<ColumnFamilyHandle*>* handles);
+  // Drops a column family: recorded in the MANIFEST, its files deleted once nothing reads
+  // them. Its handle still serves reads of what it held until destroyed; writes to it fail
+  // (InvalidArgument). The default family cannot be dropped (InvalidArgument); a family
+  // already dropped gives InvalidArgument too.
+  virtual Status DropColumnFamily(ColumnFamilyHandle* column_family) = 0;
+  virtual Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families);
+  // Releases a handle from Open or CreateColumnFamily (the default family's is left alone).
+  virtual Status DestroyColumnFamilyHandle(ColumnFamilyHandle* column_family);
 };
 
 // Deletes the DB's files in `name` (and the directory if then empty). The DB must not be

@@ -136,6 +136,9 @@ struct DBOptions {
   bool create_if_missing = false;
   // Fail Open with InvalidArgument if the DB exists. Default: false.
   bool error_if_exists = false;
+  // Create the column families Open names that the DB does not have yet (else Open fails
+  // with InvalidArgument). Default: false.
+  bool create_missing_column_families = false;
   // Check aggressively and stop at the first sign of damage (e.g. verify every SST file's
   // footer at Open). Default: true.
   bool paranoid_checks = true;

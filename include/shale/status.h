@@ -139,6 +139,9 @@ class [[nodiscard]] Status {
   static Status Expired(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
     return Status(kExpired, kNone, msg, msg2);
   }
+  static Status ColumnFamilyDropped(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
+    return Status(kColumnFamilyDropped, kNone, msg, msg2);
+  }
   static Status TryAgain(const Slice& msg = Slice(), const Slice& msg2 = Slice()) {
     return Status(kTryAgain, kNone, msg, msg2);
   }
@@ -159,6 +162,7 @@ class [[nodiscard]] Status {
   bool IsDeadlock() const { return code_ == kBusy && subcode_ == kDeadlock; }
   bool IsExpired() const { return code_ == kExpired; }
   bool IsTryAgain() const { return code_ == kTryAgain; }
+  bool IsColumnFamilyDropped() const { return code_ == kColumnFamilyDropped; }
   bool IsNoSpace() const { return code_ == kIOError && subcode_ == kNoSpace; }
   bool IsPathNotFound() const {
     return (code_ == kIOError || code_ == kNotFound) && subcode_ == kPathNotFound;
@@ -171,7 +175,9 @@ class [[nodiscard]] Status {
   // Marks the status as looked at; kept for source compatibility with RocksDB.
   void PermitUncheckedError() const {}
 
-  bool operator==(const Status& rhs) const { return code_ == rhs.code_ && subcode_ == rhs.subcode_; }
+  bool operator==(const Status& rhs) const {
+    return code_ == rhs.code_ && subcode_ == rhs.subcode_;
+  }
   bool operator!=(const Status& rhs) const { return !(*this == rhs); }
 
  private:

@@ -25,7 +25,7 @@ namespace {
 
 class SuperVersionUnitTest : public testing::Test {
  protected:
-  SuperVersionUnitTest() : cfd_(0, "default", options_, &db_mutex_) {}
+  SuperVersionUnitTest() : cfd_(0, "default", options_, "unused", &db_mutex_) {}
 
   // Installs a fresh empty view (no memtables, no Version) and returns it.
   SuperVersion* Install() {

@@ -61,10 +61,10 @@ TEST_F(WalReplayTest, OlderWalIsReadForMarkersOnly) {
   SequenceNumber next = 0;
   WriteBatch plain;
   ASSERT_OK(plain.Put("old", "1"));
-  ASSERT_OK(r.Apply(At(plain, 3), 4, nullptr, &next));
+  ASSERT_OK(r.Apply(At(plain, 3), 4, static_cast<MemTable*>(nullptr), &next));
   EXPECT_EQ(next, 4u);
-  ASSERT_OK(r.Apply(At(Prepared("t1", "p"), 4), 4, nullptr, &next));
-  ASSERT_OK(r.Apply(At(Prepared("t2", "q"), 4), 4, nullptr, &next));
+  ASSERT_OK(r.Apply(At(Prepared("t1", "p"), 4), 4, static_cast<MemTable*>(nullptr), &next));
+  ASSERT_OK(r.Apply(At(Prepared("t2", "q"), 4), 4, static_cast<MemTable*>(nullptr), &next));
   WriteBatch commit;
   WriteBatchInternal::MarkCommit(&commit, "t1");
   ASSERT_OK(r.Apply(At(commit, 4), 4, mem_, &next));  // its records are in an SST already
@@ -136,7 +136,8 @@ TEST_F(WalReplayTest, WritePreparedPrepareIsAppliedAtOnceAndCommitOnlyResolves) 
   EXPECT_EQ(3u, prepared["t1"].batch.Count());
 
   WalReplayer r2(/*allow_2pc=*/true, /*seq_per_batch=*/true, /*min_data_log=*/5);
-  ASSERT_OK(r2.Apply(At(prepare, 10), /*log=*/4, nullptr, &next));  // an older WAL
+  ASSERT_OK(r2.Apply(At(prepare, 10), /*log=*/4, static_cast<MemTable*>(nullptr),
+                     &next));  // an older WAL
   WriteBatch commit;
   WriteBatchInternal::MarkCommit(&commit, "t1");
   ASSERT_OK(r2.Apply(At(commit, 12), 6, mem_, &next));
@@ -184,7 +185,9 @@ TEST_F(WalReplayTest, APrepareOfTheOtherWritePolicyIsRefused) {
     EXPECT_TRUE(seq_per_batch ? s.IsCorruption() : s.IsNotSupported()) << s.ToString();
     WalReplayer old_logs(/*allow_2pc=*/true, seq_per_batch, /*min_data_log=*/5);
     EXPECT_TRUE(
-        old_logs.Apply(At(Prepared("t3", "k", other), 10), 1, nullptr, &next).IsNotSupported());
+        old_logs
+            .Apply(At(Prepared("t3", "k", other), 10), 1, static_cast<MemTable*>(nullptr), &next)
+            .IsNotSupported());
     EXPECT_EQ(mem_->num_entries(), 0u) << "a refused batch applies nothing";
     EXPECT_TRUE(r.TakePrepared().empty());
     EXPECT_TRUE(old_logs.TakePrepared().empty());

@@ -62,6 +62,7 @@ class FakeColumnFamily : public ColumnFamilyHandle {
   explicit FakeColumnFamily(uint32_t id) : id_(id), name_("cf" + std::to_string(id)) {}
   const std::string& GetName() const override { return name_; }
   uint32_t GetID() const override { return id_; }
+  Status GetDescriptor(ColumnFamilyDescriptor*) override { return Status::NotSupported(); }
   const Comparator* GetComparator() const override { return BytewiseComparator(); }
 
  private:
@@ -392,13 +393,13 @@ TEST_F(MemTableTest, SinglePutBatchIsCheckedAndAppliedLikeAnyOther) {
   ASSERT_OK(one.Put("k", "v1"));
   bool has_merge = true;
   uint64_t sub_batches = 0;
-  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&one, false, &has_merge, &sub_batches));
+  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&one, nullptr, false, &has_merge, &sub_batches));
   EXPECT_FALSE(has_merge);
   EXPECT_EQ(sub_batches, 1u);
-  ASSERT_OK(WriteBatchInternal::InsertInto(&one, 10, mem_, false, 0, nullptr));
+  ASSERT_OK(WriteBatchInternal::InsertInto(&one, 10, mem_, nullptr, false, 0, nullptr));
   WriteBatch two;
   ASSERT_OK(two.Put("k", "v2"));
-  ASSERT_OK(WriteBatchInternal::InsertInto(&two, 11, mem_, true, 1, nullptr));
+  ASSERT_OK(WriteBatchInternal::InsertInto(&two, 11, mem_, nullptr, true, 1, nullptr));
   SequenceNumber seq;
   EXPECT_EQ(Get("k", 9, &seq), "ABSENT");
   EXPECT_EQ(Get("k", 10, &seq), "v1");
@@ -418,17 +419,17 @@ TEST_F(MemTableTest, SinglePutBatchIsCheckedAndAppliedLikeAnyOther) {
   corrupt.push_back(long_value);
   for (const std::string& c : corrupt) {
     WriteBatch b(c);
-    Status s = WriteBatchInternal::ValidateForWrite(&b, false, &has_merge, &sub_batches);
+    Status s = WriteBatchInternal::ValidateForWrite(&b, nullptr, false, &has_merge, &sub_batches);
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   }
   FakeColumnFamily other(3);
   WriteBatch cf;
   ASSERT_OK(cf.Put(&other, "k", "v"));
-  Status s = WriteBatchInternal::ValidateForWrite(&cf, false, &has_merge, &sub_batches);
+  Status s = WriteBatchInternal::ValidateForWrite(&cf, nullptr, false, &has_merge, &sub_batches);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   WriteBatch merge;
   ASSERT_OK(merge.Merge("k", "m"));
-  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&merge, false, &has_merge, &sub_batches));
+  ASSERT_OK(WriteBatchInternal::ValidateForWrite(&merge, nullptr, false, &has_merge, &sub_batches));
   EXPECT_TRUE(has_merge);
 }
 
@@ -487,8 +488,8 @@ TEST(WriteBatchTest, ValidateForWriteMatchesTheGeneralWalkOnRandomBatches) {
       const Status walked = damaged.Iterate(&model);
       bool has_merge = false;
       uint64_t sub_batches = 0;
-      const Status s =
-          WriteBatchInternal::ValidateForWrite(&damaged, txn_markers, &has_merge, &sub_batches);
+      const Status s = WriteBatchInternal::ValidateForWrite(&damaged, nullptr, txn_markers,
+                                                            &has_merge, &sub_batches);
       SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round));
       if (!walked.ok()) {
         // Refused; for damage, unless a record before it was refused first.

@@ -394,6 +394,7 @@ TEST_F(TransactionTest, OtherFamiliesAndPoliciesAreRefused) {
    public:
     const std::string& GetName() const override { return name_; }
     uint32_t GetID() const override { return 7; }
+    Status GetDescriptor(ColumnFamilyDescriptor*) override { return Status::NotSupported(); }
     const Comparator* GetComparator() const override { return BytewiseComparator(); }
     std::string name_ = "other";
   } other;

@@ -74,6 +74,7 @@ class FakeColumnFamily : public ColumnFamilyHandle {
  public:
   const std::string& GetName() const override { return name_; }
   uint32_t GetID() const override { return 1; }
+  Status GetDescriptor(ColumnFamilyDescriptor*) override { return Status::NotSupported(); }
   const Comparator* GetComparator() const override { return BytewiseComparator(); }
 
  private:
@@ -459,6 +460,7 @@ class ForeignHandleDB : public StackableDB {
    public:
     const std::string& GetName() const override { return kDefaultColumnFamilyName; }
     uint32_t GetID() const override { return 0; }
+    Status GetDescriptor(ColumnFamilyDescriptor*) override { return Status::NotSupported(); }
     const Comparator* GetComparator() const override { return BytewiseComparator(); }
   };
   mutable Handle handle_;

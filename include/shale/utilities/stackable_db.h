@@ -112,6 +112,11 @@ class StackableDB : public DB {
     return db_->NewIterator(options, column_family);
   }
   Iterator* NewIterator(const ReadOptions& options) override { return db_->NewIterator(options); }
+  Status NewIterators(const ReadOptions& options,
+                      const std::vector<ColumnFamilyHandle*>& column_families,
+                      std::vector<Iterator*>* iterators) override {
+    return db_->NewIterators(options, column_families, iterators);
+  }
 
   const Snapshot* GetSnapshot() override { return db_->GetSnapshot(); }
   void ReleaseSnapshot(const Snapshot* snapshot) override { db_->ReleaseSnapshot(snapshot); }
@@ -121,6 +126,10 @@ class StackableDB : public DB {
     return db_->Flush(options, column_family);
   }
   Status Flush(const FlushOptions& options) override { return db_->Flush(options); }
+  Status Flush(const FlushOptions& options,
+               const std::vector<ColumnFamilyHandle*>& column_families) override {
+    return db_->Flush(options, column_families);
+  }
 
   SequenceNumber GetLatestSequenceNumber() const override { return db_->GetLatestSequenceNumber(); }
 
@@ -176,6 +185,29 @@ class StackableDB : public DB {
   }
 
   ColumnFamilyHandle* DefaultColumnFamily() const override { return db_->DefaultColumnFamily(); }
+  Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                            ColumnFamilyHandle** handle) override {
+    return db_->CreateColumnFamily(options, name, handle);
+  }
+  using DB::CreateColumnFamilies;
+  Status CreateColumnFamilies(const ColumnFamilyOptions& options,
+                              const std::vector<std::string>& names,
+                              std::vector<ColumnFamilyHandle*>* handles) override {
+    return db_->CreateColumnFamilies(options, names, handles);
+  }
+  Status CreateColumnFamilies(const std::vector<ColumnFamilyDescriptor>& column_families,
+                              std::vector<ColumnFamilyHandle*>* handles) override {
+    return db_->CreateColumnFamilies(column_families, handles);
+  }
+  Status DropColumnFamily(ColumnFamilyHandle* column_family) override {
+    return db_->DropColumnFamily(column_family);
+  }
+  Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families) override {
+    return db_->DropColumnFamilies(column_families);
+  }
+  Status DestroyColumnFamilyHandle(ColumnFamilyHandle* column_family) override {
+    return db_->DestroyColumnFamilyHandle(column_family);
+  }
 
  protected:
   DB* db_;  // owned
