@@ -62,6 +62,13 @@ bool ColumnFamilySet::AnyOtherShouldFlush() const {
   return false;
 }
 
+void ColumnFamilySet::UpdateCharges() {
+  const Snapshot* view = writers_view_.load(std::memory_order_acquire);
+  for (const auto& [id, cfd] : *view) {
+    if (!cfd->dropped()) cfd->mem_for_wal_leader()->UpdateCharge();
+  }
+}
+
 MemTable* ColumnFamilySet::MemFor(uint32_t id) {
   const Snapshot* view = writers_view_.load(std::memory_order_acquire);
   auto it = view->find(id);

@@ -64,6 +64,9 @@ class ColumnFamilySet final : public ColumnFamilyMemTables {
   // Whether a live family other than the default has a full active memtable (the WAL
   // leader's check for room, without the mutex).
   bool AnyOtherShouldFlush() const;
+  // Charges the growth of the other live families' active memtables to their memtable
+  // budget (MemTable::UpdateCharge). REQUIRES: the caller is the WAL leader.
+  void UpdateCharges();
 
   Mutex* db_mutex() const RETURN_CAPABILITY(db_mutex_) { return db_mutex_; }
 

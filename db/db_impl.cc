@@ -28,6 +28,10 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_b
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
   current_options_ = std::make_shared<const Options>(options_);
+  write_buffer_manager_ = options_.write_buffer_manager;
+  if (write_buffer_manager_ == nullptr && options_.db_write_buffer_size > 0) {
+    write_buffer_manager_ = std::make_shared<WriteBufferManager>(options_.db_write_buffer_size);
+  }
   max_successive_merges_.store(options_.max_successive_merges);
   {
     DbLock l(this);
@@ -95,7 +99,10 @@ Status DBImpl::CloseImpl() {
     // Drop the read view, and every reader thread's cached reference, before the
     // Versions it pins.
     DbLock l(this);
-    for (const auto& cfd : families_.all()) cfd->InstallSuperVersion(nullptr);
+    for (const auto& cfd : families_.all()) {
+      HeldFor(cfd.get());
+      cfd->InstallSuperVersion(nullptr);
+    }
   }
   if (db_lock_ != nullptr) {
     env_->UnlockFile(db_lock_).PermitUncheckedError();

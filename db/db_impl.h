@@ -41,6 +41,7 @@
 #include "options/option_table.h"
 #include "shale/db.h"
 #include "shale/statistics.h"
+#include "shale/write_buffer_manager.h"
 #include "util/mutexlock.h"
 #include "util/read_callback.h"
 
@@ -123,6 +124,7 @@ class DBImpl final : public DB,
   using DB::GetProperty;
   bool GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) override;
   bool GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint64_t* value) override;
+  bool GetAggregatedIntProperty(const Slice& property, uint64_t* value) override;
   const std::string& GetName() const override { return dbname_; }
   Env* GetEnv() const override { return env_; }
   Options GetOptions(ColumnFamilyHandle* cf) const override;
@@ -243,6 +245,8 @@ class DBImpl final : public DB,
       REQUIRES(DB_MUTEX);
   // The options a family runs with: the DB's in effect with cf_options, checked.
   Status FamilyOptions(const ColumnFamilyOptions& cf_options, Options* result) REQUIRES(DB_MUTEX);
+  // Writes a new OPTIONS file with the options in effect (after a family's creation or drop).
+  void RecordOptions() EXCLUDES(mutex_, options_file_mutex_);
   // The live family with the smallest id among those with memtables to flush, or null.
   ColumnFamilyData* NextToFlush() REQUIRES(DB_MUTEX);
 
@@ -457,6 +461,12 @@ class DBImpl final : public DB,
   std::unique_ptr<WritePipeline> pipeline_;
   // The number of the WAL writes go to; changed by a WAL leader (SwitchMemtable).
   uint64_t logfile_number_ GUARDED_BY(mutex_) = 0;
+  // The memtable budget (DBOptions::write_buffer_manager, or one of db_write_buffer_size
+  // bytes), or null: every memtable is charged to it.
+  std::shared_ptr<WriteBufferManager> write_buffer_manager_;
+  // Charges the active memtables' growth to write_buffer_manager_ and says whether it
+  // asks for a flush or a stall. REQUIRES: the caller is the WAL leader.
+  bool OverMemoryBudget();
   // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
   // worth; see util/arena.h for why).
   const std::shared_ptr<ArenaBlockPool> memtable_blocks_;

@@ -148,10 +148,19 @@ Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std:
   }
   // With the write queue alone, no group is between its check of the batch's families and
   // its inserts while the set changes.
-  return pipeline_->WithQueueAlone([&] {
+  Status s = pipeline_->WithQueueAlone([&] {
     DbLock l(this);
     return CreateFamily(name, family, handle);
   });
+  if (s.ok()) RecordOptions();
+  return s;
+}
+
+void DBImpl::RecordOptions() {
+  // As RocksDB without fail_if_options_file_error: a failure is logged, not returned.
+  MutexLock f(&options_file_mutex_);
+  DbLock l(this);
+  WriteOptionsFile().PermitUncheckedError();
 }
 
 Status DBImpl::DropColumnFamily(ColumnFamilyHandle* cf) {
@@ -160,7 +169,7 @@ Status DBImpl::DropColumnFamily(ColumnFamilyHandle* cf) {
   }
   ColumnFamilyData* cfd = CfdOf(cf);
   if (cfd == default_cf_) return Status::InvalidArgument("Can't drop default column family");
-  return pipeline_->WithQueueAlone([&] {
+  Status dropped = pipeline_->WithQueueAlone([&] {
     DbLock l(this);
     if (cfd->dropped()) return Status::InvalidArgument("Column family already dropped!");
     if (!bg_error_.ok()) return bg_error_;
@@ -176,6 +185,8 @@ Status DBImpl::DropColumnFamily(ColumnFamilyHandle* cf) {
     bg_cv_.SignalAll();
     return Status::OK();
   });
+  if (dropped.ok()) RecordOptions();
+  return dropped;
 }
 
 // ---- Several families at once.

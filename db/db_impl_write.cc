@@ -70,7 +70,14 @@ bool DBImpl::MayNeedRoom() {
   return has_bg_error_.load(std::memory_order_acquire) ||
          shutting_down_.load(std::memory_order_relaxed) ||
          StallStateWithoutMutex() != WriteController::State::kNormal ||
-         default_cf_->mem_for_wal_leader()->ShouldFlush() || families_.AnyOtherShouldFlush();
+         default_cf_->mem_for_wal_leader()->ShouldFlush() || families_.AnyOtherShouldFlush() ||
+         (write_buffer_manager_ != nullptr && OverMemoryBudget());
+}
+
+bool DBImpl::OverMemoryBudget() {
+  default_cf_->mem_for_wal_leader()->UpdateCharge();
+  families_.UpdateCharges();
+  return write_buffer_manager_->ShouldFlush() || write_buffer_manager_->ShouldStall();
 }
 
 Status DBImpl::MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) {
@@ -144,12 +151,39 @@ Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, b
       HeldFor(force);
       if (!force->dropped() && !force->mem()->IsEmpty()) full.push_back(force);
     } else {
+      // Over the memory budget of all families: the largest memtable goes too.
+      ColumnFamilyData* largest = nullptr;
+      const bool over_budget =
+          write_buffer_manager_ != nullptr && write_buffer_manager_->ShouldFlush();
       for (const auto& [id, cfd] : families_.live()) {
         HeldFor(cfd);
-        if (cfd->mem()->ShouldFlush()) full.push_back(cfd);
+        if (cfd->mem()->ShouldFlush()) {
+          full.push_back(cfd);
+        } else if (over_budget && !cfd->mem()->IsEmpty() &&
+                   (largest == nullptr || cfd->mem()->ApproximateMemoryUsage() >
+                                              largest->mem()->ApproximateMemoryUsage())) {
+          largest = cfd;
+        }
       }
+      if (largest != nullptr && full.empty()) full.push_back(largest);
     }
-    if (full.empty()) return Status::OK();
+    if (full.empty()) {
+      if (force != nullptr || write_buffer_manager_ == nullptr ||
+          !write_buffer_manager_->ShouldStall()) {
+        return Status::OK();
+      }
+      // allow_stall and the budget is exceeded: wait for flushes to bring it down (here or,
+      // with a shared budget, in another DB).
+      if (no_slowdown) return Status::Incomplete("Write stall");
+      const uint64_t start = env_->NowMicros();
+      MaybeScheduleFlush();
+      bg_cv_.TimedWaitMicros(&mutex_, 1000);
+      const uint64_t stalled = env_->NowMicros() - start;
+      write_controller_.AddStallMicros(WriteController::kMemtableLimit, true, stalled);
+      RecordTick(stats_, STALL_MICROS, stalled);
+      RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
+      continue;
+    }
     const bool all_full = std::any_of(full.begin(), full.end(), [this](ColumnFamilyData* cfd) {
       AssertDbMutexHeld();
       HeldFor(cfd);
@@ -208,8 +242,21 @@ MemTable* DBImpl::NewMemTable(ColumnFamilyData* cfd) {
       old == nullptr ||
       old->SampledGets() * MemTable::kGetSample * kEntriesPerGetForFilter >= old->num_entries();
   const Options& o = *cfd->current_options();
-  return new MemTable(cfd->internal_comparator(), o.write_buffer_size, o.arena_block_size,
-                      o.memtable_huge_page_size, memtable_blocks_, with_filter);
+  size_t block_size = o.arena_block_size;
+  size_t filter_for = 0;
+  if (write_buffer_manager_ != nullptr && write_buffer_manager_->enabled()) {
+    // Under a budget shared by many memtables, a memtable's first arena blocks (two, each
+    // write_buffer_size / 8 by default) must stay a small part of it, a 64th at most, and
+    // its filter is sized for what the budget lets it hold.
+    const size_t budget = write_buffer_manager_->buffer_size();
+    const size_t cap = std::max<size_t>(Arena::kMinBlockSize, budget / 64);
+    block_size = std::min(Arena::BlockSizeFor(o.arena_block_size, o.write_buffer_size), cap);
+    filter_for = std::min<size_t>(o.write_buffer_size, budget / 2);
+  }
+  auto* mem = new MemTable(cfd->internal_comparator(), o.write_buffer_size, block_size,
+                           o.memtable_huge_page_size, memtable_blocks_, with_filter, filter_for);
+  if (write_buffer_manager_ != nullptr) mem->ChargeTo(write_buffer_manager_);
+  return mem;
 }
 
 Status DBImpl::SwitchMemtable(const std::vector<ColumnFamilyData*>& full) {
@@ -240,6 +287,7 @@ Status DBImpl::SwitchMemtable(const std::vector<ColumnFamilyData*>& full) {
   const SequenceNumber next_seq = pipeline_->LastAllocated() + 1;
   for (ColumnFamilyData* cfd : full) {
     HeldFor(cfd);
+    cfd->mem()->MarkImmutableCharge();
     // The sizes in effect now: a SetOptions since the last switch applies from here.
     MemTable* mem = NewMemTable(cfd);
     mem->SetLogNumber(new_log_number);

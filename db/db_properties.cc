@@ -124,6 +124,34 @@ bool DBImpl::GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint6
   return false;
 }
 
+bool DBImpl::GetAggregatedIntProperty(const Slice& property, uint64_t* value) {
+  const std::string name = Canonical(property);
+  // The properties of one family's memtables and files add up; the others are the DB's.
+  const bool per_family =
+      name == Properties::kEstimateNumKeys || name == Properties::kCurSizeAllMemTables ||
+      name == Properties::kNumImmutableMemTable || name == Properties::kTotalSstFilesSize ||
+      name == Properties::kEstimatePendingCompactionBytes ||
+      Slice(name).starts_with(Properties::kNumFilesAtLevelPrefix);
+  if (!per_family) return GetIntProperty(DefaultColumnFamily(), property, value);
+  std::vector<ColumnFamilyHandleImpl> handles;
+  {
+    DbLock l(this);
+    for (const auto& [id, cfd] : families_.live()) handles.emplace_back(cfd, this);
+  }
+  uint64_t sum = 0;
+  for (ColumnFamilyHandleImpl& h : handles) {
+    uint64_t v = 0;
+    // A family dropped meanwhile answers nothing and adds nothing.
+    if (GetIntProperty(&h, property, &v)) {
+      sum += v;
+    } else if (h.cfd() == default_cf_) {
+      return false;  // not a property at all
+    }
+  }
+  *value = sum;
+  return true;
+}
+
 bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) {
   if (!IsOwnFamily(cf)) return false;
   ColumnFamilyData* cfd = CfdOf(cf);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "shale/comparator.h"
+#include "shale/write_buffer_manager.h"
 #include "util/coding.h"
 
 namespace shale {
@@ -91,17 +92,43 @@ int MemTable::KeyComparator::CompareEntries(const char* a, const char* b) const 
 
 MemTable::MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size,
                    size_t arena_block_size, size_t huge_page_size,
-                   std::shared_ptr<ArenaBlockPool> block_pool, bool with_filter)
+                   std::shared_ptr<ArenaBlockPool> block_pool, bool with_filter,
+                   size_t filter_for_bytes)
     : comparator_(cmp),
       arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size, block_pool),
       index_arena_(Arena::BlockSizeFor(arena_block_size, write_buffer_size), huge_page_size,
                    std::move(block_pool)),
       table_(comparator_, &index_arena_),
       write_buffer_size_(write_buffer_size),
-      filter_(
-          !with_filter || cmp.user_comparator()->CanKeysWithDifferentByteContentsBeEqual()
-              ? nullptr
-              : std::make_unique<MemTableFilter>(write_buffer_size / kBufferBytesPerFilterByte)) {}
+      filter_(!with_filter || cmp.user_comparator()->CanKeysWithDifferentByteContentsBeEqual()
+                  ? nullptr
+                  : std::make_unique<MemTableFilter>(
+                        (filter_for_bytes > 0 ? filter_for_bytes : write_buffer_size) /
+                        kBufferBytesPerFilterByte)) {}
+
+MemTable::~MemTable() {
+  if (wbm_ == nullptr) return;
+  const size_t charged = charged_.load(std::memory_order_relaxed);
+  if (!immutable_charge_.load(std::memory_order_relaxed)) wbm_->ScheduleFreeMem(charged);
+  wbm_->FreeMem(charged);
+}
+
+void MemTable::UpdateCharge() {
+  if (wbm_ == nullptr || immutable_charge_.load(std::memory_order_relaxed)) return;
+  const size_t now = ApproximateMemoryUsage();
+  const size_t before = charged_.load(std::memory_order_relaxed);
+  if (now > before) {
+    wbm_->ReserveMem(now - before);
+    charged_.store(now, std::memory_order_relaxed);
+  }
+}
+
+void MemTable::MarkImmutableCharge() {
+  if (wbm_ == nullptr || immutable_charge_.load(std::memory_order_relaxed)) return;
+  UpdateCharge();
+  immutable_charge_.store(true, std::memory_order_relaxed);
+  wbm_->ScheduleFreeMem(charged_.load(std::memory_order_relaxed));
+}
 
 void MemTable::Unref() {
   int before = refs_.fetch_sub(1, std::memory_order_acq_rel);

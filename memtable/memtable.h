@@ -37,6 +37,8 @@
 
 namespace shale {
 
+class WriteBufferManager;
+
 class MemTable {
  public:
   // cmp is copied. write_buffer_size is the size at which ShouldFlush() turns true.
@@ -45,12 +47,24 @@ class MemTable {
   // block_pool (may be null): the DB's spare arena blocks, taken from and given back to.
   // with_filter: keep a filter of key hashes (MemTableFilter) if the comparator allows one.
   // It makes Get of an absent key cheap and costs every Add a cache line: the DB asks for it
-  // where Gets have been reaching the memtables (see SampledGets).
+  // where Gets have been reaching the memtables (see SampledGets). filter_for_bytes: the
+  // memtable size the filter is sized for (0: write_buffer_size; less under a memory budget
+  // that flushes memtables well before they fill).
   MemTable(const InternalKeyComparator& cmp, size_t write_buffer_size, size_t arena_block_size = 0,
            size_t huge_page_size = 0, std::shared_ptr<ArenaBlockPool> block_pool = nullptr,
-           bool with_filter = true);
+           bool with_filter = true, size_t filter_for_bytes = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
+
+  // Counts this memtable's memory in wbm from now on (a DB's memtable budget, see
+  // include/shale/write_buffer_manager.h): UpdateCharge reserves what it grew by since the
+  // last call, MarkImmutableCharge takes it out of the writable share (when it stops
+  // taking writes), and it is freed with the memtable. REQUIRES: called once, before any
+  // Add. UpdateCharge and MarkImmutableCharge are called by one thread at a time (the WAL
+  // leader, or a holder of the DB mutex that keeps writers out).
+  void ChargeTo(std::shared_ptr<WriteBufferManager> wbm) { wbm_ = std::move(wbm); }
+  void UpdateCharge();
+  void MarkImmutableCharge();
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Deletes the memtable when the count reaches zero. REQUIRES: a reference is held.
@@ -163,7 +177,7 @@ class MemTable {
   const InternalKeyComparator& internal_comparator() const { return comparator_.icmp; }
 
  private:
-  ~MemTable() = default;  // only Unref deletes
+  ~MemTable();  // only Unref deletes
 
   // What the skip list orders: an entry (length-prefixed internal key, then the value, in
   // arena_) by way of its first eight user-key bytes, zero-padded and read big-endian. The
@@ -231,6 +245,11 @@ class MemTable {
   // num_entries_, its line is not written on every Add, so readers keep it cached.
   std::atomic<bool> has_entries_{false};
   std::atomic<int> refs_{0};
+  // The memtable budget charged (ChargeTo), what it was charged, and whether that left the
+  // writable share.
+  std::shared_ptr<WriteBufferManager> wbm_;
+  std::atomic<size_t> charged_{0};
+  std::atomic<bool> immutable_charge_{false};
   std::atomic<uint64_t> sampled_gets_{0};
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletes_{0};

@@ -161,6 +161,8 @@ template <>
 struct Codec<std::shared_ptr<Logger>> : PointerCodec<Logger> {};
 template <>
 struct Codec<std::shared_ptr<Cache>> : PointerCodec<Cache> {};
+template <>
+struct Codec<std::shared_ptr<WriteBufferManager>> : PointerCodec<WriteBufferManager> {};
 
 // Member<&S::m>::Field reaches member m of the S behind a type-erased pointer.
 template <auto M>

@@ -232,6 +232,9 @@ class DB {
   virtual bool GetIntProperty(const Slice& property, uint64_t* value) {
     return GetIntProperty(DefaultColumnFamily(), property, value);
   }
+  // An integer property summed over every column family (a property of the whole DB, such
+  // as shale.num-running-compactions, is given once).
+  virtual bool GetAggregatedIntProperty(const Slice& property, uint64_t* value) = 0;
 
   // Compacts the keys in [*begin, *end] (null: unbounded) down the tree: memtables are
   // flushed, then each level holding data in the range is compacted into the next; the

@@ -27,6 +27,7 @@ class Logger;
 class Snapshot;
 class Statistics;
 class MergeOperator;
+class WriteBufferManager;
 
 // What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
 enum class WALRecoveryMode : char {
@@ -166,6 +167,13 @@ struct DBOptions {
   // Write rate while writes are slowed, in bytes per second; 0 means 16 MiB/s. Mutable.
   // Default: 0.
   uint64_t delayed_write_rate = 0;
+  // A budget for the memtables of every column family together: past it the largest
+  // family is flushed (include/shale/write_buffer_manager.h). 0: no budget. Used when
+  // write_buffer_manager is not given. Default: 0.
+  size_t db_write_buffer_size = 0;
+  // The budget as an object, which several DBs may share (and which may charge a block
+  // cache, or stall writes). Takes precedence over db_write_buffer_size. Default: nullptr.
+  std::shared_ptr<WriteBufferManager> write_buffer_manager;
   // Tickers and histograms (CreateDBStatistics()); nullptr collects none. Default: nullptr.
   std::shared_ptr<Statistics> statistics;
   // Where info LOG lines go; nullptr writes a LOG file in the DB directory.

@@ -146,6 +146,9 @@ class StackableDB : public DB {
                       uint64_t* value) override {
     return db_->GetIntProperty(column_family, property, value);
   }
+  bool GetAggregatedIntProperty(const Slice& property, uint64_t* value) override {
+    return db_->GetAggregatedIntProperty(property, value);
+  }
   bool GetIntProperty(const Slice& property, uint64_t* value) override {
     return db_->GetIntProperty(property, value);
   }
