@@ -2,6 +2,8 @@
 // or nothing by the option tables, options/options_check.h), what follows a change, and the
 // OPTIONS file written at Open and after each change.
 #include <cinttypes>
+#include <string>
+#include <vector>
 
 #include "db/db_impl.h"
 #include "db/filename.h"
@@ -112,9 +114,19 @@ void DBImpl::InstallOptions(ColumnFamilyData* cfd, std::shared_ptr<const Options
 Status DBImpl::WriteOptionsFile() {
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);  // its temporary file is not swept meanwhile
-  const std::shared_ptr<const Options> options = current_options_;
+  const std::shared_ptr<const Options> db_options = current_options_;
+  // Every live family as in effect now, the default (id 0) first; copied, since the file
+  // is written without the DB mutex.
+  std::vector<std::string> names;
+  std::vector<ColumnFamilyOptions> families;
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    names.push_back(cfd->name());
+    families.push_back(*cfd->current_options());
+  }
   UnlockDb();
-  Status s = shale::WriteOptionsFile(env_, dbname_, number, *options, *options, db_dir_.get());
+  Status s =
+      shale::WriteOptionsFile(env_, dbname_, number, *db_options, names, families, db_dir_.get());
   LockDb();
   pending_outputs_.erase(number);
   if (!s.ok()) {

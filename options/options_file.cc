@@ -25,8 +25,7 @@ constexpr char kTablePrefix[] = "TableOptions/";
 // kDefaultColumnFamilyName lives in db/, above this layer.
 constexpr char kDefaultCF[] = "default";
 
-void AppendSection(const std::span<const OptionInfo> table, const void* options,
-                   std::string* out) {
+void AppendSection(const std::span<const OptionInfo> table, const void* options, std::string* out) {
   for (const OptionInfo& info : table) {
     if (!info.persisted()) continue;
     *out += "  ";
@@ -52,21 +51,45 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-// Drops a comment (an unescaped '#' and what follows) and undoes RocksDB's escapes
-// ("\:" -> ":", "\#" -> "#", "\\" -> "\", "\n", "\r").
-std::string StripCommentAndUnescape(const std::string& line) {
+// RocksDB's escapes: a backslash before '\', '#', ':', CR and LF, the last two as 'r', 'n'.
+std::string Escape(const std::string& raw) {
   std::string out;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == '#') break;
-    if (c == '\\' && i + 1 < line.size()) {
-      const char n = line[++i];
-      out += n == 'n' ? '\n' : n == 'r' ? '\r' : n;
-      continue;
+  for (const char c : raw) {
+    if (c == '\\' || c == '#' || c == ':' || c == '\r' || c == '\n') {
+      out += '\\';
+      out += c == '\n' ? 'n' : c == '\r' ? 'r' : c;
+    } else {
+      out += c;
     }
-    out += c;
   }
-  return Trim(out);
+  return out;
+}
+
+// Undoes Escape: "\x" is x, except "\n" and "\r".
+std::string Unescape(const std::string& escaped) {
+  std::string out;
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    const char c = escaped[i];
+    if (c == '\\' && i + 1 < escaped.size()) {
+      const char n = escaped[++i];
+      out += n == 'n' ? '\n' : n == 'r' ? '\r' : n;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Drops a comment: the first '#' not escaped by a backslash, and what follows.
+std::string StripComment(const std::string& line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\') {
+      ++i;
+    } else if (line[i] == '#') {
+      return Trim(line.substr(0, i));
+    }
+  }
+  return Trim(line);
 }
 
 Status LineError(const std::string& fname, int line, const std::string& what) {
@@ -134,8 +157,8 @@ Status ApplySection(const Section& section, OptionStruct which, const std::strin
   return Status::OK();
 }
 
-Status ResolveCFObjects(const std::map<std::string, std::string>& objects,
-                        ColumnFamilyOptions* cf, std::string* merge_operator) {
+Status ResolveCFObjects(const std::map<std::string, std::string>& objects, ColumnFamilyOptions* cf,
+                        std::string* merge_operator) {
   if (auto it = objects.find("comparator"); it != objects.end()) {
     const std::string& name = it->second;
     if (name == BytewiseComparator()->Name()) {
@@ -183,8 +206,7 @@ bool ParseOptionsFileName(const std::string& name, uint64_t* number) {
   return true;
 }
 
-std::string SerializeOptions(const DBOptions& db_options,
-                             const std::vector<std::string>& cf_names,
+std::string SerializeOptions(const DBOptions& db_options, const std::vector<std::string>& cf_names,
                              const std::vector<ColumnFamilyOptions>& cf_options) {
   std::string out =
       "# The options of a shale DB, in RocksDB's OPTIONS file format.\n"
@@ -195,11 +217,12 @@ std::string SerializeOptions(const DBOptions& db_options,
   out += "\n[DBOptions]\n";
   AppendSection(DBOptionsTable(), &db_options, &out);
   for (size_t i = 0; i < cf_options.size() && i < cf_names.size(); ++i) {
-    out += "\n[CFOptions \"" + cf_names[i] + "\"]\n";
+    const std::string name = Escape(cf_names[i]);
+    out += "\n[CFOptions \"" + name + "\"]\n";
     AppendSection(CFOptionsTable(), &cf_options[i], &out);
     if (const BlockBasedTableOptions* t = TableOptionsOf(cf_options[i])) {
-      out += std::string("\n[") + kTablePrefix + BlockBasedTableFactory::kClassName + " \"" +
-             cf_names[i] + "\"]\n";
+      out += std::string("\n[") + kTablePrefix + BlockBasedTableFactory::kClassName + " \"" + name +
+             "\"]\n";
       AppendSection(BlockBasedTableOptionsTable(), t, &out);
     }
   }
@@ -209,8 +232,13 @@ std::string SerializeOptions(const DBOptions& db_options,
 Status WriteOptionsFile(Env* env, const std::string& dbname, uint64_t number,
                         const DBOptions& db_options, const ColumnFamilyOptions& cf_options,
                         Directory* dir) {
-  const std::string text =
-      SerializeOptions(db_options, {kDefaultCF}, {cf_options});
+  return WriteOptionsFile(env, dbname, number, db_options, {kDefaultCF}, {cf_options}, dir);
+}
+
+Status WriteOptionsFile(Env* env, const std::string& dbname, uint64_t number,
+                        const DBOptions& db_options, const std::vector<std::string>& cf_names,
+                        const std::vector<ColumnFamilyOptions>& cf_options, Directory* dir) {
+  const std::string text = SerializeOptions(db_options, cf_names, cf_options);
   const std::string temp = TempOptionsFilePath(dbname, number);
   Status s = WriteStringToFile(env, text, temp, /*should_sync=*/true);
   if (s.ok()) s = env->RenameFile(temp, OptionsFilePath(dbname, number));
@@ -253,26 +281,26 @@ Status ParseOptions(const std::string& text, const std::string& fname,
     const std::string raw = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_number;
-    const std::string line = Trim(raw);
-    if (line.empty() || line[0] == '#') continue;
+    const std::string line = StripComment(raw);
+    if (line.empty()) continue;
     if (line.front() == '[') {
       if (line.back() != ']') return LineError(fname, line_number, "bad section " + line);
       Section section;
       section.line = line_number;
+      // As RocksDB: the argument is between the first and the last quote, escaped.
       const std::string inner = line.substr(1, line.size() - 2);
       const size_t q1 = inner.find('"');
       const size_t q2 = inner.rfind('"');
       if (q1 != std::string::npos && q2 > q1) {
         section.title = Trim(inner.substr(0, q1));
-        section.argument = inner.substr(q1 + 1, q2 - q1 - 1);
+        section.argument = Unescape(inner.substr(q1 + 1, q2 - q1 - 1));
       } else {
         section.title = Trim(inner);
       }
       sections.push_back(std::move(section));
       continue;
     }
-    const std::string statement = StripCommentAndUnescape(line);
-    if (statement.empty()) continue;
+    const std::string statement = Unescape(line);
     const size_t eq = statement.find('=');
     if (eq == std::string::npos || eq == 0 || sections.empty()) {
       return LineError(fname, line_number, "expected name=value inside a section");
@@ -315,8 +343,8 @@ Status ParseOptions(const std::string& text, const std::string& fname,
                          "the default column family must come first, and each only once");
       }
       ColumnFamilyOptions cf;
-      Status s = ApplySection(section, OptionStruct::kCF, fname, config.ignore_unknown_options,
-                              &cf, &objects);
+      Status s = ApplySection(section, OptionStruct::kCF, fname, config.ignore_unknown_options, &cf,
+                              &objects);
       std::string merge_operator;
       if (s.ok()) s = ResolveCFObjects(objects, &cf, &merge_operator);
       if (!s.ok()) return LineError(fname, section.line, s.ToString());

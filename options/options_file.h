@@ -6,6 +6,11 @@
 //   [DBOptions]                      one name=value line per persisted DBOptions field
 //   [CFOptions "default"]            the same for ColumnFamilyOptions
 //   [TableOptions/BlockBasedTable "default"]   the BlockBasedTableOptions
+//   [CFOptions "name"], [TableOptions/BlockBasedTable "name"]   the same for each other
+//                                    live column family, in the order given
+//
+// A family's name is written with RocksDB's escapes ('\\', '#', ':', CR and LF preceded by
+// a backslash; CR and LF as 'r' and 'n'), so any name reads back as it was, by RocksDB too.
 //
 // Names and value spellings are RocksDB 7.8's, taken from the option tables
 // (options/option_table.h), and rocksdb_version says 7.8.3 because that is the release
@@ -38,14 +43,19 @@ std::string TempOptionsFilePath(const std::string& dbname, uint64_t number);
 // True if `name` (no directory) is an OPTIONS file; *number is its number.
 bool ParseOptionsFileName(const std::string& name, uint64_t* number);
 
-// The file's text for one DB and its column families (the first must be "default").
-std::string SerializeOptions(const DBOptions& db_options,
-                             const std::vector<std::string>& cf_names,
+// The file's text for one DB and its column families, cf_names[i] with cf_options[i].
+// REQUIRES: the vectors have the same size; the first name is "default"; no name twice.
+std::string SerializeOptions(const DBOptions& db_options, const std::vector<std::string>& cf_names,
                              const std::vector<ColumnFamilyOptions>& cf_options);
 
 // Writes OPTIONS-<number> durably: to its temporary name, synced, renamed, directory
 // synced (when dir is not null). Then deletes older OPTIONS files (and leftover temporary
 // ones), keeping the newest two as RocksDB does. A failure to delete is not an error.
+// REQUIRES: as SerializeOptions.
+Status WriteOptionsFile(Env* env, const std::string& dbname, uint64_t number,
+                        const DBOptions& db_options, const std::vector<std::string>& cf_names,
+                        const std::vector<ColumnFamilyOptions>& cf_options, Directory* dir);
+// The same for a DB with only the default column family.
 Status WriteOptionsFile(Env* env, const std::string& dbname, uint64_t number,
                         const DBOptions& db_options, const ColumnFamilyOptions& cf_options,
                         Directory* dir);
@@ -72,8 +82,10 @@ struct ParseOptionsConfig {
 
 // Parses the text of an OPTIONS file (`fname` only names it in errors). Values are not
 // bounds-checked here (DB::Open validates them); malformed text, an unknown section, a
-// missing [Version], [DBOptions] or default column family, an unknown name (unless
-// ignored), a comparator or table factory shale lacks: InvalidArgument with the line.
+// missing [Version], [DBOptions] or default column family, a family not after the default
+// or named twice, table options of a family with no [CFOptions] before them, an unknown
+// name (unless ignored), a comparator or table factory shale lacks: InvalidArgument with
+// the line. The families are returned in file order, the default first.
 Status ParseOptions(const std::string& text, const std::string& fname,
                     const ParseOptionsConfig& config, ParsedOptions* result);
 

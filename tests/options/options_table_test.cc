@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "options/option_table.h"
 #include "options/options_file.h"
@@ -141,9 +143,9 @@ void Perturb(OptionStruct which, S* s) {
   for (const OptionInfo& info : OptionsTable(which)) {
     if (info.parse == nullptr) continue;
     const std::string before = FormatOption(info, s);
-    for (const char* v : {"true", "false", "kZSTD", "kNoCompression", "kCRC32c",
-                          "kSkipAnyCorruptedRecords", "ERROR_LEVEL", "3", "5", "7", "4096",
-                          "1", "2.5"}) {
+    for (const char* v :
+         {"true", "false", "kZSTD", "kNoCompression", "kCRC32c", "kSkipAnyCorruptedRecords",
+          "ERROR_LEVEL", "3", "5", "7", "4096", "1", "2.5"}) {
       if (ParseOption(info, v, s).ok() && FormatOption(info, s) != before) break;
     }
   }
@@ -168,6 +170,57 @@ TEST(OptionsFileTest, RoundTrip) {
   EXPECT_EQ(parsed.cf_options[0].comparator, ReverseBytewiseComparator());
   // The perturbation reached most options (a check on the test itself).
   EXPECT_NE(text, SerializeOptions(DBOptions(), {"default"}, {ColumnFamilyOptions()}));
+}
+
+// Every family gets its two sections, in the order given; names are escaped as RocksDB
+// escapes them and read back as they were.
+TEST(OptionsFileTest, SeveralFamiliesRoundTrip) {
+  const std::vector<std::string> names = {"default", "a:b#c\\d", "two\nlines\r", "q\"uote ]"};
+  std::vector<ColumnFamilyOptions> families(names.size());
+  for (size_t i = 0; i < families.size(); ++i) {
+    families[i].write_buffer_size = (i + 1) << 20;
+    BlockBasedTableOptions t;
+    t.block_size = (i + 1) << 12;
+    families[i].table_factory.reset(NewBlockBasedTableFactory(t));
+  }
+  families[1].comparator = ReverseBytewiseComparator();
+  const std::string text = SerializeOptions(DBOptions(), names, families);
+  for (const char* header : {"[CFOptions \"default\"]", "[CFOptions \"a\\:b\\#c\\\\d\"]",
+                             "[TableOptions/BlockBasedTable \"a\\:b\\#c\\\\d\"]",
+                             "[CFOptions \"two\\nlines\\r\"]", "[CFOptions \"q\"uote ]\"]"}) {
+    EXPECT_NE(text.find(header), std::string::npos) << header << " not in\n" << text;
+  }
+  ParsedOptions parsed;
+  ASSERT_TRUE(ParseOptions(text, "f", ParseOptionsConfig(), &parsed).ok()) << text;
+  EXPECT_EQ(parsed.cf_names, names);
+  ASSERT_EQ(parsed.cf_options.size(), names.size());
+  EXPECT_EQ(SerializeOptions(parsed.db_options, parsed.cf_names, parsed.cf_options), text);
+  EXPECT_EQ(parsed.cf_options[1].comparator, ReverseBytewiseComparator());
+  EXPECT_EQ(parsed.cf_options[3].write_buffer_size, 4u << 20);
+}
+
+// RocksDB's reader: a comment may follow a section header, and an escaped '#' is no comment.
+TEST(OptionsFileTest, SectionHeadersTakeCommentsAndEscapes) {
+  std::string text = SerializeOptions(DBOptions(), {"default", "x#y"},
+                                      {ColumnFamilyOptions(), ColumnFamilyOptions()});
+  const std::string header = "[CFOptions \"x\\#y\"]";
+  const size_t p = text.find(header);
+  ASSERT_NE(p, std::string::npos) << text;
+  text.insert(p + header.size(), "  # the second family");
+  ParsedOptions parsed;
+  ASSERT_TRUE(ParseOptions(text, "f", ParseOptionsConfig(), &parsed).ok()) << text;
+  EXPECT_EQ(parsed.cf_names, (std::vector<std::string>{"default", "x#y"}));
+}
+
+TEST(OptionsFileTest, RefusesFamiliesOutOfOrderOrTwice) {
+  const ColumnFamilyOptions cf;
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"a", "default"}, {"default", "a", "a"}, {"default", "default"}}) {
+    const std::string text =
+        SerializeOptions(DBOptions(), names, std::vector<ColumnFamilyOptions>(names.size(), cf));
+    ParsedOptions parsed;
+    EXPECT_TRUE(ParseOptions(text, "f", ParseOptionsConfig(), &parsed).IsInvalidArgument()) << text;
+  }
 }
 
 std::string TestDataFile(const std::string& name) {
@@ -266,8 +319,8 @@ TEST(OptionsFileTest, WriterKeepsTheNewestTwo) {
   ASSERT_TRUE(env->CreateDirIfMissing(dir).ok());
   ASSERT_TRUE(WriteStringToFile(env.get(), "junk", TempOptionsFilePath(dir, 3)).ok());
   for (uint64_t n : {5, 9, 12}) {
-    ASSERT_TRUE(WriteOptionsFile(env.get(), dir, n, DBOptions(), ColumnFamilyOptions(),
-                                 nullptr).ok());
+    ASSERT_TRUE(
+        WriteOptionsFile(env.get(), dir, n, DBOptions(), ColumnFamilyOptions(), nullptr).ok());
   }
   std::vector<std::string> children;
   ASSERT_TRUE(env->GetChildren(dir, &children).ok());

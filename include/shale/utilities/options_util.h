@@ -1,11 +1,13 @@
 // Reading a DB's options back from its OPTIONS file (RocksDB's options_util.h).
 //
-// A DB writes OPTIONS-NNNNNN in its directory at every Open and every SetOptions /
-// SetDBOptions, in RocksDB's ini format; these functions turn the newest one (or a named
-// one) into DBOptions and one ColumnFamilyDescriptor per column family, so a program can
-// reopen a DB with the options it last ran with. The files are also readable by RocksDB
-// 7.8's own LoadOptionsFromFile, and these functions read files RocksDB wrote when
-// config_options.ignore_unknown_options is set.
+// A DB writes OPTIONS-NNNNNN in its directory at every Open, SetOptions, SetDBOptions,
+// CreateColumnFamily and DropColumnFamily, in RocksDB's ini format, with a section per live
+// column family; these functions turn the newest one (or a named one) into DBOptions and
+// one ColumnFamilyDescriptor per column family (the default first, then the others in the
+// file's order, each with its own options), so a program can reopen a DB with the families
+// and options it last ran with: DB::Open(db_options, dbpath, cf_descs, ...). The files are also
+// readable by RocksDB 7.8's own LoadOptionsFromFile, and these functions read files RocksDB wrote
+// when config_options.ignore_unknown_options is set.
 //
 // Differences from RocksDB: ConfigOptions has only ignore_unknown_options and env (see
 // shale/convenience.h). Objects are rebuilt by name: the comparators
