@@ -153,6 +153,7 @@ Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, b
     } else {
       // Over the memory budget of all families: the largest memtable goes too.
       ColumnFamilyData* largest = nullptr;
+      size_t largest_size = 0;
       const bool over_budget =
           write_buffer_manager_ != nullptr && write_buffer_manager_->ShouldFlush();
       for (const auto& [id, cfd] : families_.live()) {
@@ -160,9 +161,9 @@ Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, b
         if (cfd->mem()->ShouldFlush()) {
           full.push_back(cfd);
         } else if (over_budget && !cfd->mem()->IsEmpty() &&
-                   (largest == nullptr || cfd->mem()->ApproximateMemoryUsage() >
-                                              largest->mem()->ApproximateMemoryUsage())) {
+                   cfd->mem()->ApproximateMemoryUsage() > largest_size) {
           largest = cfd;
+          largest_size = cfd->mem()->ApproximateMemoryUsage();
         }
       }
       if (largest != nullptr && full.empty()) full.push_back(largest);
