@@ -358,7 +358,8 @@ class DBImpl final : public DB,
   Status ChangeOptions(OptionStruct which, ColumnFamilyData* cfd,
                        const std::unordered_map<std::string, std::string>& changes)
       EXCLUDES(mutex_, options_file_mutex_);
-  // Writes current_options_ to a new OPTIONS file, releasing mutex_ during the I/O; the
+  // Writes the options in effect of every live family (the DB's with them) to a new
+  // OPTIONS file, releasing mutex_ during the I/O; the
   // caller holds options_file_mutex_ so that files are written one at a time, in the
   // order of their numbers. A failure is logged and returned.
   Status WriteOptionsFile() REQUIRES(DB_MUTEX, options_file_mutex_);

@@ -553,10 +553,11 @@ Status DBImpl::Open(const DBOptions& db_options, const std::string& dbname,
     s = impl->Recover();
     if (s.ok()) s = impl->FinishOpen();
     // The families Open names that the DB lacks (create_missing_column_families).
-    for (const auto& [name, family] : impl->open_families_) {
+    // In the descriptors' order, so that ids follow it as RocksDB's do.
+    for (const ColumnFamilyDescriptor& d : column_families) {
       if (!s.ok()) break;
-      if (impl->families_.FindByName(name) == nullptr) {
-        s = impl->CreateFamily(name, family, nullptr);
+      if (impl->families_.FindByName(d.name) == nullptr) {
+        s = impl->CreateFamily(d.name, impl->open_families_.at(d.name), nullptr);
       }
     }
   }

@@ -127,6 +127,13 @@ TEST_F(DBColumnFamilyTest, CreateListReopenAndTheOpenRules) {
   EXPECT_EQ((std::vector<std::string>{"default", "a", "b", "c", "d"}), List());
 }
 
+TEST_F(DBColumnFamilyTest, FamiliesCreatedAtOpenTakeIdsInTheDescriptorsOrder) {
+  options_.create_missing_column_families = true;
+  OpenFamilies({"zeta", "alpha"});
+  EXPECT_LT(Family(1)->GetID(), Family(2)->GetID());
+  EXPECT_EQ((std::vector<std::string>{"default", "zeta", "alpha"}), List());
+}
+
 TEST_F(DBColumnFamilyTest, RefusalsAndADroppedFamilysHandle) {
   OpenFamilies({});
   ColumnFamilyHandle* a = nullptr;
