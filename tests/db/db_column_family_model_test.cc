@@ -95,7 +95,7 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
   OpenAll();
   std::vector<Model> model(kFamilies);
   const std::string pad(200, 'p');
-  for (int step = 0; step < 3000; step++) {
+  for (int step = 0; step < 1500; step++) {
     SCOPED_TRACE("step " + std::to_string(step));
     const int f = static_cast<int>(rnd.Uniform(kFamilies));
     const std::string key = "k" + std::to_string(rnd.Uniform(40));
