@@ -98,6 +98,37 @@ std::string DefaultDBPath() {
   return dir + "/dbbench";
 }
 
+// RocksDB db_bench's family names, so that either binary opens the other's DB.
+std::string ColumnFamilyName(size_t i) {
+  if (i == 0) return kDefaultColumnFamilyName;
+  char name[64];
+  snprintf(name, sizeof(name), "column_family_name_%06zu", i);
+  return name;
+}
+
+// --column_family_distribution as percentages, one per hot family; false (after saying
+// why) unless there are `hot` of them summing to 100.
+bool ParseFamilyDistribution(size_t hot, std::vector<int>* out) {
+  out->clear();
+  if (FLAGS_column_family_distribution.empty()) return true;
+  std::stringstream list(FLAGS_column_family_distribution);
+  std::string item;
+  int sum = 0;
+  while (std::getline(list, item, ',')) {
+    out->push_back(atoi(item.c_str()));
+    sum += out->back();
+  }
+  if (sum != 100) {
+    fprintf(stderr, "column_family_distribution items must sum to 100\n");  // RocksDB's words
+    return false;
+  }
+  if (out->size() != hot) {
+    fprintf(stderr, "got %zu column_family_distribution items; expected %zu\n", out->size(), hot);
+    return false;
+  }
+  return true;
+}
+
 void PrintEnvironment() {
   fprintf(stderr, "shale:      version %s\n", SHALE_VERSION_STRING);
   time_t now = time(nullptr);
@@ -125,8 +156,11 @@ void PrintEnvironment() {
 
 }  // namespace
 
-Duration::Duration(uint64_t max_seconds, int64_t max_ops)
-    : max_seconds_(max_seconds), max_ops_(max_ops), start_(NowMicros()) {}
+Duration::Duration(uint64_t max_seconds, int64_t max_ops, int64_t ops_per_stage)
+    : max_seconds_(max_seconds),
+      max_ops_(max_ops),
+      ops_per_stage_(ops_per_stage > 0 ? ops_per_stage : std::max<int64_t>(1, max_ops)),
+      start_(NowMicros()) {}
 
 bool Duration::Done(int64_t increment) {
   if (increment <= 0) increment = 1;
@@ -150,12 +184,7 @@ Benchmark::Benchmark() {
   if (FLAGS_db.empty()) FLAGS_db = DefaultDBPath();
 }
 
-Benchmark::~Benchmark() {
-  if (db_ != nullptr) {
-    Status s = db_->Close();
-    if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
-  }
-}
+Benchmark::~Benchmark() { CloseDB(); }
 
 bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
   using B = Benchmark;
@@ -265,9 +294,30 @@ void Benchmark::PrintHeader() {
 
 void Benchmark::OpenDB() {
   Status s;
+  // Several families: the DB opens with the first num_hot_ of them (created if missing, as
+  // options_ says); the rest are created by the write benchmarks' stages.
+  std::vector<ColumnFamilyDescriptor> families;
+  cfh_.clear();
+  num_created_.store(0);
+  num_hot_ = 0;
+  if (FLAGS_num_column_families > 1) {
+    num_hot_ = static_cast<size_t>(FLAGS_num_column_families);
+    if (FLAGS_num_hot_column_families > 0 &&
+        FLAGS_num_hot_column_families < FLAGS_num_column_families) {
+      num_hot_ = static_cast<size_t>(FLAGS_num_hot_column_families);
+    } else {
+      FLAGS_num_hot_column_families = FLAGS_num_column_families;  // as RocksDB's
+    }
+    for (size_t i = 0; i < num_hot_; i++) {
+      families.emplace_back(ColumnFamilyName(i), ColumnFamilyOptions(options_));
+    }
+    if (!ParseFamilyDistribution(num_hot_, &cfh_idx_to_prob_)) exit(1);
+  }
   if (FLAGS_optimistic_transaction_db) {
     OptimisticTransactionDB* otxn_db = nullptr;
-    s = OptimisticTransactionDB::Open(options_, FLAGS_db, &otxn_db);
+    s = families.empty() ? OptimisticTransactionDB::Open(options_, FLAGS_db, &otxn_db)
+                         : OptimisticTransactionDB::Open(DBOptions(options_), FLAGS_db, families,
+                                                         &cfh_, &otxn_db);
     db_.reset(otxn_db);
     otxn_db_ = otxn_db;
   } else if (FLAGS_transaction_db) {
@@ -284,26 +334,84 @@ void Benchmark::OpenDB() {
       txn_db_options.write_policy = WRITE_PREPARED;
     }
     TransactionDB* txn_db = nullptr;
-    s = TransactionDB::Open(options, txn_db_options, FLAGS_db, &txn_db);
+    s = families.empty() ? TransactionDB::Open(options, txn_db_options, FLAGS_db, &txn_db)
+                         : TransactionDB::Open(DBOptions(options), txn_db_options, FLAGS_db,
+                                               families, &cfh_, &txn_db);
     db_.reset(txn_db);
     txn_db_ = txn_db;
-  } else {
+  } else if (families.empty()) {
     s = DB::Open(options_, FLAGS_db, &db_);
+  } else {
+    s = DB::Open(DBOptions(options_), FLAGS_db, families, &cfh_, &db_);
   }
   if (!s.ok()) {
     fprintf(stderr, "open error: %s\n", s.ToString().c_str());
     exit(1);
   }
+  if (!families.empty()) {
+    cfh_.resize(static_cast<size_t>(FLAGS_num_column_families), nullptr);
+    num_created_.store(num_hot_, std::memory_order_release);
+  }
+}
+
+void Benchmark::CloseDB() {
+  if (db_ == nullptr) return;
+  for (ColumnFamilyHandle*& h : cfh_) {
+    if (h == nullptr) continue;
+    Status s = db_->DestroyColumnFamilyHandle(h);
+    if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
+    h = nullptr;
+  }
+  cfh_.clear();
+  num_created_.store(0);
+  Status s = db_->Close();
+  if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
+  db_.reset();
+  txn_db_ = nullptr;
+  otxn_db_ = nullptr;
+}
+
+ColumnFamilyHandle* Benchmark::GetCfh(int64_t rand_num) const {
+  // RocksDB's mapping: rand_num % num_hot_ among the hot families (or the first family
+  // whose cumulative --column_family_distribution percentage reaches rand_num % 100).
+  size_t offset = 0;
+  if (!cfh_idx_to_prob_.empty()) {
+    int sum = 0;
+    while (offset + 1 < cfh_idx_to_prob_.size() &&
+           sum + cfh_idx_to_prob_[offset] < rand_num % 100) {
+      sum += cfh_idx_to_prob_[offset];
+      ++offset;
+    }
+  } else {
+    offset = static_cast<size_t>(rand_num) % num_hot_;
+  }
+  return cfh_[num_created_.load(std::memory_order_acquire) - num_hot_ + offset];
+}
+
+void Benchmark::CreateNewCf(int64_t stage) {
+  MutexLock l(&create_cf_mu_);
+  const size_t created = num_created_.load(std::memory_order_relaxed);
+  if (static_cast<size_t>(stage + 1) * num_hot_ <= created) return;  // another thread did
+  const size_t target = created + num_hot_;
+  if (target > cfh_.size()) return;
+  for (size_t i = created; i < target; i++) {
+    Status s =
+        db_->CreateColumnFamily(ColumnFamilyOptions(options_), ColumnFamilyName(i), &cfh_[i]);
+    if (!s.ok()) {
+      fprintf(stderr, "create column family error: %s\n", s.ToString().c_str());
+      abort();
+    }
+  }
+  num_created_.store(target, std::memory_order_release);
+}
+
+std::vector<ColumnFamilyHandle*> Benchmark::CreatedFamilies() const {
+  const size_t n = num_created_.load(std::memory_order_acquire);
+  return std::vector<ColumnFamilyHandle*>(cfh_.begin(), cfh_.begin() + static_cast<long>(n));
 }
 
 void Benchmark::DestroyAndOpen() {
-  if (db_ != nullptr) {
-    Status s = db_->Close();
-    if (!s.ok()) fprintf(stderr, "close error: %s\n", s.ToString().c_str());
-    db_.reset();
-    txn_db_ = nullptr;
-    otxn_db_ = nullptr;
-  }
+  CloseDB();
   Status s = DestroyDB(FLAGS_db, options_);
   if (!s.ok()) {
     fprintf(stderr, "destroy error: %s\n", s.ToString().c_str());

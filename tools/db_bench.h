@@ -18,6 +18,7 @@
 // benchmark threads and share only db_ (thread-safe) and SharedState.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -58,16 +59,24 @@ struct ThreadState {
   SharedState* shared = nullptr;
 };
 
-// Stops a loop after max_ops operations, or after max_seconds when that is non-zero.
+// Stops a loop after max_ops operations, or after max_seconds when that is non-zero. The
+// operations fall into stages of ops_per_stage (0: one stage), as RocksDB's Duration: a
+// write benchmark with --num_hot_column_families moves to the next hot families at each.
 class Duration {
  public:
-  Duration(uint64_t max_seconds, int64_t max_ops);
+  Duration(uint64_t max_seconds, int64_t max_ops, int64_t ops_per_stage = 0);
   // Counts `increment` more operations; true once the loop should stop.
   bool Done(int64_t increment);
+  // The stage of the operations counted so far: 0, 1, ...; the last operation is in the
+  // last stage however far a timed loop runs past max_ops.
+  int64_t GetStage() const {
+    return std::max<int64_t>(0, std::min(ops_, max_ops_ - 1)) / ops_per_stage_;
+  }
 
  private:
   uint64_t max_seconds_;
   int64_t max_ops_;
+  int64_t ops_per_stage_;
   int64_t ops_ = 0;
   uint64_t start_;
 };
@@ -96,7 +105,26 @@ class Benchmark {
   bool BuildOptions(std::string* error);
   void PrintHeader();
   void OpenDB();
+  // Destroys the family handles, then closes and releases the DB (a no-op without one).
+  void CloseDB();
   void DestroyAndOpen();
+
+  // ---- Column families (--num_column_families > 1), as RocksDB's db_bench keeps them.
+  // cfh_[i] is the family named ColumnFamilyName(i) ("default" for 0), null until it
+  // exists. The DB opens with the first num_hot_ of them (all, without
+  // --num_hot_column_families); a write benchmark creates the next num_hot_ at each stage
+  // of its Duration (CreateNewCf), and operations go to the num_hot_ created last.
+  // The family of key number n: GetCfh(n), so a reader finds the family a writer chose.
+  // With one family every operation uses the default family and none of this is set.
+  ColumnFamilyHandle* GetCfh(int64_t rand_num) const;
+  // The family of key number n for this run: GetCfh(n), or the default family.
+  ColumnFamilyHandle* FamilyOf(int64_t n) const {
+    return cfh_.size() > 1 ? GetCfh(n) : db_->DefaultColumnFamily();
+  }
+  // Creates the families of stage `stage` unless some thread already did.
+  void CreateNewCf(int64_t stage);
+  // The families that exist (cfh_[0, num_created_)).
+  std::vector<ColumnFamilyHandle*> CreatedFamilies() const;
   Stats RunBenchmark(int n, const std::string& name, Method method);
   void ResetPerBenchmarkState();
   // key_size_ bytes for number v, in *key (resized).
@@ -144,10 +172,12 @@ class Benchmark {
   void GetMergeOperandLists(ThreadState* thread);
   // GetMergeOperands of key into *slots, which grows (and the read is retried) when the
   // key has more operands than slots; *count is the number of operands.
-  Status GetAllOperands(const Slice& key, std::vector<PinnableSlice>* slots, int* count);
+  Status GetAllOperands(ColumnFamilyHandle* cf, const Slice& key, std::vector<PinnableSlice>* slots,
+                        int* count);
   // readrandomoperands' read of one key: GetAllOperands, their sizes added to *bytes, the
   // slots Reset() on return.
-  Status ReadOperands(const Slice& key, std::vector<PinnableSlice>* slots, int64_t* bytes);
+  Status ReadOperands(ColumnFamilyHandle* cf, const Slice& key, std::vector<PinnableSlice>* slots,
+                      int64_t* bytes);
 
   // Operations on the DB as a whole (db_bench_meta.cc). Compact is a benchmark with a
   // result line, as in RocksDB; the others print only what they are about.
@@ -163,6 +193,15 @@ class Benchmark {
 
   Options options_;
   std::shared_ptr<Statistics> dbstats_;  // with --statistics
+  // Column families (see GetCfh). cfh_ and cfh_idx_to_prob_ are set before any benchmark
+  // thread starts; cfh_[i] for i >= num_created_ is written only by CreateNewCf under
+  // create_cf_mu_, before num_created_ is raised past it (release), and read only below
+  // num_created_ (acquire).
+  std::vector<ColumnFamilyHandle*> cfh_;
+  std::atomic<size_t> num_created_{0};
+  size_t num_hot_ = 0;
+  std::vector<int> cfh_idx_to_prob_;  // --column_family_distribution, one per hot family
+  Mutex create_cf_mu_;
   std::unique_ptr<DB> db_;
   TransactionDB* txn_db_ = nullptr;             // db_ itself when it is a TransactionDB, else null
   OptimisticTransactionDB* otxn_db_ = nullptr;  // db_ when it is one, else null

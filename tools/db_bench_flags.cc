@@ -128,6 +128,17 @@ DEFINE_int32(mergereadpercent, 70,
 DEFINE_int64(merge_keys, -1,
              "Number of distinct keys mergerandom and readrandommergerandom pick from; "
              "negative: --num");
+DEFINE_int32(num_column_families, 1,
+             "Column families to spread the writes and point reads over: \"default\" and "
+             "column_family_name_000001, ...; a key's number picks its family");
+DEFINE_int32(num_hot_column_families, 0,
+             "If more than 0 (and below --num_column_families): only this many families "
+             "take the traffic at a time; a write benchmark creates the next this many once "
+             "it has done its share of writes to the current ones, until all exist");
+DEFINE_string(column_family_distribution, "",
+              "Comma-separated percentages: the ith is the chance that an operation uses "
+              "the ith hot family. As many as --num_hot_column_families (else "
+              "--num_column_families), summing to 100, e.g. \"10,20,30,40\"");
 DEFINE_int32(ops_between_duration_checks, 1000, "Check duration limit every x ops");
 DEFINE_bool(progress_reports, true, "If true, db_bench will report number of finished operations.");
 
@@ -214,6 +225,7 @@ OPTION_FLAG(uint64, uint64_t, max_compaction_bytes);
 OPTION_FLAG(bool, bool, level_compaction_dynamic_level_bytes);
 OPTION_FLAG(bool, bool, disable_auto_compactions);
 OPTION_FLAG(uint64, uint64_t, delayed_write_rate);
+OPTION_FLAG(uint64, uint64_t, db_write_buffer_size);
 OPTION_FLAG(uint64, uint64_t, soft_pending_compaction_bytes_limit);
 OPTION_FLAG(uint64, uint64_t, hard_pending_compaction_bytes_limit);
 OPTION_FLAG(bool, bool, use_fsync);

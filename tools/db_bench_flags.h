@@ -35,6 +35,9 @@ DECLARE_bool(reverse_iterator);
 DECLARE_int32(readwritepercent);
 DECLARE_int32(mergereadpercent);
 DECLARE_int64(merge_keys);
+DECLARE_int32(num_column_families);
+DECLARE_int32(num_hot_column_families);
+DECLARE_string(column_family_distribution);
 DECLARE_int32(ops_between_duration_checks);
 DECLARE_bool(progress_reports);
 

@@ -48,9 +48,10 @@ void Benchmark::MergeRandom(ThreadState* thread) {
   std::string key;
   int64_t bytes = 0;
   while (!duration.Done(1)) {
-    MakeKey(thread->rand() % static_cast<uint64_t>(merge_keys_), &key);
+    const uint64_t n = thread->rand() % static_cast<uint64_t>(merge_keys_);
+    MakeKey(n, &key);
     const Slice operand = gen.Generate(static_cast<size_t>(value_size_));
-    Status s = db_->Merge(write_options_, key, operand);
+    Status s = db_->Merge(write_options_, FamilyOf(static_cast<int64_t>(n)), key, operand);
     if (!s.ok()) Fail("merge", s);
     bytes += static_cast<int64_t>(key.size() + operand.size());
     thread->stats.FinishedOps(1, OpType::kMerge);
@@ -116,7 +117,8 @@ void Benchmark::SeekRandomWhileMerging(ThreadState* thread) {
   }
 }
 
-Status Benchmark::GetAllOperands(const Slice& key, std::vector<PinnableSlice>* slots, int* count) {
+Status Benchmark::GetAllOperands(ColumnFamilyHandle* cf, const Slice& key,
+                                 std::vector<PinnableSlice>* slots, int* count) {
   GetMergeOperandsOptions options;
   Status s;
   // Incomplete: the key has more operands than there are slots (*count says how many).
@@ -124,18 +126,17 @@ Status Benchmark::GetAllOperands(const Slice& key, std::vector<PinnableSlice>* s
   // meanwhile) and read again, as an application would.
   for (int attempt = 0; attempt < 64; attempt++) {
     options.expected_max_number_of_operands = static_cast<int>(slots->size());
-    s = db_->GetMergeOperands(read_options_, db_->DefaultColumnFamily(), key, slots->data(),
-                              &options, count);
+    s = db_->GetMergeOperands(read_options_, cf, key, slots->data(), &options, count);
     if (!s.IsIncomplete()) break;
     slots->resize(static_cast<size_t>(*count) * 2);
   }
   return s;
 }
 
-Status Benchmark::ReadOperands(const Slice& key, std::vector<PinnableSlice>* slots,
-                               int64_t* bytes) {
+Status Benchmark::ReadOperands(ColumnFamilyHandle* cf, const Slice& key,
+                               std::vector<PinnableSlice>* slots, int64_t* bytes) {
   int count = 0;
-  Status s = GetAllOperands(key, slots, &count);
+  Status s = GetAllOperands(cf, key, slots, &count);
   const size_t filled = std::min(slots->size(), static_cast<size_t>(std::max(count, 0)));
   for (size_t i = 0; i < filled; i++) {
     if (s.ok()) *bytes += static_cast<int64_t>((*slots)[i].size());
@@ -188,7 +189,7 @@ void Benchmark::GetMergeOperandLists(ThreadState* /*thread*/) {
   int count = 0;
   // More than 999 operands when the key was written before (an existing DB, or several
   // threads): RocksDB's would stop at Incomplete; this one reads them all.
-  s = GetAllOperands(key, &operands, &count);
+  s = GetAllOperands(db_->DefaultColumnFamily(), key, &operands, &count);
   if (!s.ok()) Fail("GetMergeOperands", s);
   found = false;
   for (int i = 0; i < count && !found; i++) {

@@ -135,6 +135,8 @@ bool Benchmark::BuildOptions(std::string* error) {
   options_ = Options();
   options_.merge_operator = std::move(merge_operator);
   options_.create_if_missing = true;
+  // As RocksDB's: harmless with one family, and --num_column_families needs it.
+  options_.create_missing_column_families = true;
   options_.compression = compression;
   options_.arena_block_size = static_cast<size_t>(std::max<int64_t>(FLAGS_arena_block_size, 0));
   // As RocksDB's db_bench: 2 MiB pages from the reserved huge-page pool when asked.

@@ -36,7 +36,14 @@ std::string FoundMessage(int64_t found, int64_t total) {
 void Benchmark::DoWrite(ThreadState* thread, KeyGenerator::Order order) {
   // Random writes may run for --duration; sequential and unique ones write writes_ keys.
   const uint64_t seconds = order == KeyGenerator::Order::kRandom ? FLAGS_duration : 0;
-  Duration duration(seconds, writes_);
+  // With --num_hot_column_families, the writes fall into one stage per set of hot families
+  // (RocksDB's arithmetic); each stage's first write creates that stage's families.
+  int64_t ops_per_stage = writes_;
+  if (FLAGS_num_column_families > 1 && FLAGS_num_hot_column_families > 0) {
+    ops_per_stage = (writes_ - 1) / (FLAGS_num_column_families / FLAGS_num_hot_column_families) + 1;
+  }
+  Duration duration(seconds, writes_, ops_per_stage);
+  int64_t stage = 0;
   KeyGenerator keys(&thread->rand, order, static_cast<uint64_t>(num_),
                     seed_base_ + static_cast<uint64_t>(thread->tid));
   RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
@@ -49,11 +56,18 @@ void Benchmark::DoWrite(ThreadState* thread, KeyGenerator::Order order) {
   std::string key;
   int64_t bytes = 0;
   while (!duration.Done(entries_per_batch_)) {
+    if (duration.GetStage() != stage) {
+      stage = duration.GetStage();
+      CreateNewCf(stage);
+    }
     batch.Clear();
     for (int64_t j = 0; j < entries_per_batch_; j++) {
-      MakeKey(keys.Next(), &key);
+      // The key's number also picks its family, so that a reader finds it (FamilyOf).
+      const uint64_t n = keys.Next();
+      MakeKey(n, &key);
       Slice value = gen.Generate(static_cast<size_t>(value_size_));
-      Status s = batch.Put(key, value);
+      Status s = cfh_.size() > 1 ? batch.Put(GetCfh(static_cast<int64_t>(n)), key, value)
+                                 : batch.Put(key, value);
       if (!s.ok()) Fail("put", s);
       bytes += static_cast<int64_t>(key.size() + value.size());
     }
@@ -100,12 +114,15 @@ void Benchmark::ReadRandom(ThreadState* thread) {
   int64_t found = 0;
   int64_t bytes = 0;
   while (!duration.Done(1)) {
-    MakeKey(thread->rand() % static_cast<uint64_t>(FLAGS_num), &key);
+    const uint64_t n = thread->rand() % static_cast<uint64_t>(FLAGS_num);
+    MakeKey(n, &key);
     read++;
     value.Reset();
     int64_t operand_bytes = 0;
-    Status s = read_operands_ ? ReadOperands(key, &operands, &operand_bytes)
-                              : db_->Get(read_options_, db_->DefaultColumnFamily(), key, &value);
+    // The family the key's writer chose (RocksDB's readrandom reads it there too).
+    ColumnFamilyHandle* cf = FamilyOf(static_cast<int64_t>(n));
+    Status s = read_operands_ ? ReadOperands(cf, key, &operands, &operand_bytes)
+                              : db_->Get(read_options_, cf, key, &value);
     if (s.ok()) {
       found++;
       bytes += static_cast<int64_t>(key.size() + value.size()) + operand_bytes;
@@ -319,8 +336,8 @@ void Benchmark::DoDelete(ThreadState* thread, bool seq) {
   while (!duration.Done(entries_per_batch_)) {
     batch.Clear();
     for (int64_t j = 0; j < entries_per_batch_; j++) {
-      const uint64_t k = seq ? static_cast<uint64_t>(i + j)
-                             : thread->rand() % static_cast<uint64_t>(FLAGS_num);
+      const uint64_t k =
+          seq ? static_cast<uint64_t>(i + j) : thread->rand() % static_cast<uint64_t>(FLAGS_num);
       MakeKey(k, &key);
       Status s = batch.Delete(key);
       if (!s.ok()) Fail("del", s);
