@@ -33,6 +33,11 @@ the first half of the kills (or of --duration) under WRITE_COMMITTED, then a fre
 expected state for the second half under WRITE_PREPARED. (A DB keeps the policy it was
 written with, so the switch needs a new DB.)
 
+--column_families=N runs db_stress on N column families (batches across them, one family
+dropped and re-created now and then: --clear_column_family_one_in); every restart verifies
+every family's keys, and a kill between a family's drop and its re-creation leaves each of
+its keys as it was or absent.
+
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
 kills or --duration seconds, whichever comes first, then a last run verifies again.
@@ -79,6 +84,13 @@ def parse_args():
     p.add_argument("--txn_write_policy", choices=["0", "1", "both"], default="both",
                    help="--use_txn: 0 WRITE_COMMITTED, 1 WRITE_PREPARED, both: one, then "
                    "the other on a fresh DB")
+    p.add_argument("--column_families", type=int, default=1,
+                   help="column families of the DB (db_stress --column_families): batches "
+                   "span them and every restart verifies them all; not with --disable_wal or "
+                   "transactions")
+    p.add_argument("--clear_column_family_one_in", type=int, default=1000,
+                   help="with several column families: db_stress drops a family and creates "
+                   "it again, empty, before 1 operation in N (0: never)")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -127,6 +139,13 @@ def main():
         base.append("--use_txn")
     if args.use_optimistic_txn:
         base.append("--use_optimistic_txn")
+    if args.column_families > 1:
+        if args.disable_wal or args.use_txn or args.use_optimistic_txn:
+            print("db_crashtest: --column_families > 1 runs with the WAL and without "
+                  "transactions", flush=True)
+            return 2
+        base += ["--column_families=%d" % args.column_families,
+                 "--clear_column_family_one_in=%d" % args.clear_column_family_one_in]
     base += args.extra
     one_in = args.kill_random_test or (1 if args.kill_at else 20000)
     print("db_crashtest: %s --seed=%d on %s" % (args.mode, seed, db), flush=True)
@@ -143,6 +162,7 @@ def main():
     prepared = [0, 0]  # --use_txn: recovered prepared transactions committed, rolled back
     policy = None  # --use_txn: the write policy of the current DB
     policy_kills = collections.Counter()  # --use_txn: kills by write policy
+    clears = 0  # --column_families: families dropped and re-created, as the runs printed
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -202,6 +222,8 @@ def main():
         for line in log.splitlines():
             if line.startswith("db_stress: recovered prepared transaction "):
                 prepared[0 if line.endswith("committed as its run meant to") else 1] += 1
+        clears += len(re.findall(r"^db_stress: column family \d+ dropped and re-created",
+                                 log, re.M))
         match = re.search(r"\((\d+) logged writes at or below it lost\)", log)
         if match and int(match.group(1)) > 0:
             short[0] += 1
@@ -249,7 +271,9 @@ def main():
         return 1
     mode = args.mode + (" without the WAL" if args.disable_wal else "") + (
         " with --use_txn" if args.use_txn else "") + (
-        " with --use_optimistic_txn" if args.use_optimistic_txn else "")
+        " with --use_optimistic_txn" if args.use_optimistic_txn else "") + (
+        " with %d column families (%d dropped and re-created)" % (args.column_families, clears)
+        if args.column_families > 1 else "")
     print("db_crashtest: %s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s%s" %
           (mode, kills, runs, elapsed,
            seed,

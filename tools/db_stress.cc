@@ -5,6 +5,10 @@
 // after each reopen), and verifies again at the end. Exit status 0 means no disagreement
 // with the oracle; 1 a failure (printed); 2 bad flags.
 //
+// With --column_families=N the oracle covers every family's keys (Context in db_stress.h):
+// batches span families, and --clear_column_family_one_in now and then drops a family and
+// creates it again, empty.
+//
 // Crash testing: run it again on the same --db and --expected_values_dir after a SIGKILL
 // (tools/db_crashtest.py does). --kill_random_test=N kills the process at a random kill
 // point inside the engine's file I/O (db_stress_env.h), 1 time in N; --kill_at=<point> lets
@@ -19,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,7 +48,16 @@ DEFINE_string(expected_values_dir, "",
               "the DB across crashes");
 DEFINE_uint64(seed, 0, "Seed of the drawn options and the operations (0: from the clock)");
 DEFINE_int32(threads, 4, "Worker threads");
-DEFINE_uint64(max_key, 20000, "Keys are 0 .. max_key-1");
+DEFINE_uint64(max_key, 20000, "Keys are 0 .. max_key-1 (in each column family)");
+DEFINE_int32(column_families, 1,
+             "Column families: \"default\", \"1\", \"2\", ..., each with --max_key keys; "
+             "writes, batches (across families), reads, iterators, flushes and compactions "
+             "are spread over them, and the oracle keeps every family's keys. Not with "
+             "--disable_wal or transactions");
+DEFINE_int32(clear_column_family_one_in, 1000000,
+             "With several column families: before an operation, 1 time in N (0: never), drop "
+             "a random family other than the default one and create it again, empty, while "
+             "no other worker uses it");
 DEFINE_uint32(max_value_size, 100, "Longest filler after a value's 8-byte base");
 DEFINE_uint64(ops_per_thread, 10000, "Operations per worker (0: until --duration ends)");
 DEFINE_int32(duration, 0, "Seconds to run (0: until --ops_per_thread are done)");
@@ -223,6 +237,10 @@ void Worker(Context* ctx, ThreadState* t, uint64_t ops, std::chrono::steady_cloc
     int64_t r = t->rnd.Uniform(static_cast<uint32_t>(total));
     const OpKind* k = table;
     for (; r >= std::max(0, *k->weight); k++) r -= std::max(0, *k->weight);
+    if (ctx->cfs.size() > 1 && FLAGS_clear_column_family_one_in > 0 &&
+        t->rnd.OneIn(FLAGS_clear_column_family_one_in) && !ClearColumnFamily(ctx, t)) {
+      return;
+    }
     if (!DrainSnapshots(ctx, t, false) || !k->run(ctx, t)) return;
     (*counts)[k - table]++;
     t->ops_done++;
@@ -307,6 +325,27 @@ int Run() {
     return 2;
   }
   if (!txn) FLAGS_txn_rmw_weight = 0;
+  if (FLAGS_column_families < 1 || FLAGS_clear_column_family_one_in < 0) {
+    fprintf(stderr,
+            "db_stress: --column_families must be positive, --clear_column_family_one_in "
+            ">= 0\n");
+    return 2;
+  }
+  const bool families = FLAGS_column_families > 1;
+  // Without the WAL each family flushes on its own, so a crash leaves no prefix of the
+  // history across families (that needs atomic_flush); the transaction layer opens the
+  // default family only so far.
+  if (families && (txn || FLAGS_disable_wal == 1)) {
+    fprintf(stderr,
+            "db_stress: --column_families > 1 runs with the WAL and without "
+            "transactions\n");
+    return 2;
+  }
+  if (families) FLAGS_disable_wal = 0;
+  if (FLAGS_max_key * static_cast<uint64_t>(FLAGS_column_families) > UINT32_MAX) {
+    fprintf(stderr, "db_stress: --max_key times --column_families must fit in 32 bits\n");
+    return 2;
+  }
   const uint64_t seed =
       FLAGS_seed != 0
           ? FLAGS_seed
@@ -315,10 +354,15 @@ int Run() {
   if (!DrawOptions(seed, &drawn)) return 2;
   const std::string expected_dir =
       FLAGS_expected_values_dir.empty() ? FLAGS_db + ".expected" : FLAGS_expected_values_dir;
-  printf("db_stress: --seed=%llu --threads=%d --max_key=%llu %s %s\n",
+  const std::string family_flags =
+      families
+          ? " --column_families=" + std::to_string(FLAGS_column_families) +
+                " --clear_column_family_one_in=" + std::to_string(FLAGS_clear_column_family_one_in)
+          : "";
+  printf("db_stress: --seed=%llu --threads=%d --max_key=%llu%s %s %s\n",
          static_cast<unsigned long long>(seed), FLAGS_threads,
-         static_cast<unsigned long long>(FLAGS_max_key), drawn.summary.c_str(),
-         TxnSummary().c_str());
+         static_cast<unsigned long long>(FLAGS_max_key), family_flags.c_str(),
+         drawn.summary.c_str(), TxnSummary().c_str());
   fflush(stdout);
 
   KillPoint only = KillPoint::kNone;
@@ -333,16 +377,25 @@ int Run() {
     if (!s.ok()) fprintf(stderr, "db_stress: DestroyDB: %s\n", s.ToString().c_str());
   }
   std::unique_ptr<ExpectedState> state;
-  Status s = ExpectedState::Open(expected_dir, FLAGS_max_key, FLAGS_destroy_db_initially, &state);
+  const uint64_t max_key = FLAGS_max_key * static_cast<uint64_t>(FLAGS_column_families);
+  Status s =
+      ExpectedState::Open(expected_dir, max_key, static_cast<uint32_t>(FLAGS_column_families),
+                          FLAGS_destroy_db_initially, &state);
   if (!s.ok()) {
     fprintf(stderr, "db_stress: expected state: %s\n", s.ToString().c_str());
     return 1;
   }
-  KeyLocks locks(FLAGS_max_key, FLAGS_log2_keys_per_lock);
+  KeyLocks locks(max_key, FLAGS_log2_keys_per_lock);
   Context ctx;
   ctx.state = state.get();
   ctx.locks = &locks;
-  ctx.max_key = FLAGS_max_key;
+  ctx.max_key = max_key;
+  ctx.keys_per_family = FLAGS_max_key;
+  if (families) {
+    ctx.cf_mu = std::make_unique<SharedMutex[]>(FLAGS_column_families);
+    ctx.cf_generation = std::make_unique<std::atomic<uint64_t>[]>(FLAGS_column_families);
+    ctx.cf_options = ColumnFamilyOptions(drawn.options);
+  }
   ctx.max_value_size = FLAGS_max_value_size;
   ctx.write_options = drawn.write_options;
   ctx.strict_recovered_seq = FLAGS_strict_recovered_seq;
@@ -350,14 +403,40 @@ int Run() {
   if (FLAGS_write_log_limit > 0) ctx.log_limit = std::min(ctx.log_limit, FLAGS_write_log_limit);
 
   std::unique_ptr<DB> db;
+  // The family handles go before the DB does, however the run ends.
+  auto close = [&]() -> Status {
+    Status cs;
+    if (families) {
+      for (ColumnFamilyHandle* h : ctx.cfs) {
+        if (h != nullptr && db != nullptr) {
+          Status ds = db->DestroyColumnFamilyHandle(h);
+          if (cs.ok()) cs = ds;
+        }
+      }
+    }
+    ctx.cfs.clear();
+    if (db != nullptr) {
+      Status ds = db->Close();
+      if (cs.ok()) cs = ds;
+    }
+    db.reset();
+    ctx.db = nullptr;
+    return cs;
+  };
+  struct CloseAtExit {
+    std::function<Status()> close;
+    ~CloseAtExit() { close().PermitUncheckedError(); }
+  } close_at_exit{close};
   // The first open follows whatever ended the last run, perhaps a crash of a run without
   // the WAL; later ones follow a clean Close, after which every acknowledged write is in.
   bool after_crash = true;
   auto open = [&]() -> bool {
     env.SetEnabled(FLAGS_kill_during_recovery);
+    ctx.cfs.clear();
     Status os = OpenStressDB(drawn.options, FLAGS_db, &ctx, &db);
     if (!os.ok()) return Fail(&ctx, "Open: " + os.ToString());
     ctx.db = db.get();
+    if (!families) ctx.cfs = {db->DefaultColumnFamily()};
     // Before anything reads: the prepared transactions of a dead run, resolved as it meant to.
     if (!ResolvePrepared(&ctx)) return false;
     const bool prefix = after_crash && state->prefix_mode();
@@ -395,13 +474,11 @@ int Run() {
     for (auto& w : workers) w.join();
     if (ctx.failed.load()) break;
     if (phase + 1 < phases) {
-      s = db->Close();
+      s = close();
       if (!s.ok()) {
         Fail(&ctx, "Close: " + s.ToString());
         break;
       }
-      db.reset();
-      ctx.db = nullptr;
       if (!open()) break;
     }
   }
@@ -419,7 +496,7 @@ int Run() {
     }
   }
   if (!ctx.failed.load() && VerifyAll(&ctx, false)) {
-    s = db->Close();
+    s = close();
     if (!s.ok()) Fail(&ctx, "Close: " + s.ToString());
   }
   uint64_t total = 0;
@@ -431,6 +508,7 @@ int Run() {
     line += std::string(" ") + table[k].name + "=" + std::to_string(n);
   }
   if (txn) line += TxnCounts(ctx);
+  if (families) line += " clear_column_family=" + std::to_string(ctx.cf_clears.load());
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (ctx.seq_writes.load() > 0) {

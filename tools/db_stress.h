@@ -35,7 +35,23 @@ struct Context {
   DB* db = nullptr;
   ExpectedState* state = nullptr;
   KeyLocks* locks = nullptr;
+  // Oracle keys 0 .. max_key-1 over every column family: oracle key k is the DB key
+  // KeyString(k % keys_per_family) of family cfs[k / keys_per_family] (DbKey, FamilyHandle),
+  // so max_key = --column_families * --max_key, and a batch of scattered keys spans
+  // families. cfs[0] is the default family; with one family it is all there is and
+  // keys_per_family == max_key.
   uint64_t max_key = 0;
+  uint64_t keys_per_family = 0;
+  std::vector<ColumnFamilyHandle*> cfs;
+  // --clear_column_family_one_in: one lock per family, held shared by every operation that
+  // uses the family (its handle, its keys' oracle words) and exclusively while the family
+  // is dropped and re-created; taken before the key locks, in ascending family order
+  // (FamilyLocks). generation[f] counts family f's re-creations, so a snapshot read taken
+  // before one is not checked after it. Unused with one family.
+  std::unique_ptr<SharedMutex[]> cf_mu;
+  std::unique_ptr<std::atomic<uint64_t>[]> cf_generation;
+  ColumnFamilyOptions cf_options;  // for re-created families
+  std::atomic<uint64_t> cf_clears{0};
   uint32_t max_value_size = 0;
   WriteOptions write_options;
   // disable_wal runs log every acknowledged write and its sequence in the expected state
@@ -70,6 +86,7 @@ struct HeldSnapshot {
   const Snapshot* snapshot = nullptr;
   uint64_t key = 0;
   uint32_t word = 0;
+  uint64_t generation = 0;  // of the key's family when the snapshot was taken
   uint64_t release_after_op = 0;
 };
 
@@ -82,6 +99,44 @@ struct ThreadState {
 };
 
 // ---- Shared by the operations (db_stress_ops.cc, db_stress_txn.cc). ----
+
+inline size_t FamilyIndex(const Context* ctx, uint64_t key) {
+  return static_cast<size_t>(key / ctx->keys_per_family);
+}
+// The family an oracle key lives in (REQUIRES: its family lock held, or no worker running).
+inline ColumnFamilyHandle* FamilyHandle(const Context* ctx, uint64_t key) {
+  return ctx->cfs[FamilyIndex(ctx, key)];
+}
+// The DB key of an oracle key, within its family.
+inline std::string DbKey(const Context* ctx, uint64_t key) {
+  return KeyString(key % ctx->keys_per_family);
+}
+
+// An oracle key for messages: its DB key, and its family when there are several.
+inline std::string KeyName(const Context* ctx, uint64_t key) {
+  if (ctx->cfs.size() <= 1) return KeyString(key);
+  return DbKey(ctx, key) + " of column family " + std::to_string(FamilyIndex(ctx, key));
+}
+
+// Shared locks on the families of some oracle keys (or on one family by index), released
+// when it dies; nothing with one family. Taken before any key lock.
+class FamilyLocks {
+ public:
+  FamilyLocks(Context* ctx, const std::vector<uint64_t>& keys);
+  FamilyLocks(Context* ctx, uint64_t key) : FamilyLocks(ctx, std::vector<uint64_t>{key}) {}
+  FamilyLocks(const FamilyLocks&) = delete;
+  FamilyLocks& operator=(const FamilyLocks&) = delete;
+  ~FamilyLocks();
+
+ private:
+  Context* ctx_;
+  std::vector<size_t> held_;
+};
+
+// Drops a random family other than the default one and creates it again, empty, with the
+// family's lock held exclusively: its keys become absent in the oracle (pending first, so
+// that a crash in between accepts the old values or none). False after Fail.
+bool ClearColumnFamily(Context* ctx, ThreadState* t);
 
 enum class WriteKind { kPut, kDelete, kSingleDelete, kMerge };
 
@@ -126,6 +181,10 @@ bool DrainSnapshots(Context* ctx, ThreadState* t, bool all);
 bool Fail(Context* ctx, const std::string& what);
 
 }  // namespace shale::stress
+
+// Column families (db_stress.cc).
+DECLARE_int32(column_families);
+DECLARE_int32(clear_column_family_one_in);
 
 // Operation weights (db_stress_ops.cc).
 DECLARE_int32(put_weight);

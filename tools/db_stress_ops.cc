@@ -67,21 +67,23 @@ namespace {
 
 // Adds the write to batch, or issues it alone when batch is null.
 Status Apply(Context* ctx, const Planned& p, WriteBatch* batch) {
-  const std::string key = KeyString(p.key);
+  const std::string key = DbKey(ctx, p.key);
+  ColumnFamilyHandle* cf = FamilyHandle(ctx, p.key);
   const WriteOptions& wo = ctx->write_options;
   switch (p.kind) {
     case WriteKind::kPut: {
       const std::string value = ValueString(p.key, p.word, ctx->max_value_size);
-      return batch != nullptr ? batch->Put(key, value) : ctx->db->Put(wo, key, value);
+      return batch != nullptr ? batch->Put(cf, key, value) : ctx->db->Put(wo, cf, key, value);
     }
     case WriteKind::kDelete:
-      return batch != nullptr ? batch->Delete(key) : ctx->db->Delete(wo, key);
+      return batch != nullptr ? batch->Delete(cf, key) : ctx->db->Delete(wo, cf, key);
     case WriteKind::kSingleDelete:
-      return batch != nullptr ? batch->SingleDelete(key) : ctx->db->SingleDelete(wo, key);
+      return batch != nullptr ? batch->SingleDelete(cf, key) : ctx->db->SingleDelete(wo, cf, key);
     case WriteKind::kMerge: {
       std::string operand;
       PutFixed64(&operand, p.operand);
-      return batch != nullptr ? batch->Merge(key, operand) : ctx->db->Merge(wo, key, operand);
+      return batch != nullptr ? batch->Merge(cf, key, operand)
+                              : ctx->db->Merge(wo, cf, key, operand);
     }
   }
   return Status::InvalidArgument("unknown write kind");
@@ -97,7 +99,7 @@ bool Check(Context* ctx, const char* op, uint64_t key, const Status& s, const st
   }
   bool parsed;
   const uint32_t got = s.ok() ? ParseValue(key, value, ctx->max_value_size, &parsed) : 0;
-  return Fail(ctx, std::string(op) + " " + KeyString(key) + ": expected " + Describe(expected) +
+  return Fail(ctx, std::string(op) + " " + KeyName(ctx, key) + ": expected " + Describe(expected) +
                        ", got " + (s.ok() ? Describe(got) : s.ToString()) +
                        (s.ok() && !parsed ? " (a value this tool never wrote)" : ""));
 }
@@ -178,13 +180,13 @@ bool ReadAt(Context* ctx, uint64_t key, SequenceNumber seq, uint32_t* word) {
   ReadOptions ro;
   ro.snapshot = &view;
   std::string value;
-  Status s = ctx->db->Get(ro, KeyString(key), &value);
+  Status s = ctx->db->Get(ro, FamilyHandle(ctx, key), DbKey(ctx, key), &value);
   *word = 0;
   if (s.IsNotFound()) return true;
   bool parsed = false;
   if (s.ok()) *word = ParseValue(key, value, ctx->max_value_size, &parsed);
   if (parsed) return true;
-  return Fail(ctx, "reading " + KeyString(key) + " at sequence " + std::to_string(seq) + ": " +
+  return Fail(ctx, "reading " + KeyName(ctx, key) + " at sequence " + std::to_string(seq) + ": " +
                        (s.ok() ? "a value this tool never wrote" : s.ToString()));
 }
 
@@ -218,8 +220,9 @@ bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumbe
   uint32_t got;
   if (!ReadAt(ctx, p.key, high + probe, &got)) return false;
   if (got != p.word) {
-    return Fail(ctx, KeyString(p.key) + " reads as " + Describe(got) + ", not its acknowledged " +
-                         Describe(p.word) + ", at the latest sequence " + std::to_string(hi));
+    return Fail(ctx, KeyName(ctx, p.key) + " reads as " + Describe(got) +
+                         ", not its acknowledged " + Describe(p.word) +
+                         ", at the latest sequence " + std::to_string(hi));
   }
   while (low < high) {
     const SequenceNumber mid = low + (high - low) / 2;
@@ -245,8 +248,8 @@ bool IssueWrite(Context* ctx, ThreadState* t, const std::vector<Planned>& plans,
   const Snapshot* before = ctx->log_writes ? ctx->db->GetSnapshot() : nullptr;
   Status s =
       batch != nullptr ? ctx->db->Write(ctx->write_options, batch) : Apply(ctx, plans[0], nullptr);
-  bool ok = s.ok() ||
-            Fail(ctx, std::string(what) + " of " + KeyString(plans[0].key) + ": " + s.ToString());
+  bool ok = s.ok() || Fail(ctx, std::string(what) + " of " + KeyName(ctx, plans[0].key) + ": " +
+                                    s.ToString());
   SequenceNumber first = 0;
   if (ok && before != nullptr) ok = FindSequence(ctx, plans, before->GetSequenceNumber(), &first);
   if (before != nullptr) ctx->db->ReleaseSnapshot(before);
@@ -264,6 +267,7 @@ bool WriteOne(Context* ctx, ThreadState* t, WriteKind kind) {
   const uint64_t key = RandomKey(ctx, t);
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
+  FamilyLocks family(ctx, key);
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, kind);
   ctx->state->SetPending(key, p.word);
@@ -280,6 +284,7 @@ bool OpSingleDelete(Context* ctx, ThreadState* t) {
   const uint64_t key = (t->rnd.Next64() % slots) * kSingleDeleteStride;
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
+  FamilyLocks family(ctx, key);
   MutexLock l(ctx->locks->For(key));
   const Planned p = Plan(ctx, t, key, WriteKind::kSingleDelete);
   ctx->state->SetPending(key, p.word);
@@ -308,6 +313,8 @@ bool OpBatch(Context* ctx, ThreadState* t) {
   const std::vector<uint64_t> keys = PickKeys(ctx, t, 8);
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
+  // Scattered keys may lie in several families: one atomic batch across them.
+  FamilyLocks families(ctx, keys);
   auto held = ctx->locks->LockKeys(keys);
   WriteBatch batch;
   std::vector<Planned> plans;
@@ -323,20 +330,26 @@ bool OpBatch(Context* ctx, ThreadState* t) {
 
 bool OpGet(Context* ctx, ThreadState* t) {
   const uint64_t key = RandomKey(ctx, t);
+  FamilyLocks family(ctx, key);
   MutexLock l(ctx->locks->For(key));
   std::string value;
-  Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+  Status s = ctx->db->Get(ReadOptions(), FamilyHandle(ctx, key), DbKey(ctx, key), &value);
   return Check(ctx, "Get", key, s, value, ctx->state->committed(key));
 }
 
 bool OpMultiGet(Context* ctx, ThreadState* t) {
   const std::vector<uint64_t> keys = PickKeys(ctx, t, 16);
+  FamilyLocks families(ctx, keys);
   auto held = ctx->locks->LockKeys(keys);
   std::vector<std::string> key_strings;
-  for (uint64_t k : keys) key_strings.push_back(KeyString(k));
+  std::vector<ColumnFamilyHandle*> handles;
+  for (uint64_t k : keys) {
+    key_strings.push_back(DbKey(ctx, k));
+    handles.push_back(FamilyHandle(ctx, k));
+  }
   std::vector<Slice> slices(key_strings.begin(), key_strings.end());
   std::vector<std::string> values;
-  std::vector<Status> statuses = ctx->db->MultiGet(ReadOptions(), slices, &values);
+  std::vector<Status> statuses = ctx->db->MultiGet(ReadOptions(), handles, slices, &values);
   if (statuses.size() != keys.size() || values.size() != keys.size()) {
     return Fail(ctx, "MultiGet returned the wrong number of results");
   }
@@ -351,12 +364,12 @@ bool OpMultiGet(Context* ctx, ThreadState* t) {
 // Checks that `it` is at expected key `key` with its expected value.
 bool AtKey(Context* ctx, Iterator* it, uint64_t key, uint32_t word, const char* where) {
   if (!it->Valid()) {
-    return Fail(ctx, std::string(where) + ": iterator ended before " + KeyString(key) + " (" +
+    return Fail(ctx, std::string(where) + ": iterator ended before " + KeyName(ctx, key) + " (" +
                          it->status().ToString() + ")");
   }
-  if (it->key().ToString() != KeyString(key)) {
+  if (it->key().ToString() != DbKey(ctx, key)) {
     return Fail(ctx, std::string(where) + ": at " + it->key().ToString() + ", expected " +
-                         KeyString(key) + " (" + Describe(word) + ")");
+                         KeyName(ctx, key) + " (" + Describe(word) + ")");
   }
   return Check(ctx, where, key, Status::OK(), it->value().ToString(), word);
 }
@@ -372,15 +385,19 @@ bool PastRange(Context* ctx, Iterator* it, bool bounded, const std::string& lo,
 }
 
 bool OpIterate(Context* ctx, ThreadState* t) {
+  // A range within one family: the oracle keys [lo, hi) are its DB keys [lo_key, hi_key).
   const uint64_t lo = RandomKey(ctx, t);
-  const uint64_t hi = std::min<uint64_t>(ctx->max_key, lo + 1 + t->rnd.Uniform(64));
+  const uint64_t family_end = (FamilyIndex(ctx, lo) + 1) * ctx->keys_per_family;
+  const uint64_t hi = std::min<uint64_t>(family_end, lo + 1 + t->rnd.Uniform(64));
+  FamilyLocks family(ctx, lo);
   auto held = ctx->locks->LockRange(lo, hi - 1);
   std::vector<std::pair<uint64_t, uint32_t>> expected;
   for (uint64_t k = lo; k < hi; k++) {
     const uint32_t w = ctx->state->committed(k);
     if (w != 0) expected.emplace_back(k, w);
   }
-  const std::string lo_key = KeyString(lo), hi_key = KeyString(hi);
+  const std::string lo_key = DbKey(ctx, lo);
+  const std::string hi_key = KeyString(hi - (lo - lo % ctx->keys_per_family));
   const Slice lo_slice(lo_key), hi_slice(hi_key);
   ReadOptions ro;
   const bool bounded = t->rnd.OneIn(2);
@@ -388,14 +405,14 @@ bool OpIterate(Context* ctx, ThreadState* t) {
     ro.iterate_lower_bound = &lo_slice;
     ro.iterate_upper_bound = &hi_slice;
   }
-  std::unique_ptr<Iterator> it(ctx->db->NewIterator(ro));
+  std::unique_ptr<Iterator> it(ctx->db->NewIterator(ro, FamilyHandle(ctx, lo)));
   it->Seek(lo_key);
   for (const auto& [k, w] : expected) {
     if (!AtKey(ctx, it.get(), k, w, "iterator Next")) return false;
     it->Next();
   }
   if (!PastRange(ctx, it.get(), bounded, lo_key, hi_key, "iterator Next")) return false;
-  it->SeekForPrev(KeyString(hi - 1));
+  it->SeekForPrev(DbKey(ctx, hi - 1));
   for (auto e = expected.rbegin(); e != expected.rend(); ++e) {
     if (!AtKey(ctx, it.get(), e->first, e->second, "iterator Prev")) return false;
     it->Prev();
@@ -404,7 +421,7 @@ bool OpIterate(Context* ctx, ThreadState* t) {
   // A Seek into the middle, then a change of direction.
   const uint64_t mid = lo + t->rnd.Uniform(static_cast<uint32_t>(hi - lo));
   auto first = std::lower_bound(expected.begin(), expected.end(), std::make_pair(mid, 0u));
-  it->Seek(KeyString(mid));
+  it->Seek(DbKey(ctx, mid));
   if (first == expected.end()) return PastRange(ctx, it.get(), bounded, lo_key, hi_key, "Seek");
   if (!AtKey(ctx, it.get(), first->first, first->second, "Seek")) return false;
   it->Prev();
@@ -418,32 +435,40 @@ bool OpSnapshot(Context* ctx, ThreadState* t) {
   HeldSnapshot h;
   h.key = key;
   {
+    FamilyLocks family(ctx, key);
     MutexLock l(ctx->locks->For(key));
     h.snapshot = ctx->db->GetSnapshot();
     h.word = ctx->state->committed(key);
+    if (ctx->cf_generation != nullptr) h.generation = ctx->cf_generation[FamilyIndex(ctx, key)];
   }
   h.release_after_op = t->ops_done + 1 + t->rnd.Uniform(100);
   t->snapshots.push_back(h);
   return true;
 }
 
-bool OpFlush(Context* ctx, ThreadState*) {
+bool OpFlush(Context* ctx, ThreadState* t) {
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
+  // One family, drawn only when there are several. (Runs that log have one family.)
+  const uint64_t key = ctx->cfs.size() > 1 ? RandomKey(ctx, t) : 0;
+  FamilyLocks family(ctx, key);
   // Every write published before the Flush starts is in a memtable the Flush persists.
   const SequenceNumber published = ctx->db->GetLatestSequenceNumber();
-  Status s = ctx->db->Flush(FlushOptions());
+  Status s = ctx->db->Flush(FlushOptions(), FamilyHandle(ctx, key));
   if (!s.ok()) return Fail(ctx, "Flush: " + s.ToString());
   if (ctx->log_writes) ctx->state->AdvanceDurable(published);
   return true;
 }
 
 bool OpCompactRange(Context* ctx, ThreadState* t) {
-  uint64_t a = RandomKey(ctx, t), b = RandomKey(ctx, t);
+  // Both ends drawn within one family's keys; the family is the first key's.
+  const uint64_t first_key = RandomKey(ctx, t);
+  uint64_t a = first_key % ctx->keys_per_family, b = RandomKey(ctx, t) % ctx->keys_per_family;
   if (a > b) std::swap(a, b);
   const std::string begin = KeyString(a), end = KeyString(b);
   const Slice bs(begin), es(end);
-  Status s = ctx->db->CompactRange(CompactRangeOptions(), &bs, &es);
+  FamilyLocks family(ctx, first_key);
+  Status s = ctx->db->CompactRange(CompactRangeOptions(), FamilyHandle(ctx, first_key), &bs, &es);
   return s.ok() || Fail(ctx, "CompactRange: " + s.ToString());
 }
 
@@ -467,6 +492,44 @@ const OpKind kOps[] = {
 
 const OpKind* OpTable() { return kOps; }
 
+FamilyLocks::FamilyLocks(Context* ctx, const std::vector<uint64_t>& keys) : ctx_(ctx) {
+  if (ctx->cf_mu == nullptr) return;
+  for (uint64_t key : keys) held_.push_back(FamilyIndex(ctx, key));
+  std::sort(held_.begin(), held_.end());
+  held_.erase(std::unique(held_.begin(), held_.end()), held_.end());
+  for (size_t f : held_) ctx->cf_mu[f].LockShared();
+}
+
+FamilyLocks::~FamilyLocks() {
+  for (size_t f : held_) ctx_->cf_mu[f].UnlockShared();
+}
+
+bool ClearColumnFamily(Context* ctx, ThreadState* t) {
+  const size_t f = 1 + t->rnd.Uniform(static_cast<uint32_t>(ctx->cfs.size() - 1));
+  WriterMutexLock l(&ctx->cf_mu[f]);
+  ExpectedState* state = ctx->state;
+  const uint64_t first = f * ctx->keys_per_family, end = first + ctx->keys_per_family;
+  // Until the oracle says absent below, a crash may leave each key as it was or gone.
+  for (uint64_t key = first; key < end; key++) {
+    if (state->committed(key) != 0) state->SetPending(key, 0);
+  }
+  ColumnFamilyDescriptor desc;
+  Status s = ctx->cfs[f]->GetDescriptor(&desc);
+  if (s.ok()) s = ctx->db->DropColumnFamily(ctx->cfs[f]);
+  if (!s.ok()) return Fail(ctx, "DropColumnFamily " + desc.name + ": " + s.ToString());
+  s = ctx->db->DestroyColumnFamilyHandle(ctx->cfs[f]);
+  ctx->cfs[f] = nullptr;
+  if (s.ok()) s = ctx->db->CreateColumnFamily(ctx->cf_options, desc.name, &ctx->cfs[f]);
+  if (!s.ok()) return Fail(ctx, "re-creating column family " + desc.name + ": " + s.ToString());
+  for (uint64_t key = first; key < end; key++) state->Commit(key, 0);
+  ctx->cf_generation[f].fetch_add(1);
+  ctx->cf_clears.fetch_add(1, std::memory_order_relaxed);
+  // Flushed, so that a driver counting these lines sees those of a run it kills.
+  fprintf(stdout, "db_stress: column family %zu dropped and re-created\n", f);
+  fflush(stdout);
+  return true;
+}
+
 bool Fail(Context* ctx, const std::string& what) {
   fprintf(stderr, "db_stress: FAILED: %s\n", what.c_str());
   ctx->failed.store(true);
@@ -482,8 +545,14 @@ bool DrainSnapshots(Context* ctx, ThreadState* t, bool all) {
     ReadOptions ro;
     ro.snapshot = h.snapshot;
     std::string value;
-    Status s = ctx->db->Get(ro, KeyString(h.key), &value);
-    if (ok && !ctx->failed.load()) ok = Check(ctx, "Get at a snapshot", h.key, s, value, h.word);
+    FamilyLocks family(ctx, h.key);
+    // A family re-created since holds none of what the snapshot saw: nothing to check.
+    const bool same_family = ctx->cf_generation == nullptr ||
+                             ctx->cf_generation[FamilyIndex(ctx, h.key)] == h.generation;
+    if (same_family) {
+      Status s = ctx->db->Get(ro, FamilyHandle(ctx, h.key), DbKey(ctx, h.key), &value);
+      if (ok && !ctx->failed.load()) ok = Check(ctx, "Get at a snapshot", h.key, s, value, h.word);
+    }
     ctx->db->ReleaseSnapshot(h.snapshot);
   }
   return ok;
@@ -496,13 +565,13 @@ bool ReadAll(Context* ctx, std::vector<uint32_t>* held) {
   held->assign(ctx->max_key, 0);
   for (uint64_t key = 0; key < ctx->max_key; key++) {
     std::string value;
-    Status s = ctx->db->Get(ReadOptions(), KeyString(key), &value);
+    Status s = ctx->db->Get(ReadOptions(), FamilyHandle(ctx, key), DbKey(ctx, key), &value);
     if (s.ok()) {
       bool parsed;
       (*held)[key] = ParseValue(key, value, ctx->max_value_size, &parsed);
       if (!parsed) return Check(ctx, "verify", key, s, value, ctx->state->committed(key));
     } else if (!s.IsNotFound()) {
-      return Fail(ctx, "verify " + KeyString(key) + ": " + s.ToString());
+      return Fail(ctx, "verify " + KeyName(ctx, key) + ": " + s.ToString());
     }
   }
   return true;
@@ -527,7 +596,7 @@ bool VerifyAll(Context* ctx, bool prefix) {
         older++;  // allowed if a cut gives it (below)
         continue;
       }
-      return Fail(ctx, "verify " + KeyString(key) + ": expected " + Describe(committed) +
+      return Fail(ctx, "verify " + KeyName(ctx, key) + ": expected " + Describe(committed) +
                            (pending != 0 ? " or " + Describe(ExpectedState::PendingWord(pending))
                                          : std::string()) +
                            ", got " + Describe(held[key]));

@@ -19,8 +19,9 @@ namespace shale::stress {
 namespace {
 
 constexpr uint64_t kMagic = 0x5348414c45535434ull;  // "SHALEST4"
-// magic (2 words), max_key (2 words), prefix mode, log count, log generation, a spare
-// word, the durable sequence (2 words)
+// magic (2 words), max_key (2 words), prefix mode, log count, log generation, the number
+// of column families when more than one (0 otherwise, as in files from before families),
+// the durable sequence (2 words)
 constexpr size_t kHeaderWords = 10;
 // key, word, sequence (2 words, low first), check
 constexpr size_t kEntryWords = 5;
@@ -80,7 +81,7 @@ void ExpectedState::Store(uint32_t* p, uint32_t v) {
   std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_relaxed);
 }
 
-Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
+Status ExpectedState::Open(const std::string& dir, uint64_t max_key, uint32_t families, bool fresh,
                            std::unique_ptr<ExpectedState>* out) {
   const std::string path = dir + "/shale_stress.expected";
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
@@ -97,7 +98,8 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (exists && !fresh && static_cast<size_t>(st.st_size) != bytes) {
-    return Status::InvalidArgument(path, "was made for another --max_key or db_stress version");
+    return Status::InvalidArgument(
+        path, "was made for another --max_key, --column_families or db_stress version");
   }
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), 0644);
   if (fd < 0) return Status::IOError(path, strerror(errno));
@@ -124,12 +126,17 @@ Status ExpectedState::Open(const std::string& dir, uint64_t max_key, bool fresh,
   uint64_t magic, keys;
   memcpy(&magic, words, 8);
   memcpy(&keys, words + 2, 8);
+  const uint32_t families_word = families > 1 ? families : 0;
   if (!exists || fresh || magic == 0) {
     memset(map, 0, bytes);
     memcpy(words, &kMagic, 8);
     memcpy(words + 2, &max_key, 8);
+    words[kFamilies] = families_word;
   } else if (magic != kMagic || keys != max_key) {
     return Status::Corruption(path, "not an expected-state file for this --max_key");
+  } else if (words[kFamilies] != families_word) {
+    return Status::InvalidArgument(
+        path, "was made for --column_families=" + std::to_string(std::max(words[kFamilies], 1u)));
   }
   *out = std::move(state);
   return Status::OK();

@@ -101,9 +101,12 @@ class ExpectedState {
   static constexpr size_t kTxnKeys = 16;
 
   ~ExpectedState();
-  // Maps <dir>/shale_stress.expected for max_key keys, creating it (all absent) if it does
-  // not exist or `fresh`. An existing file made for another max_key is an error.
-  static Status Open(const std::string& dir, uint64_t max_key, bool fresh,
+  // Maps <dir>/shale_stress.expected for max_key keys in `families` column families
+  // (db_stress's oracle keys over all families, see Context), creating it (all absent) if
+  // it does not exist or `fresh`. An existing file made for another max_key or number of
+  // families is an error. The number of families is a header word that files from before
+  // families have as 0, which means one: such a file opens with families == 1.
+  static Status Open(const std::string& dir, uint64_t max_key, uint32_t families, bool fresh,
                      std::unique_ptr<ExpectedState>* out);
 
   uint64_t max_key() const { return max_key_; }
@@ -165,7 +168,8 @@ class ExpectedState {
   // an 8-byte aligned offset (words 8 and 9), so it can be advanced atomically.
   // A transaction record: intent, prepared, serial, key count, then (key, before, word).
   static constexpr size_t kTxnWords = 4 + 3 * kTxnKeys;
-  static constexpr int kPrefixMode = 4, kLogCount = 5, kLogGeneration = 6, kDurable = 8;
+  static constexpr int kPrefixMode = 4, kLogCount = 5, kLogGeneration = 6, kFamilies = 7,
+                       kDurable = 8;
 
   int fd_ = -1;
   size_t bytes_ = 0;

@@ -126,7 +126,17 @@ Status OpenStressDB(const Options& options, const std::string& name, Context* ct
     ctx->occ_db = occ_db;
     return s;
   }
-  return DB::Open(options, name, db);
+  if (FLAGS_column_families <= 1) return DB::Open(options, name, db);
+  // Families "default", "1", "2", ... (RocksDB's db_stress names), each created if missing:
+  // after a crash between a drop and its re-creation, or on a fresh DB.
+  std::vector<ColumnFamilyDescriptor> families;
+  for (int i = 0; i < FLAGS_column_families; i++) {
+    families.emplace_back(i == 0 ? kDefaultColumnFamilyName : std::to_string(i),
+                          ColumnFamilyOptions(options));
+  }
+  DBOptions db_options(options);
+  db_options.create_missing_column_families = true;
+  return DB::Open(db_options, name, families, &ctx->cfs, db);
 }
 
 std::string TxnSummary() {

@@ -47,7 +47,8 @@ DECLARE_bool(test_unrecorded_prepare);
 namespace shale::stress {
 
 // Opens the DB as the flags say (plain, TransactionDB or OptimisticTransactionDB) and sets
-// ctx->txn_db / ctx->occ_db.
+// ctx->txn_db / ctx->occ_db; with --column_families > 1 (plain DBs only) it opens every
+// family and puts their handles, the caller's to destroy, in ctx->cfs.
 Status OpenStressDB(const Options& options, const std::string& name, Context* ctx,
                     std::unique_ptr<DB>* db);
 
