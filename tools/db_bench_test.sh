@@ -5,8 +5,8 @@
 # RocksDB's print; --statistics, interval and report-file output parse; every flag of
 # issue 5 is accepted, unknown flags fail, accepted-but-unused (deprecated) flags warn;
 # unsupported benchmarks fail with a message; --transaction_db runs the writes through a
-# TransactionDB, and randomtransaction's verification passes and can fail. Never asserts
-# a speed.
+# TransactionDB, and randomtransaction's verification passes and can fail;
+# --num_column_families spreads keys over families as RocksDB's. Never asserts a speed.
 #   usage: tools/db_bench_test.sh [PATH_TO_DB_BENCH]   (default: build/tools/db_bench)
 # Exits 0 when every check passes; prints one line per failed check.
 . "$(dirname "$0")/test_common.sh"
@@ -391,5 +391,35 @@ done
   2>"$DIR/mode.err" && fail "--unordered_write=1 with pipelined writes (db_bench's default) accepted"
 grep -q "unordered_write is incompatible with enable_pipelined_write" "$DIR/mode.err" \
   || fail "--unordered_write=1: not RocksDB's message: $(head -2 "$DIR/mode.err")"
+
+# --num_column_families: RocksDB's family names, created if missing; a key's number picks
+# its family (n % families), so readrandom after a fill finds every key in its family, and
+# readseq, over the default family as RocksDB's, sees a quarter of them. With
+# --num_hot_column_families=2 of 6, fillseq creates the families in three stages; opening
+# the DB again with only the first two hot fails with RocksDB's message.
+cfs=(--db="$DIR/cf" --num=2000 --num_column_families=4)
+"$BIN" "${cfs[@]}" --benchmarks=fillseq,readrandom,readseq --threads=1 >"$DIR/cf.out" \
+  2>"$DIR/cf.err" || fail "--num_column_families=4: $(tail -1 "$DIR/cf.err")"
+grep -q '^readrandom .*(2000 of 2000 found)' "$DIR/cf.out" \
+  || fail "--num_column_families=4: readrandom did not find every key in its family"
+grep -Eq '^readseq .* 500 operations;' "$DIR/cf.out" \
+  || fail "--num_column_families=4: readseq did not see the default family's quarter"
+for cf in default column_family_name_000001 column_family_name_000002 column_family_name_000003; do
+  grep -q "^\[CFOptions \"$cf\"\]" "$(ls "$DIR"/cf/OPTIONS-* | tail -1)" \
+    || fail "--num_column_families=4: no family $cf"
+done
+hot=(--db="$DIR/hot" --num=3000 --num_column_families=6 --num_hot_column_families=2)
+"$BIN" "${hot[@]}" --benchmarks=fillseq >"$DIR/hot.out" 2>"$DIR/hot.err" \
+  || fail "--num_hot_column_families=2: $(tail -1 "$DIR/hot.err")"
+grep -q '^\[CFOptions "column_family_name_000005"\]' "$(ls "$DIR"/hot/OPTIONS-* | tail -1)" \
+  || fail "--num_hot_column_families=2: the last stage's families were not created"
+"$BIN" "${hot[@]}" --use_existing_db=1 --benchmarks=readrandom >"$DIR/hot.out" \
+  2>"$DIR/hot.err" && fail "--num_hot_column_families: opened without naming every family"
+grep -q 'Column families not opened: column_family_name_000002' "$DIR/hot.err" \
+  || fail "--num_hot_column_families: not RocksDB's message: $(tail -1 "$DIR/hot.err")"
+"$BIN" "${cfs[@]}" --benchmarks=fillrandom --column_family_distribution=10,20 >/dev/null \
+  2>"$DIR/cf.err" && fail "--column_family_distribution not summing to 100 accepted"
+grep -qx 'column_family_distribution items must sum to 100' "$DIR/cf.err" \
+  || fail "--column_family_distribution: not RocksDB's message"
 
 finish db_bench_test
