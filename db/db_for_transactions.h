@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "db/pre_release_callback.h"
 #include "db/recovered_transaction.h"
@@ -36,6 +37,11 @@ class DBForTransactions {
   // the WAL. *dbptr implements DBForTransactions (From finds it).
   static Status Open(const Options& options, const std::string& dbname, bool seq_per_batch,
                      DB** dbptr);
+  // The same with column families, as DB::Open with descriptors: *handles gets one handle
+  // per descriptor, in their order, owned by the caller.
+  static Status Open(const DBOptions& db_options, const std::string& dbname,
+                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                     std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch, DB** dbptr);
   // The engine beneath db and any StackableDB layers over it; null if db is not one of
   // ours.
   static DBForTransactions* From(DB* db);
@@ -99,12 +105,14 @@ class DBForTransactions {
                                               ReadCallback* callback) = 0;
 
   // ---- Conflict checks. The newest sequence at which key was written (Put, Merge,
-  // Delete or SingleDelete) in the current memtables and, unless cache_only, the files:
-  // *found tells whether any was. With cache_only and nothing found, *seq is the smallest
-  // sequence from which on every write is in a memtable, so that a caller can tell whether
-  // their history reaches back far enough (else TryAgain).
-  virtual Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
-                                         bool* found) = 0;
+  // Delete or SingleDelete) in column family cf (null: the default) in its current
+  // memtables and, unless cache_only, its files: *found tells whether any was. With
+  // cache_only and nothing found, *seq is the smallest sequence from which on every write
+  // to the family is in a memtable, so that a caller can tell whether their history reaches
+  // back far enough (else TryAgain). InvalidArgument for a handle of another DB; a dropped
+  // family answers from what it held.
+  virtual Status GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key, bool cache_only,
+                                         SequenceNumber* seq, bool* found) = 0;
 
   // ---- Sequences and snapshots (WritePrepared).
   // The newest sequence published to readers (DB::GetLatestSequenceNumber).

@@ -186,8 +186,8 @@ class DBImpl final : public DB,
                                       const Slice& key, PinnableSlice* merge_operands,
                                       GetMergeOperandsOptions* gmo, int* number_of_operands,
                                       ReadCallback* callback) override;
-  Status GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
-                                 bool* found) override;
+  Status GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key, bool cache_only,
+                                 SequenceNumber* seq, bool* found) override;
   const Snapshot* GetSnapshotWithMinUncommitted(SequenceNumber min_uncommitted) override;
   std::vector<SequenceNumber> SnapshotsUpTo(SequenceNumber max) override;
   void SetSnapshotChecker(std::shared_ptr<const SnapshotChecker> checker) override;

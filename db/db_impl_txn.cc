@@ -5,6 +5,7 @@
 // against the transaction's snapshot (utilities/transactions/).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "db/db_impl.h"
 #include "shale/utilities/stackable_db.h"
@@ -16,6 +17,13 @@ Status DBForTransactions::Open(const Options& options, const std::string& dbname
   return DBImpl::Open(options, dbname, seq_per_batch, dbptr);
 }
 
+Status DBForTransactions::Open(const DBOptions& db_options, const std::string& dbname,
+                               const std::vector<ColumnFamilyDescriptor>& column_families,
+                               std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch,
+                               DB** dbptr) {
+  return DBImpl::Open(db_options, dbname, column_families, handles, seq_per_batch, dbptr);
+}
+
 SequenceNumber DBForTransactions::MinUncommittedOf(const Snapshot* snapshot) {
   return static_cast<const SnapshotImpl*>(snapshot)->min_uncommitted();
 }
@@ -25,11 +33,12 @@ DBForTransactions* DBForTransactions::From(DB* db) {
   return dynamic_cast<DBImpl*>(stacked != nullptr ? stacked->GetRootDB() : db);
 }
 
-Status DBImpl::GetLatestSequenceForKey(const Slice& key, bool cache_only, SequenceNumber* seq,
-                                       bool* found) {
+Status DBImpl::GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key, bool cache_only,
+                                       SequenceNumber* seq, bool* found) {
   *found = false;
   *seq = kMaxSequenceNumber;
-  std::shared_ptr<SuperVersion> sv = default_cf_->GetSuperVersion();
+  if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family handle of another DB");
+  std::shared_ptr<SuperVersion> sv = CfdOf(cf)->GetSuperVersion();
   if (sv == nullptr) return Status::ShutdownInProgress();
 
   // Every entry counts, whatever its type and whoever's snapshot: the newest sequence is

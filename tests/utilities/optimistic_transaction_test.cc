@@ -200,8 +200,9 @@ TEST_F(OptimisticTransactionTest, RefusedCallsAndOpenForms) {
                                           &handles, &db));
   db_.reset(db);
   ASSERT_EQ(handles.size(), 1u);
-  EXPECT_EQ(handles[0], db_->DefaultColumnFamily());
+  EXPECT_EQ(handles[0]->GetID(), 0u);
   EXPECT_EQ(Get("a"), "2");
+  ASSERT_OK(db_->DestroyColumnFamilyHandle(handles[0]));
 }
 
 // Threads move units between counters with GetForUpdate + Put + Commit, retrying on Busy

@@ -47,31 +47,31 @@ class TransactionLockTest : public TransactionTestBase {
 TEST_F(TransactionLockTest, LatestSequenceForKey) {
   SequenceNumber seq;
   bool found;
-  ASSERT_OK(impl()->GetLatestSequenceForKey("k", false, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "k", false, &seq, &found));
   EXPECT_FALSE(found);
   ASSERT_OK(db_->Put(WriteOptions(), "k", "v1"));
   const SequenceNumber first = db_->GetLatestSequenceNumber();
   ASSERT_OK(db_->Put(WriteOptions(), "other", "v"));
-  ASSERT_OK(impl()->GetLatestSequenceForKey("k", true, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "k", true, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, first);
   // Only in a file now: cache_only cannot see it, and says from which sequence on the
   // memtables hold every write (the one after the flushed writes).
   ASSERT_OK(db_->Flush(FlushOptions()));
-  ASSERT_OK(impl()->GetLatestSequenceForKey("k", true, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "k", true, &seq, &found));
   EXPECT_FALSE(found);
   EXPECT_EQ(seq, first + 2);
-  ASSERT_OK(impl()->GetLatestSequenceForKey("k", false, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "k", false, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, first);
   // A newer tombstone or operand is the newest write, over the file's Put.
   ASSERT_OK(db_->Delete(WriteOptions(), "k"));
   const SequenceNumber del = db_->GetLatestSequenceNumber();
-  ASSERT_OK(impl()->GetLatestSequenceForKey("k", false, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "k", false, &seq, &found));
   EXPECT_TRUE(found);
   EXPECT_EQ(seq, del);
   // cache_only and absent: still the first sequence after the flush (the tombstone's).
-  ASSERT_OK(impl()->GetLatestSequenceForKey("absent", true, &seq, &found));
+  ASSERT_OK(impl()->GetLatestSequenceForKey(nullptr, "absent", true, &seq, &found));
   EXPECT_FALSE(found);
   EXPECT_EQ(seq, del);
 }

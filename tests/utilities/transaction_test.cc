@@ -101,7 +101,7 @@ TEST_F(TransactionTest, EveryWriteKindAndGetForm) {
   EXPECT_EQ(values[2], "base,op1,op2");
   EXPECT_TRUE(st[3].IsNotFound());
   st = txn->MultiGet(ReadOptions(), {db_->DefaultColumnFamily()}, {"p", "m"}, &values);
-  EXPECT_TRUE(st[0].IsInvalidArgument() && st[1].IsInvalidArgument());
+  EXPECT_TRUE(st[0].IsInvalidArgument() && st[1].IsInvalidArgument());  // one handle, two keys
 
   ASSERT_OK(txn->Commit());
   EXPECT_EQ(Get("del"), "NOT_FOUND");
@@ -467,6 +467,7 @@ TEST_F(TransactionTest, OpenWithColumnFamilyDescriptors) {
   DBOptions db_options(options_);
   std::vector<ColumnFamilyHandle*> handles;
   TransactionDB* raw = nullptr;
+  // A family the DB lacks needs create_missing_column_families, as DB::Open.
   std::vector<ColumnFamilyDescriptor> two = {{kDefaultColumnFamilyName, ColumnFamilyOptions()},
                                              {"other", ColumnFamilyOptions()}};
   EXPECT_TRUE(TransactionDB::Open(db_options, txn_db_options_, dbname(), two, &handles, &raw)
@@ -476,7 +477,7 @@ TEST_F(TransactionTest, OpenWithColumnFamilyDescriptors) {
   ASSERT_OK(TransactionDB::Open(db_options, txn_db_options_, dbname(), one, &handles, &raw));
   db_.reset(raw);
   ASSERT_EQ(handles.size(), 1u);
-  EXPECT_EQ(handles[0], db_->DefaultColumnFamily());
+  EXPECT_EQ(handles[0]->GetID(), 0u);
   std::string value;
   ASSERT_OK(db_->Get(ReadOptions(), handles[0], "k", &value));
   EXPECT_EQ(value, "v");
@@ -484,6 +485,7 @@ TEST_F(TransactionTest, OpenWithColumnFamilyDescriptors) {
   ASSERT_OK(txn->Put(handles[0], "k2", "v2"));
   ASSERT_OK(txn->Commit());
   EXPECT_EQ(Get("k2"), "v2");
+  ASSERT_OK(db_->DestroyColumnFamilyHandle(handles[0]));
 }
 
 // Random writes, merges and save points in one transaction over a DB with data of its own,

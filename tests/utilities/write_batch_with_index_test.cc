@@ -1,7 +1,7 @@
 // WriteBatchWithIndex: the index iterator, GetFromBatch, GetFromBatchAndDB with merges
 // across batch and DB, the iterator over a real DB (deletes, bounds, both directions),
-// save points, the default-family-only rule, and a randomized comparison against a model
-// (std::map) with and without overwrite_key.
+// save points, and a randomized comparison against a model (std::map) with and without
+// overwrite_key. Column families: write_batch_with_index_column_family_test.cc.
 #include "shale/utilities/write_batch_with_index.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include "shale/utilities/merge_operators.h"
 #include "shale/utilities/stackable_db.h"
 #include "tests/testutil/db_test_base.h"
+#include "tests/utilities/iterator_walk.h"
 
 namespace shale {
 namespace {
@@ -53,33 +54,6 @@ std::string IndexContents(WriteBatchWithIndex* b) {
   for (const auto& e : forward) out += (out.empty() ? "" : " ") + e;
   return out;
 }
-
-// "k=v," for every entry of the iterator, forward or backward.
-std::string Walk(Iterator* it, bool backward = false) {
-  std::string out;
-  if (backward) {
-    for (it->SeekToLast(); it->Valid(); it->Prev()) {
-      out += it->key().ToString() + "=" + it->value().ToString() + ",";
-    }
-  } else {
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      out += it->key().ToString() + "=" + it->value().ToString() + ",";
-    }
-  }
-  if (!it->status().ok()) out += "[" + it->status().ToString() + "]";
-  return out;
-}
-
-class FakeColumnFamily : public ColumnFamilyHandle {
- public:
-  const std::string& GetName() const override { return name_; }
-  uint32_t GetID() const override { return 1; }
-  Status GetDescriptor(ColumnFamilyDescriptor*) override { return Status::NotSupported(); }
-  const Comparator* GetComparator() const override { return BytewiseComparator(); }
-
- private:
-  std::string name_ = "other";
-};
 
 TEST(WriteBatchWithIndexTest, IndexKeepsEveryRecordSorted) {
   WriteBatchWithIndex b;
@@ -159,25 +133,10 @@ TEST(WriteBatchWithIndexTest, GetFromBatch) {
   EXPECT_TRUE(b.GetFromBatch(DBOptions(), "n", &value).IsNotFound());
 }
 
-TEST(WriteBatchWithIndexTest, OtherColumnFamiliesAreRefused) {
+TEST(WriteBatchWithIndexTest, GetFromBatchAndDBNeedsADB) {
   WriteBatchWithIndex b;
-  FakeColumnFamily other;
-  EXPECT_TRUE(b.Put(&other, "a", "1").IsInvalidArgument());
-  EXPECT_TRUE(b.Delete(&other, "a").IsInvalidArgument());
-  EXPECT_TRUE(b.SingleDelete(&other, "a").IsInvalidArgument());
-  EXPECT_TRUE(b.Merge(&other, "a", "1").IsInvalidArgument());
-  EXPECT_EQ(b.GetWriteBatch()->Count(), 0u);
   std::string value;
-  EXPECT_TRUE(b.GetFromBatch(&other, DBOptions(), "a", &value).IsInvalidArgument());
   EXPECT_TRUE(b.GetFromBatchAndDB(nullptr, ReadOptions(), "a", &value).IsInvalidArgument());
-  std::unique_ptr<WBWIIterator> it(b.NewIterator(&other));
-  it->SeekToFirst();
-  EXPECT_FALSE(it->Valid());
-  EXPECT_TRUE(it->status().IsInvalidArgument());
-  std::unique_ptr<Iterator> with_base(b.NewIteratorWithBase(&other, NewEmptyIterator()));
-  with_base->SeekToFirst();
-  EXPECT_FALSE(with_base->Valid());
-  EXPECT_TRUE(with_base->status().IsInvalidArgument());
 }
 
 TEST(WriteBatchWithIndexTest, SavePoints) {

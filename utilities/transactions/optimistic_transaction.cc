@@ -41,23 +41,32 @@ Status OptimisticTransaction::SetName(const TransactionName& /*name*/) {
   return Status::InvalidArgument("Optimistic transactions cannot be named.");
 }
 
-Status OptimisticTransaction::TryLock(const Slice& key, bool read_only, bool exclusive,
-                                      bool do_validate, bool /*assume_tracked*/) {
+Status OptimisticTransaction::TryLock(ColumnFamilyHandle* cf, const Slice& key, bool read_only,
+                                      bool exclusive, bool do_validate, bool /*assume_tracked*/) {
   if (state_ != STARTED) return Status::InvalidArgument("Transaction is not in state for writes.");
   if (!do_validate) return Status::OK();
   // Checked at Commit from here: the snapshot's sequence, or the newest one now. A write
   // after it by anyone else is a conflict.
   const SequenceNumber seq = GetSnapshot() != nullptr ? GetSnapshot()->GetSequenceNumber()
                                                       : db_->GetLatestSequenceNumber();
-  TrackKey(key.ToString(), seq, read_only, exclusive);
+  TrackKey(cf->GetID(), key.ToString(), seq, read_only, exclusive);
   return Status::OK();
 }
 
 Status OptimisticTransaction::CheckForConflicts() {
-  for (const auto& [key, tracked] : tracked_keys()) {
+  for (const auto& [cf_id, keys] : tracked_keys()) {
+    Status s = CheckFamilyForConflicts(HandleOf(cf_id), keys);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status OptimisticTransaction::CheckFamilyForConflicts(
+    ColumnFamilyHandle* cf, const std::map<std::string, TrackedKey>& keys) {
+  for (const auto& [key, tracked] : keys) {
     SequenceNumber seq;
     bool found;
-    Status s = engine_->GetLatestSequenceForKey(key, /*cache_only=*/true, &seq, &found);
+    Status s = engine_->GetLatestSequenceForKey(cf, key, /*cache_only=*/true, &seq, &found);
     if (!s.ok()) return s;
     if (found) {
       // Memtables are flushed oldest first: a newer write to the key would be found
@@ -85,8 +94,10 @@ Status OptimisticTransaction::Commit() NO_THREAD_SAFETY_ANALYSIS {
   // The buckets of the tracked keys, each once, in order: two commits take shared
   // buckets in the same order and so never deadlock.
   std::vector<size_t> buckets;
-  buckets.reserve(tracked_keys().size());
-  for (const auto& entry : tracked_keys()) buckets.push_back(txn_db_->BucketOf(entry.first));
+  buckets.reserve(GetNumKeys());
+  for (const auto& [cf_id, keys] : tracked_keys()) {
+    for (const auto& entry : keys) buckets.push_back(txn_db_->BucketOf(cf_id, entry.first));
+  }
   std::sort(buckets.begin(), buckets.end());
   buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
   for (size_t b : buckets) txn_db_->bucket(b)->Lock();
@@ -130,8 +141,8 @@ OptimisticTransactionDBImpl::OptimisticTransactionDBImpl(DB* db, DBForTransactio
       num_buckets_(std::max<uint32_t>(o.occ_lock_buckets, 1)),
       buckets_(new Mutex[num_buckets_]) {}
 
-size_t OptimisticTransactionDBImpl::BucketOf(const Slice& key) const {
-  return Hash32(key) % num_buckets_;
+size_t OptimisticTransactionDBImpl::BucketOf(uint32_t cf_id, const Slice& key) const {
+  return Hash32(key, /*seed=*/cf_id) % num_buckets_;
 }
 
 Transaction* OptimisticTransactionDBImpl::BeginTransaction(
@@ -177,20 +188,18 @@ Status OptimisticTransactionDB::Open(const DBOptions& db_options,
   if (occ_options.validate_policy != OccValidationPolicy::kValidateParallel) {
     return Status::NotSupported("only the kValidateParallel validation policy is implemented");
   }
-  if (column_families.size() != 1 || column_families[0].name != kDefaultColumnFamilyName ||
-      handles == nullptr) {
-    return Status::InvalidArgument("only the default column family exists");
-  }
+  if (handles == nullptr) return Status::InvalidArgument("null handles");
   DB* db = nullptr;
-  Status s = DB::Open(Options(db_options, column_families[0].options), dbname, &db);
+  Status s = DB::Open(db_options, dbname, column_families, handles, &db);
   if (!s.ok()) return s;
   DBForTransactions* impl = DBForTransactions::From(db);
   if (impl == nullptr) {
+    for (ColumnFamilyHandle* h : *handles) delete h;
+    handles->clear();
     delete db;
     return Status::NotSupported("OptimisticTransactionDB needs shale's own DB beneath it");
   }
   *dbptr = new OptimisticTransactionDBImpl(db, impl, occ_options);
-  handles->assign(1, (*dbptr)->DefaultColumnFamily());
   return Status::OK();
 }
 

@@ -5,16 +5,19 @@
 // checked from: its snapshot's, or, without one, the DB's latest when it first touched
 // the key. Commit locks the hash buckets of its keys (in bucket order, so two commits
 // cannot deadlock), asks the DB for the newest sequence of each key in the memtables
-// (DBForTransactions::GetLatestSequenceForKey, cache_only), writes the batch if none is newer than
-// its tracked sequence, and unlocks. Holding the buckets across check and write is what
-// keeps two committers of one key from both passing the check.
+// (DBForTransactions::GetLatestSequenceForKey, cache_only, in the key's column family),
+// writes the batch if none is newer than its tracked sequence, and unlocks. Keys are
+// tracked per family: the same key in two families is two keys. Holding the buckets across check
+// and write is what keeps two committers of one key from both passing the check.
 //
 // Thread safety: a transaction is used by one thread at a time; the DB's buckets are its
 // own mutexes.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "shale/utilities/optimistic_transaction_db.h"
@@ -52,15 +55,18 @@ class OptimisticTransaction : public TransactionBaseImpl {
 
  protected:
   // Tracks the key (unless !do_validate: an untracked write or read is never checked).
-  Status TryLock(const Slice& key, bool read_only, bool exclusive, bool do_validate,
-                 bool assume_tracked) override;
-  void UnlockKeys(const std::vector<std::string>& /*keys*/) override {}
+  Status TryLock(ColumnFamilyHandle* cf, const Slice& key, bool read_only, bool exclusive,
+                 bool do_validate, bool assume_tracked) override;
+  void UnlockKeys(uint32_t /*cf_id*/, const std::vector<std::string>& /*keys*/) override {}
 
  private:
   void Initialize(const OptimisticTransactionOptions& txn_options);
   // Busy if a tracked key was written after its tracked sequence, TryAgain if that cannot
   // be told from the memtables. REQUIRES: the keys' buckets are locked.
   Status CheckForConflicts();
+  // The same for the keys of one family (cf: its handle).
+  Status CheckFamilyForConflicts(ColumnFamilyHandle* cf,
+                                 const std::map<std::string, TrackedKey>& keys);
 
   OptimisticTransactionDBImpl* const txn_db_;
   DBForTransactions* const engine_;
@@ -78,8 +84,8 @@ class OptimisticTransactionDBImpl final : public OptimisticTransactionDB {
                                 Transaction* old_txn) override;
 
   DBForTransactions* engine() const { return engine_; }
-  // The bucket a key's commit locks.
-  size_t BucketOf(const Slice& key) const;
+  // The bucket the commit of family cf_id's key locks.
+  size_t BucketOf(uint32_t cf_id, const Slice& key) const;
   Mutex* bucket(size_t i) RETURN_CAPABILITY(buckets_[i]) { return &buckets_[i]; }
 
  private:

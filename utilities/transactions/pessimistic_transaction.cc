@@ -59,10 +59,7 @@ void PessimisticTransaction::Release() {
   // Out of the expirable registry first: the lock manager may ask about this
   // transaction until then.
   if (expiration_time_us_ > 0) txn_db_->RemoveExpirableTransaction(id_);
-  std::vector<std::string> keys;
-  keys.reserve(tracked_keys().size());
-  for (const auto& entry : tracked_keys()) keys.push_back(entry.first);
-  UnlockKeys(keys);
+  UnlockTracked();
   if (!name_.empty()) txn_db_->UnregisterTransaction(name_, this);
   name_.clear();
   ClearBase();
@@ -102,49 +99,51 @@ Status PessimisticTransaction::SetName(const TransactionName& name) {
 
 // ---- Locks.
 
-Status PessimisticTransaction::TryLock(const Slice& key, bool read_only, bool exclusive,
-                                       bool do_validate, bool assume_tracked) {
+Status PessimisticTransaction::TryLock(ColumnFamilyHandle* cf, const Slice& key, bool read_only,
+                                       bool exclusive, bool do_validate, bool assume_tracked) {
   // A prepared transaction's writes are in the WAL already; one more would be committed
   // now but lost to a crash before the commit.
   if (!read_only && GetState() != STARTED) {
     return Status::InvalidArgument("Transaction is not in state for writes.");
   }
   if (skip_concurrency_control_) return Status::OK();
+  const uint32_t cf_id = cf->GetID();
   std::string k = key.ToString();
-  const TrackedKey* tracked = FindTracked(k);
+  const TrackedKey* tracked = FindTracked(cf_id, k);
   const bool previously_locked = tracked != nullptr;
   if (assume_tracked && !previously_locked) {
     return Status::InvalidArgument("assume_tracked is set but the key is not locked");
   }
   SequenceNumber seq = previously_locked ? tracked->seq : kMaxSequenceNumber;
   if (!previously_locked || (exclusive && !tracked->exclusive)) {
-    Status s = txn_db_->lock_manager()->TryLock(requester_, kDefaultFamilyId, k, exclusive);
+    Status s = txn_db_->lock_manager()->TryLock(requester_, cf_id, k, exclusive);
     if (!s.ok()) return restoring_ ? Status::OK() : s;
   }
   if (do_validate && !assume_tracked && GetSnapshot() != nullptr) {
-    Status s = ValidateSnapshot(k, &seq);
+    Status s = ValidateSnapshot(cf, k, &seq);
     if (!s.ok()) {
       // A lock taken for this call only is given back; an upgraded one stays exclusive,
       // which is more than needed but never wrong.
-      if (!previously_locked) txn_db_->lock_manager()->UnLock(id_, kDefaultFamilyId, k);
+      if (!previously_locked) txn_db_->lock_manager()->UnLock(id_, cf_id, k);
       return s;
     }
   } else if (seq == kMaxSequenceNumber) {
     // Unchecked: all that is known is that nobody wrote the key after it was locked.
     seq = db_->GetLatestSequenceNumber();
   }
-  TrackKey(k, seq, read_only, exclusive);
+  TrackKey(cf_id, k, seq, read_only, exclusive);
   return Status::OK();
 }
 
-Status PessimisticTransaction::ValidateSnapshot(const std::string& key, SequenceNumber* seq) {
+Status PessimisticTransaction::ValidateSnapshot(ColumnFamilyHandle* cf, const std::string& key,
+                                                SequenceNumber* seq) {
   const SequenceNumber snap = GetSnapshot()->GetSequenceNumber();
   // Already known good at or before the snapshot: a later write would have needed the
   // lock this transaction holds.
   if (*seq <= snap) return Status::OK();
   SequenceNumber latest;
   bool found;
-  Status s = engine_->GetLatestSequenceForKey(key, /*cache_only=*/false, &latest, &found);
+  Status s = engine_->GetLatestSequenceForKey(cf, key, /*cache_only=*/false, &latest, &found);
   if (!s.ok()) return s;
   if (found && !VisibleAt(latest, snap)) {
     return Status::Busy("key written after the transaction's snapshot");
@@ -153,9 +152,9 @@ Status PessimisticTransaction::ValidateSnapshot(const std::string& key, Sequence
   return Status::OK();
 }
 
-void PessimisticTransaction::UnlockKeys(const std::vector<std::string>& keys) {
+void PessimisticTransaction::UnlockKeys(uint32_t cf_id, const std::vector<std::string>& keys) {
   if (keys.empty() || skip_concurrency_control_) return;
-  txn_db_->lock_manager()->UnLock(id_, kDefaultFamilyId, keys);
+  txn_db_->lock_manager()->UnLock(id_, cf_id, keys);
 }
 
 // ---- The state machine.
@@ -223,9 +222,7 @@ Status PessimisticTransaction::Rollback() {
     case LOCKS_STOLEN: {
       // Nothing reached the WAL: dropping the writes and the locks is the whole rollback.
       // The name stays, so that the transaction can go on (RocksDB's behaviour).
-      std::vector<std::string> keys;
-      for (const auto& entry : tracked_keys()) keys.push_back(entry.first);
-      UnlockKeys(keys);
+      UnlockTracked();
       ClearBase();
       return Status::OK();
     }
@@ -238,39 +235,33 @@ Status PessimisticTransaction::Rollback() {
 
 namespace {
 
-// The keys a batch writes (merged into only if with_merges), sorted and without
-// duplicates; any other family is refused.
+// The keys a batch writes (merged into only if with_merges), by family, sorted and
+// without duplicates.
 class KeyCollector : public WriteBatch::Handler {
  public:
   explicit KeyCollector(bool with_merges) : with_merges_(with_merges) {}
-  std::set<std::string> keys;
+  std::map<uint32_t, std::set<std::string>> keys;
 
   Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
   Status DeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
   Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override {
-    if (!with_merges_) return Family(cf);
-    return Add(cf, key);
+    return with_merges_ ? Add(cf, key) : Status::OK();
   }
 
  private:
-  static Status Family(uint32_t cf) {
-    if (cf != kDefaultFamilyId) return Status::InvalidArgument("only the default family exists");
-    return Status::OK();
-  }
   Status Add(uint32_t cf, const Slice& key) {
-    Status s = Family(cf);
-    if (s.ok()) keys.insert(key.ToString());
-    return s;
+    keys[cf].insert(key.ToString());
+    return Status::OK();
   }
 
   const bool with_merges_;
 };
 
-// The keys of a batch as slices into it, in batch order; any other family is refused.
+// The keys of a batch as slices into it, by family, in batch order.
 class SliceCollector : public WriteBatch::Handler {
  public:
-  explicit SliceCollector(std::vector<Slice>* keys) : keys_(keys) {}
+  explicit SliceCollector(std::map<uint32_t, std::vector<Slice>>* keys) : keys_(keys) {}
   Status PutCF(uint32_t cf, const Slice& key, const Slice&) override { return Add(cf, key); }
   Status DeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override { return Add(cf, key); }
@@ -278,33 +269,43 @@ class SliceCollector : public WriteBatch::Handler {
 
  private:
   Status Add(uint32_t cf, const Slice& key) {
-    if (cf != kDefaultFamilyId) return Status::InvalidArgument("only the default family exists");
-    keys_->push_back(key);
+    (*keys_)[cf].push_back(key);
     return Status::OK();
   }
-  std::vector<Slice>* const keys_;
+  std::map<uint32_t, std::vector<Slice>>* const keys_;
 };
 
-// Replays a batch's records into a transaction, as its own writes.
+// Replays a batch's records into a transaction, as its own writes, each in its family.
+// Records of a family the DB no longer has (dropped after the prepare) are left out: their
+// data went with the family.
 class TransactionReplayer : public WriteBatch::Handler {
  public:
-  explicit TransactionReplayer(Transaction* txn) : txn_(txn) {}
+  TransactionReplayer(Transaction* txn, const std::map<uint32_t, ColumnFamilyHandle*>& families)
+      : txn_(txn), families_(families) {}
   Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
-    return cf == kDefaultFamilyId ? txn_->Put(key, value) : Bad();
+    ColumnFamilyHandle* h = Find(cf);
+    return h == nullptr ? Status::OK() : txn_->Put(h, key, value);
   }
   Status DeleteCF(uint32_t cf, const Slice& key) override {
-    return cf == kDefaultFamilyId ? txn_->Delete(key) : Bad();
+    ColumnFamilyHandle* h = Find(cf);
+    return h == nullptr ? Status::OK() : txn_->Delete(h, key);
   }
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
-    return cf == kDefaultFamilyId ? txn_->SingleDelete(key) : Bad();
+    ColumnFamilyHandle* h = Find(cf);
+    return h == nullptr ? Status::OK() : txn_->SingleDelete(h, key);
   }
   Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
-    return cf == kDefaultFamilyId ? txn_->Merge(key, value) : Bad();
+    ColumnFamilyHandle* h = Find(cf);
+    return h == nullptr ? Status::OK() : txn_->Merge(h, key, value);
   }
 
  private:
-  static Status Bad() { return Status::Corruption("prepared record of an unknown family"); }
+  ColumnFamilyHandle* Find(uint32_t cf) const {
+    auto it = families_.find(cf);
+    return it == families_.end() ? nullptr : it->second;
+  }
   Transaction* const txn_;
+  const std::map<uint32_t, ColumnFamilyHandle*>& families_;
 };
 
 }  // namespace
@@ -329,27 +330,31 @@ Status PessimisticTransaction::RecordsToCommit(WriteBatch* combined, WriteBatch*
   return Status::OK();
 }
 
-Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys, bool with_merges) {
+Status CollectWrittenKeys(const WriteBatch& batch, std::map<uint32_t, std::set<std::string>>* keys,
+                          bool with_merges) {
   KeyCollector collector(with_merges);
   Status s = batch.Iterate(&collector);
   keys->swap(collector.keys);
   return s;
 }
 
-Status CollectSortedKeys(const WriteBatch& batch, std::vector<Slice>* keys) {
+Status CollectSortedKeys(const WriteBatch& batch, std::map<uint32_t, std::vector<Slice>>* keys) {
   keys->clear();
-  keys->reserve(WriteBatchInternal::Count(&batch));
   SliceCollector collector(keys);
   Status s = batch.Iterate(&collector);
   if (!s.ok()) return s;
   auto less = [](const Slice& a, const Slice& b) { return a.compare(b) < 0; };
-  std::sort(keys->begin(), keys->end(), less);
-  keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+  for (auto& [cf, family_keys] : *keys) {
+    std::sort(family_keys.begin(), family_keys.end(), less);
+    family_keys.erase(std::unique(family_keys.begin(), family_keys.end()), family_keys.end());
+  }
   return s;
 }
 
-Status PessimisticTransaction::RestorePrepared(const RecoveredTransaction& recovered) {
-  TransactionReplayer replayer(this);
+Status PessimisticTransaction::RestorePrepared(
+    const RecoveredTransaction& recovered,
+    const std::map<uint32_t, ColumnFamilyHandle*>& families) {
+  TransactionReplayer replayer(this, families);
   restoring_ = true;
   Status s = recovered.batch.Iterate(&replayer);
   restoring_ = false;

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,11 +62,14 @@ class PessimisticTransaction : public TransactionBaseImpl {
   bool TryStealingLocks();
 
   // Recovery: replays a prepared transaction's records into this fresh, named
-  // transaction, then makes it PREPARED in the WAL that holds it. Each key is locked if it
+  // transaction, then makes it PREPARED in the WAL that holds it. families: the DB's
+  // handles by family id; a record of a family not among them (dropped since) is left out.
+  // Each key is locked if it
   // is free; one that another recovered transaction holds already (possible only if an
   // owner deleted a prepared transaction unresolved and a later one took its keys) is
   // written unlocked rather than making Open fail.
-  Status RestorePrepared(const RecoveredTransaction& recovered);
+  Status RestorePrepared(const RecoveredTransaction& recovered,
+                         const std::map<uint32_t, ColumnFamilyHandle*>& families);
 
   uint64_t expiration_time_us() const { return expiration_time_us_; }
 
@@ -94,9 +98,9 @@ class PessimisticTransaction : public TransactionBaseImpl {
   // RestorePrepared's last step, for what the policy keeps of a recovered prepare.
   virtual void OnRestored(const RecoveredTransaction& /*recovered*/) {}
 
-  Status TryLock(const Slice& key, bool read_only, bool exclusive, bool do_validate,
-                 bool assume_tracked) override;
-  void UnlockKeys(const std::vector<std::string>& keys) override;
+  Status TryLock(ColumnFamilyHandle* cf, const Slice& key, bool read_only, bool exclusive,
+                 bool do_validate, bool assume_tracked) override;
+  void UnlockKeys(uint32_t cf_id, const std::vector<std::string>& keys) override;
 
   PessimisticTransactionDB* const txn_db_;
   DBForTransactions* const engine_;
@@ -108,9 +112,9 @@ class PessimisticTransaction : public TransactionBaseImpl {
   void Initialize(const TransactionOptions& txn_options);
   // Releases the locks and the name, forgets the writes: the end of any life.
   void Release();
-  // Checks key, locked, against the snapshot: Busy if someone wrote it after. *seq: the
-  // sequence it is now known good at.
-  Status ValidateSnapshot(const std::string& key, SequenceNumber* seq);
+  // Checks key of family cf, locked, against the snapshot: Busy if someone wrote it after.
+  // *seq: the sequence it is now known good at.
+  Status ValidateSnapshot(ColumnFamilyHandle* cf, const std::string& key, SequenceNumber* seq);
 
   TransactionID id_ = 0;
   std::atomic<TransactionState> state_{STARTED};
@@ -121,13 +125,13 @@ class PessimisticTransaction : public TransactionBaseImpl {
   bool restoring_ = false;  // inside RestorePrepared
 };
 
-// The keys batch writes, sorted and without duplicates, into *keys; InvalidArgument for a
-// family other than the default one. Without with_merges, a key only merged into is left
-// out.
-Status CollectWrittenKeys(const WriteBatch& batch, std::set<std::string>* keys,
+// The keys batch writes, by family id, sorted and without duplicates, into *keys. Without
+// with_merges, a key only merged into is left out.
+Status CollectWrittenKeys(const WriteBatch& batch, std::map<uint32_t, std::set<std::string>>* keys,
                           bool with_merges = true);
-// The same keys as slices into batch (which must outlive them), sorted and unique.
-Status CollectSortedKeys(const WriteBatch& batch, std::vector<Slice>* keys);
+// The same keys (merges included) as slices into batch (which must outlive them), sorted
+// and unique per family, the families in id order.
+Status CollectSortedKeys(const WriteBatch& batch, std::map<uint32_t, std::vector<Slice>>* keys);
 
 // The WRITE_COMMITTED policy: nothing reaches the memtable before Commit. A prepare is
 // logged in the WAL only; the commit logs a commit marker and applies the records.

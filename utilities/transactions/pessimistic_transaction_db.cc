@@ -1,5 +1,7 @@
 #include "utilities/transactions/pessimistic_transaction_db.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -44,7 +46,9 @@ PessimisticTransactionDB::~PessimisticTransactionDB() {
   for (PessimisticTransaction* txn : orphans) delete txn;
 }
 
-Status PessimisticTransactionDB::Initialize() {
+Status PessimisticTransactionDB::Initialize(
+    const std::map<uint32_t, ColumnFamilyHandle*>& handles) {
+  for (const auto& entry : handles) lock_manager_.AddColumnFamily(entry.first);
   std::map<std::string, RecoveredTransaction> found = engine_->TakeRecoveredTransactions();
   Status s = OnRecovery(found);
   if (!s.ok()) return s;
@@ -54,7 +58,7 @@ Status PessimisticTransactionDB::Initialize() {
   for (auto& [name, recovered] : found) {
     std::unique_ptr<PessimisticTransaction> txn(NewTransaction(WriteOptions(), restore));
     s = txn->SetName(name);
-    if (s.ok()) s = txn->RestorePrepared(recovered);
+    if (s.ok()) s = txn->RestorePrepared(recovered, handles);
     if (!s.ok()) return s;
     MutexLock l(&name_mu_);
     recovered_.insert(txn.release());
@@ -142,22 +146,31 @@ Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* 
   if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
   if (txn_db_options_.skip_concurrency_control) return WriteLocked(options, updates);
   // What an internal transaction would do, without one: lock the batch's keys in sorted
-  // order (two such writes then never wait for each other in a cycle), write, unlock.
-  std::vector<Slice> keys;
+  // order, family by family (two such writes then never wait for each other in a cycle),
+  // write, unlock.
+  std::map<uint32_t, std::vector<Slice>> keys;
   Status s = CollectSortedKeys(*updates, &keys);
   if (!s.ok()) return s;
   LockRequester requester;
   requester.id = NextTransactionID();
   const int64_t timeout_ms = txn_db_options_.default_lock_timeout;
   requester.lock_timeout_us = timeout_ms < 0 ? -1 : timeout_ms * 1000;
-  size_t locked = 0;
-  for (; locked < keys.size(); locked++) {
-    s = lock_manager_.TryLock(requester, kDefaultFamilyId, keys[locked], /*exclusive=*/true);
-    if (!s.ok()) break;  // keys[locked] was not taken
+  auto family = keys.begin();
+  size_t locked = 0;  // of family's keys
+  for (; s.ok() && family != keys.end(); ++family) {
+    for (locked = 0; locked < family->second.size(); locked++) {
+      s = lock_manager_.TryLock(requester, family->first, family->second[locked],
+                                /*exclusive=*/true);
+      if (!s.ok()) break;  // family->second[locked] was not taken
+    }
+    if (!s.ok()) break;
   }
   if (s.ok()) s = WriteLocked(options, updates);
-  keys.resize(locked);
-  lock_manager_.UnLock(requester.id, kDefaultFamilyId, keys);
+  // Every family before `family` is locked whole, `family` (if any) up to `locked`.
+  if (family != keys.end()) family->second.resize(locked), ++family;
+  for (auto it = keys.begin(); it != family; ++it) {
+    lock_manager_.UnLock(requester.id, it->first, it->second);
+  }
   return s;
 }
 
@@ -204,6 +217,42 @@ Status PessimisticTransactionDB::Merge(const WriteOptions& options, const Slice&
   return Merge(options, DefaultColumnFamily(), key, value);
 }
 
+// ---- Column families.
+
+Status PessimisticTransactionDB::CreateColumnFamily(const ColumnFamilyOptions& options,
+                                                    const std::string& name,
+                                                    ColumnFamilyHandle** handle) {
+  MutexLock l(&family_mu_);
+  Status s = GetBaseDB()->CreateColumnFamily(options, name, handle);
+  if (s.ok()) lock_manager_.AddColumnFamily((*handle)->GetID());
+  return s;
+}
+
+Status PessimisticTransactionDB::CreateColumnFamilies(
+    const ColumnFamilyOptions& options, const std::vector<std::string>& column_family_names,
+    std::vector<ColumnFamilyHandle*>* handles) {
+  // DB's loop, which calls CreateColumnFamily above for each.
+  return DB::CreateColumnFamilies(options, column_family_names, handles);
+}
+
+Status PessimisticTransactionDB::CreateColumnFamilies(
+    const std::vector<ColumnFamilyDescriptor>& column_families,
+    std::vector<ColumnFamilyHandle*>* handles) {
+  return DB::CreateColumnFamilies(column_families, handles);
+}
+
+Status PessimisticTransactionDB::DropColumnFamily(ColumnFamilyHandle* column_family) {
+  MutexLock l(&family_mu_);
+  Status s = GetBaseDB()->DropColumnFamily(column_family);
+  if (s.ok()) lock_manager_.RemoveColumnFamily(column_family->GetID());
+  return s;
+}
+
+Status PessimisticTransactionDB::DropColumnFamilies(
+    const std::vector<ColumnFamilyHandle*>& column_families) {
+  return DB::DropColumnFamilies(column_families);
+}
+
 PessimisticTransaction* WriteCommittedTxnDB::NewTransaction(const WriteOptions& write_options,
                                                             const TransactionOptions& txn_options) {
   return new WriteCommittedTxn(this, write_options, txn_options);
@@ -211,11 +260,13 @@ PessimisticTransaction* WriteCommittedTxnDB::NewTransaction(const WriteOptions& 
 
 // ---- Open.
 
-Status TransactionDB::Open(const Options& options, const TransactionDBOptions& txn_db_options,
-                           const std::string& dbname, TransactionDB** dbptr) {
-  *dbptr = nullptr;
-  // RocksDB's combinations with unordered_write, checked (and worded) as it does before
-  // anything else: its guarantees hold only under WRITE_PREPARED, whose commit markers take
+namespace {
+
+// RocksDB's refusals, checked (and worded) as it does before anything else.
+// max_successive_merges: the largest of the families'.
+Status CheckOpenOptions(const DBOptions& options, size_t max_successive_merges,
+                        const TransactionDBOptions& txn_db_options) {
+  // unordered_write's guarantees hold only under WRITE_PREPARED, whose commit markers take
   // the second write queue.
   if (options.unordered_write) {
     switch (txn_db_options.write_policy) {
@@ -247,28 +298,46 @@ Status TransactionDB::Open(const Options& options, const TransactionDBOptions& t
     return Status::InvalidArgument(
         "wp_commit_cache_bits must be 1..32 and wp_snapshot_cache_bits 0..20");
   }
-  if (write_prepared && options.max_successive_merges > 0) {
+  if (write_prepared && max_successive_merges > 0) {
     // Folding reads the operands beneath without asking which are committed: it could fold
     // another transaction's uncommitted operand into a Put.
     return Status::NotSupported("max_successive_merges with the WRITE_PREPARED write policy");
   }
+  return Status::OK();
+}
+
+// Stacks the TransactionDB of the write policy on db (opened by DBForTransactions::Open)
+// and adopts what recovery found prepared. On failure db is closed and deleted.
+Status Stack(DB* db, const TransactionDBOptions& txn_db_options,
+             const std::map<uint32_t, ColumnFamilyHandle*>& handles, TransactionDB** dbptr) {
+  std::unique_ptr<PessimisticTransactionDB> txn_db;
+  if (txn_db_options.write_policy == WRITE_PREPARED) {
+    txn_db = std::make_unique<WritePreparedTxnDB>(db, txn_db_options);
+  } else {
+    txn_db = std::make_unique<WriteCommittedTxnDB>(db, txn_db_options);
+  }
+  Status s = txn_db->Initialize(handles);
+  if (!s.ok()) return s;
+  *dbptr = txn_db.release();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status TransactionDB::Open(const Options& options, const TransactionDBOptions& txn_db_options,
+                           const std::string& dbname, TransactionDB** dbptr) {
+  *dbptr = nullptr;
+  Status s = CheckOpenOptions(options, options.max_successive_merges, txn_db_options);
+  if (!s.ok()) return s;
   Options db_options = options;
   // Prepared transactions must survive in the WAL and be recovered, not refused.
   db_options.allow_2pc = true;
   DB* db = nullptr;
   // WritePrepared numbers per sub-batch, which recovery must know before it replays.
-  Status s = DBForTransactions::Open(db_options, dbname, /*seq_per_batch=*/write_prepared, &db);
+  const bool write_prepared = txn_db_options.write_policy == WRITE_PREPARED;
+  s = DBForTransactions::Open(db_options, dbname, write_prepared, &db);
   if (!s.ok()) return s;
-  std::unique_ptr<PessimisticTransactionDB> txn_db;
-  if (write_prepared) {
-    txn_db = std::make_unique<WritePreparedTxnDB>(db, txn_db_options);
-  } else {
-    txn_db = std::make_unique<WriteCommittedTxnDB>(db, txn_db_options);
-  }
-  s = txn_db->Initialize();
-  if (!s.ok()) return s;
-  *dbptr = txn_db.release();
-  return Status::OK();
+  return Stack(db, txn_db_options, {{kDefaultFamilyId, db->DefaultColumnFamily()}}, dbptr);
 }
 
 Status TransactionDB::Open(const DBOptions& db_options, const TransactionDBOptions& txn_db_options,
@@ -276,12 +345,29 @@ Status TransactionDB::Open(const DBOptions& db_options, const TransactionDBOptio
                            const std::vector<ColumnFamilyDescriptor>& column_families,
                            std::vector<ColumnFamilyHandle*>* handles, TransactionDB** dbptr) {
   *dbptr = nullptr;
-  if (column_families.size() != 1 || column_families[0].name != kDefaultColumnFamilyName ||
-      handles == nullptr) {
-    return Status::InvalidArgument("only the default column family exists");
+  if (handles == nullptr) return Status::InvalidArgument("null handles");
+  handles->clear();
+  size_t max_successive_merges = 0;
+  for (const ColumnFamilyDescriptor& d : column_families) {
+    max_successive_merges = std::max(max_successive_merges, d.options.max_successive_merges);
   }
-  Status s = Open(Options(db_options, column_families[0].options), txn_db_options, dbname, dbptr);
-  if (s.ok()) handles->assign(1, (*dbptr)->DefaultColumnFamily());
+  Status s = CheckOpenOptions(db_options, max_successive_merges, txn_db_options);
+  if (!s.ok()) return s;
+  DBOptions options = db_options;
+  options.allow_2pc = true;
+  DB* db = nullptr;
+  const bool write_prepared = txn_db_options.write_policy == WRITE_PREPARED;
+  s = DBForTransactions::Open(options, dbname, column_families, handles, write_prepared, &db);
+  if (!s.ok()) return s;
+  std::map<uint32_t, ColumnFamilyHandle*> by_id;
+  for (ColumnFamilyHandle* h : *handles) by_id.emplace(h->GetID(), h);
+  by_id.emplace(kDefaultFamilyId, db->DefaultColumnFamily());
+  s = Stack(db, txn_db_options, by_id, dbptr);
+  if (!s.ok()) {
+    // Stack deleted the DB: the handles, the caller's, would outlive it.
+    for (ColumnFamilyHandle* h : *handles) delete h;
+    handles->clear();
+  }
   return s;
 }
 

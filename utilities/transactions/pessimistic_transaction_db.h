@@ -30,7 +30,7 @@ namespace shale {
 class DBForTransactions;
 class PessimisticTransaction;
 
-// The one column family there is: every lock and record is in it.
+// The default column family's id, whose locks the lock manager always has.
 constexpr uint32_t kDefaultFamilyId = 0;
 
 class PessimisticTransactionDB : public TransactionDB {
@@ -40,8 +40,10 @@ class PessimisticTransactionDB : public TransactionDB {
   // Deletes the recovered transactions nobody resolved.
   ~PessimisticTransactionDB() override;
 
-  // Adopts the prepared transactions recovery found in the WAL. Called once, by Open.
-  Status Initialize();
+  // Registers the families of handles (the DB's, by family id) with the lock manager and
+  // adopts the prepared transactions recovery found in the WAL, their records replayed into
+  // those handles. Called once, by Open.
+  Status Initialize(const std::map<uint32_t, ColumnFamilyHandle*>& handles);
   // The DB a transaction reads through (and takes snapshots of): the base DB, or this one
   // when the policy hides uncommitted data from reads.
   virtual DB* ReadDB() { return GetBaseDB(); }
@@ -73,6 +75,21 @@ class PessimisticTransactionDB : public TransactionDB {
                const Slice& value) override;
   Status Merge(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Write(const WriteOptions& options, WriteBatch* updates) override;
+
+  // Column families come and go in the lock manager with the DB's: a created family's keys
+  // can be locked once its handle is returned; a dropped family's locks are dropped and the
+  // requests waiting on them end with ColumnFamilyDropped.
+  using StackableDB::CreateColumnFamilies;
+  using StackableDB::DropColumnFamilies;
+  Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                            ColumnFamilyHandle** handle) override EXCLUDES(family_mu_);
+  Status CreateColumnFamilies(const ColumnFamilyOptions& options,
+                              const std::vector<std::string>& column_family_names,
+                              std::vector<ColumnFamilyHandle*>* handles) override;
+  Status CreateColumnFamilies(const std::vector<ColumnFamilyDescriptor>& column_families,
+                              std::vector<ColumnFamilyHandle*>* handles) override;
+  Status DropColumnFamily(ColumnFamilyHandle* column_family) override EXCLUDES(family_mu_);
+  Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families) override;
 
   // For the transactions.
   const TransactionDBOptions& txn_db_options() const { return txn_db_options_; }
@@ -112,6 +129,9 @@ class PessimisticTransactionDB : public TransactionDB {
   DBForTransactions* const engine_;  // the root of the stack, owned through StackableDB
   PointLockManager lock_manager_;
   std::atomic<TransactionID> next_id_{1};
+
+  // Makes a family's creation or drop in the DB and in the lock manager one step.
+  Mutex family_mu_;
 
   Mutex name_mu_;
   std::map<TransactionName, PessimisticTransaction*> named_ GUARDED_BY(name_mu_);

@@ -62,8 +62,20 @@ void PointLockManager::AddColumnFamily(uint32_t cf_id) {
 void PointLockManager::RemoveColumnFamily(uint32_t cf_id) {
   if (cf_id == 0) return;  // the default family stays
   // A request holding the shared_ptr keeps the map alive until it returns.
-  MutexLock l(&lock_maps_mu_);
-  lock_maps_.erase(cf_id);
+  std::shared_ptr<LockMap> map;
+  {
+    MutexLock l(&lock_maps_mu_);
+    auto it = lock_maps_.find(cf_id);
+    if (it == lock_maps_.end()) return;
+    map = std::move(it->second);
+    lock_maps_.erase(it);
+  }
+  map->removed.store(true, std::memory_order_release);
+  for (auto& stripe : map->stripes) {
+    // Taking the mutex waits out a waiter between its check and its wait.
+    { MutexLock l(&stripe->mu); }
+    stripe->cv.SignalAll();
+  }
 }
 
 PointLockManager::LockMap* PointLockManager::GetLockMap(uint32_t cf_id,
@@ -98,6 +110,9 @@ Status PointLockManager::TryLock(const LockRequester& txn, uint32_t cf_id, const
                                 ? env_->NowMicros() + static_cast<uint64_t>(txn.lock_timeout_us)
                                 : 0;
   while (s.IsTimedOut() && txn.lock_timeout_us != 0) {
+    if (map->removed.load(std::memory_order_acquire)) {
+      return Status::ColumnFamilyDropped("lock request on a dropped column family");
+    }
     const uint64_t now = env_->NowMicros();
     if (deadline != 0 && now >= deadline) break;
     // Wake at the deadline, or earlier when the holders expire, to try stealing the lock.

@@ -82,15 +82,16 @@ class PointLockManager {
   PointLockManager& operator=(const PointLockManager&) = delete;
 
   // Column families must be added before their keys are locked; a request for an unknown
-  // one gets InvalidArgument. Removing one drops its locks from the manager; a request
-  // already waiting on it is not woken by the removal and ends at its own timeout, so the
-  // transaction layer removes a family only when no transaction uses it. The default
-  // family (id 0), like RocksDB's, cannot be removed: its removal is ignored.
+  // one gets InvalidArgument. Removing one drops its locks from the manager and wakes the
+  // requests waiting on its keys, which end with ColumnFamilyDropped (a dropped family's
+  // keys can never be written again, so waiting on would only run into the timeout). The
+  // default family (id 0), like RocksDB's, cannot be removed: its removal is ignored.
   void AddColumnFamily(uint32_t cf_id) EXCLUDES(lock_maps_mu_);
   void RemoveColumnFamily(uint32_t cf_id) EXCLUDES(lock_maps_mu_);
 
   // Locks key for txn, waiting as the header describes. OK, TimedOut(kLockTimeout),
-  // Busy(kDeadlock), LockLimit() or InvalidArgument (unknown column family).
+  // Busy(kDeadlock), LockLimit(), InvalidArgument (unknown column family) or
+  // ColumnFamilyDropped (the family was removed while the request waited).
   Status TryLock(const LockRequester& txn, uint32_t cf_id, const Slice& key, bool exclusive)
       EXCLUDES(lock_maps_mu_);
 
@@ -143,6 +144,9 @@ class PointLockManager {
     // Locked keys, kept only when max_num_locks > 0. An atomic rather than a mutex:
     // stripes update it concurrently, and compare-and-swap keeps it at or below the cap.
     std::atomic<int64_t> locked_keys{0};
+    // Set once by RemoveColumnFamily, before it takes and signals each stripe: a waiter
+    // reads it under its stripe's mutex before each wait, so it either sees it or is woken.
+    std::atomic<bool> removed{false};
   };
 
   // The edges of one waiting transaction in the wait-for graph.

@@ -58,18 +58,23 @@ Status TransactionBaseImpl::RollbackToSavePoint() {
   snapshot_notifier_ = std::move(sp.notifier);
   // Take back the reads and writes counted since the save point; a key left with none was
   // first tracked after it and is forgotten (and unlocked) altogether.
-  std::vector<std::string> released;
-  for (const auto& [key, added] : sp.new_keys) {
-    auto it = tracked_.find(key);
-    if (it == tracked_.end()) continue;
-    it->second.reads -= std::min(it->second.reads, added.reads);
-    it->second.writes -= std::min(it->second.writes, added.writes);
-    if (it->second.reads == 0 && it->second.writes == 0) {
-      released.push_back(key);
-      tracked_.erase(it);
+  for (const auto& [cf_id, added_keys] : sp.new_keys) {
+    auto family = tracked_.find(cf_id);
+    if (family == tracked_.end()) continue;
+    std::vector<std::string> released;
+    for (const auto& [key, added] : added_keys) {
+      auto it = family->second.find(key);
+      if (it == family->second.end()) continue;
+      it->second.reads -= std::min(it->second.reads, added.reads);
+      it->second.writes -= std::min(it->second.writes, added.writes);
+      if (it->second.reads == 0 && it->second.writes == 0) {
+        released.push_back(key);
+        family->second.erase(it);
+      }
     }
+    if (family->second.empty()) tracked_.erase(family);
+    if (!released.empty()) UnlockKeys(cf_id, released);
   }
-  if (!released.empty()) UnlockKeys(released);
   return Status::OK();
 }
 
@@ -79,57 +84,81 @@ Status TransactionBaseImpl::PopSavePoint() {
   save_points_.pop_back();
   // The counts now belong to the enclosing save point, if there is one.
   if (!save_points_.empty()) {
-    auto& outer = save_points_.back().new_keys;
-    for (const auto& [key, added] : sp.new_keys) {
-      TrackedKey& k = outer[key];
-      k.reads += added.reads;
-      k.writes += added.writes;
+    TrackedKeys& outer = save_points_.back().new_keys;
+    for (const auto& [cf_id, added_keys] : sp.new_keys) {
+      for (const auto& [key, added] : added_keys) {
+        TrackedKey& k = outer[cf_id][key];
+        k.reads += added.reads;
+        k.writes += added.writes;
+      }
     }
   }
   return batch_.PopSavePoint();
 }
 
-void TransactionBaseImpl::TrackKey(const std::string& key, SequenceNumber seq, bool read_only,
-                                   bool exclusive) {
-  auto [it, inserted] = tracked_.try_emplace(key);
+void TransactionBaseImpl::TrackKey(uint32_t cf_id, const std::string& key, SequenceNumber seq,
+                                   bool read_only, bool exclusive) {
+  auto [it, inserted] = tracked_[cf_id].try_emplace(key);
   TrackedKey& k = it->second;
   k.seq = inserted ? seq : std::min(k.seq, seq);
   k.exclusive = k.exclusive || exclusive;
   (read_only ? k.reads : k.writes)++;
   if (!save_points_.empty()) {
-    TrackedKey& added = save_points_.back().new_keys[key];
+    TrackedKey& added = save_points_.back().new_keys[cf_id][key];
     (read_only ? added.reads : added.writes)++;
   }
 }
 
 const TransactionBaseImpl::TrackedKey* TransactionBaseImpl::FindTracked(
-    const std::string& key) const {
-  auto it = tracked_.find(key);
-  return it == tracked_.end() ? nullptr : &it->second;
+    uint32_t cf_id, const std::string& key) const {
+  auto family = tracked_.find(cf_id);
+  if (family == tracked_.end()) return nullptr;
+  auto it = family->second.find(key);
+  return it == family->second.end() ? nullptr : &it->second;
+}
+
+uint64_t TransactionBaseImpl::GetNumKeys() const {
+  uint64_t n = 0;
+  for (const auto& [cf_id, keys] : tracked_) n += keys.size();
+  return n;
+}
+
+void TransactionBaseImpl::UnlockTracked() {
+  for (const auto& [cf_id, keys] : tracked_) {
+    std::vector<std::string> names;
+    names.reserve(keys.size());
+    for (const auto& entry : keys) names.push_back(entry.first);
+    UnlockKeys(cf_id, names);
+  }
+}
+
+ColumnFamilyHandle* TransactionBaseImpl::HandleOf(uint32_t cf_id) const {
+  if (cf_id == 0) return db_->DefaultColumnFamily();
+  auto it = handles_.find(cf_id);
+  return it == handles_.end() ? nullptr : it->second;
+}
+
+ColumnFamilyHandle* TransactionBaseImpl::Family(ColumnFamilyHandle* column_family) {
+  if (column_family == nullptr) return db_->DefaultColumnFamily();
+  const uint32_t id = column_family->GetID();
+  if (id != 0) handles_[id] = column_family;
+  return column_family;
 }
 
 void TransactionBaseImpl::ClearBase() {
   batch_.Clear();
   commit_time_batch_.Clear();
   tracked_.clear();
+  handles_.clear();
   save_points_.clear();
   ClearSnapshot();
-}
-
-Status TransactionBaseImpl::CheckFamily(ColumnFamilyHandle* column_family) const {
-  if (column_family == nullptr || column_family == db_->DefaultColumnFamily()) {
-    return Status::OK();
-  }
-  return Status::InvalidArgument("only the default column family exists");
 }
 
 // ---- Reads.
 
 Status TransactionBaseImpl::Get(const ReadOptions& options, ColumnFamilyHandle* column_family,
                                 const Slice& key, std::string* value) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return s;
-  return batch_.GetFromBatchAndDB(db_, options, key, value);
+  return batch_.GetFromBatchAndDB(db_, options, Family(column_family), key, value);
 }
 
 Status TransactionBaseImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
@@ -138,9 +167,7 @@ Status TransactionBaseImpl::Get(const ReadOptions& options, const Slice& key, st
 
 Status TransactionBaseImpl::Get(const ReadOptions& options, ColumnFamilyHandle* column_family,
                                 const Slice& key, PinnableSlice* pinnable_val) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return s;
-  return batch_.GetFromBatchAndDB(db_, options, key, pinnable_val);
+  return batch_.GetFromBatchAndDB(db_, options, Family(column_family), key, pinnable_val);
 }
 
 Status TransactionBaseImpl::Get(const ReadOptions& options, const Slice& key,
@@ -173,12 +200,11 @@ template <typename Value>
 Status TransactionBaseImpl::LockAndGet(const ReadOptions& options,
                                        ColumnFamilyHandle* column_family, const Slice& key,
                                        Value* value, bool exclusive, bool do_validate) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return s;
+  ColumnFamilyHandle* cf = Family(column_family);
   SetSnapshotIfNeeded();
-  s = TryLock(key, /*read_only=*/true, exclusive, do_validate, /*assume_tracked=*/false);
+  Status s = TryLock(cf, key, /*read_only=*/true, exclusive, do_validate, /*assume_tracked=*/false);
   if (!s.ok() || value == nullptr) return s;
-  return batch_.GetFromBatchAndDB(db_, options, key, value);
+  return batch_.GetFromBatchAndDB(db_, options, cf, key, value);
 }
 
 Status TransactionBaseImpl::GetForUpdate(const ReadOptions& options,
@@ -213,19 +239,21 @@ Iterator* TransactionBaseImpl::GetIterator(const ReadOptions& read_options) {
 
 Iterator* TransactionBaseImpl::GetIterator(const ReadOptions& read_options,
                                            ColumnFamilyHandle* column_family) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return NewErrorIterator(s);
-  ColumnFamilyHandle* cf = db_->DefaultColumnFamily();
+  ColumnFamilyHandle* cf = Family(column_family);
   return batch_.NewIteratorWithBase(cf, db_->NewIterator(read_options, cf), &read_options);
 }
 
 // ---- Writes.
 
-Status TransactionBaseImpl::CheckBatchSize(Op op, const Slice& key, const Slice& value) const {
+Status TransactionBaseImpl::CheckBatchSize(Op op, ColumnFamilyHandle* column_family,
+                                           const Slice& key, const Slice& value) const {
   if (max_write_batch_size_ == 0) return Status::OK();
-  // The record as the batch will encode it: a tag, the key with its length and, for
-  // Put and Merge, the value with its length.
-  size_t record = 1 + VarintLength(key.size()) + key.size();
+  // The record as the batch will encode it: a tag, the family's id unless it is the
+  // default family, the key with its length and, for Put and Merge, the value with its
+  // length.
+  const uint32_t cf_id = column_family == nullptr ? 0 : column_family->GetID();
+  size_t record =
+      1 + (cf_id == 0 ? 0 : VarintLength(cf_id)) + VarintLength(key.size()) + key.size();
   if (op == Op::kPut || op == Op::kMerge) record += VarintLength(value.size()) + value.size();
   if (batch_.GetDataSize() + record > max_write_batch_size_) {
     return Status::Aborted(Status::kMemoryLimit);
@@ -235,20 +263,20 @@ Status TransactionBaseImpl::CheckBatchSize(Op op, const Slice& key, const Slice&
 
 Status TransactionBaseImpl::Write(Op op, ColumnFamilyHandle* column_family, const Slice& key,
                                   const Slice& value, bool untracked, bool assume_tracked) {
-  Status s = CheckFamily(column_family);
-  if (s.ok()) s = CheckBatchSize(op, key, value);
+  Status s = CheckBatchSize(op, column_family, key, value);
   if (!s.ok()) return s;
+  ColumnFamilyHandle* cf = Family(column_family);
   SetSnapshotIfNeeded();
   // An untracked write is still locked, so that nobody else writes the key before this
   // transaction commits; it is only spared the check against the snapshot.
-  s = TryLock(key, /*read_only=*/false, /*exclusive=*/true, /*do_validate=*/!untracked,
+  s = TryLock(cf, key, /*read_only=*/false, /*exclusive=*/true, /*do_validate=*/!untracked,
               assume_tracked);
   if (!s.ok()) return s;
   switch (op) {
-    case Op::kPut: return batch_.Put(key, value);
-    case Op::kMerge: return batch_.Merge(key, value);
-    case Op::kDelete: return batch_.Delete(key);
-    case Op::kSingleDelete: return batch_.SingleDelete(key);
+    case Op::kPut: return batch_.Put(cf, key, value);
+    case Op::kMerge: return batch_.Merge(cf, key, value);
+    case Op::kDelete: return batch_.Delete(cf, key);
+    case Op::kSingleDelete: return batch_.SingleDelete(cf, key);
   }
   return Status::OK();
 }

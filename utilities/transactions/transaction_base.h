@@ -1,7 +1,7 @@
 // TransactionBaseImpl: what every transaction kind shares, whatever its concurrency
-// control: the pending writes in a WriteBatchWithIndex, the keys it tracks (and at which
-// sequence each was first checked), the snapshot, save points, and reads that lay the
-// batch over the DB.
+// control: the pending writes in a WriteBatchWithIndex, the keys it tracks per column
+// family (and at which sequence each was first checked), the snapshot, save points, and
+// reads that lay the batch over the DB.
 //
 // A subclass decides what tracking a key means through TryLock (a pessimistic one locks
 // and checks the key against the snapshot) and undoes it through UnlockKeys.
@@ -10,6 +10,10 @@
 // counts are the reads and writes since it was first tracked, and each save point holds
 // the counts added after it, so that rolling back to it can forget (and unlock) keys
 // first tracked after it.
+//
+// Column families: a key is tracked (and locked) per family, so the same key in two
+// families is two keys. The handles a caller passes must stay valid until the transaction
+// commits, rolls back or is deleted (as RocksDB's); a null handle is the default family.
 //
 // Thread safety: one thread at a time, as for Transaction.
 #pragma once
@@ -91,7 +95,7 @@ class TransactionBaseImpl : public Transaction {
   Status SingleDeleteUntracked(ColumnFamilyHandle* column_family, const Slice& key) override;
   Status SingleDeleteUntracked(const Slice& key) override;
 
-  uint64_t GetNumKeys() const override { return tracked_.size(); }
+  uint64_t GetNumKeys() const override;
   WriteBatchWithIndex* GetWriteBatch() override { return &batch_; }
   WriteBatch* GetCommitTimeWriteBatch() override { return &commit_time_batch_; }
 
@@ -105,21 +109,30 @@ class TransactionBaseImpl : public Transaction {
     uint32_t writes = 0;
     bool exclusive = false;
   };
-  using TrackedKeys = std::map<std::string, TrackedKey>;
+  // The tracked keys of each family, by family id.
+  using TrackedKeys = std::map<uint32_t, std::map<std::string, TrackedKey>>;
 
-  // Tracks key for a read (read_only) or a write: a subclass locks it and, when
-  // do_validate and a snapshot is set, checks that nobody wrote it after the snapshot,
-  // then calls TrackKey. assume_tracked as Transaction::Put's.
-  virtual Status TryLock(const Slice& key, bool read_only, bool exclusive, bool do_validate,
-                         bool assume_tracked) = 0;
-  // Releases what TryLock took for these keys (they are no longer tracked).
-  virtual void UnlockKeys(const std::vector<std::string>& keys) = 0;
+  // Tracks key of family cf (never null) for a read (read_only) or a write: a subclass
+  // locks it and, when do_validate and a snapshot is set, checks that nobody wrote it after
+  // the snapshot, then calls TrackKey. assume_tracked as Transaction::Put's.
+  virtual Status TryLock(ColumnFamilyHandle* cf, const Slice& key, bool read_only, bool exclusive,
+                         bool do_validate, bool assume_tracked) = 0;
+  // Releases what TryLock took for these keys of family cf_id (no longer tracked).
+  virtual void UnlockKeys(uint32_t cf_id, const std::vector<std::string>& keys) = 0;
+  // UnlockKeys of every tracked key (which stay tracked: ClearBase forgets them).
+  void UnlockTracked();
 
-  // Records key as tracked at seq (keeping the smaller of seq and an earlier one).
-  void TrackKey(const std::string& key, SequenceNumber seq, bool read_only, bool exclusive);
+  // Records key of family cf_id as tracked at seq (keeping the smaller of seq and an
+  // earlier one).
+  void TrackKey(uint32_t cf_id, const std::string& key, SequenceNumber seq, bool read_only,
+                bool exclusive);
   const TrackedKeys& tracked_keys() const { return tracked_; }
   // The tracked key or null.
-  const TrackedKey* FindTracked(const std::string& key) const;
+  const TrackedKey* FindTracked(uint32_t cf_id, const std::string& key) const;
+
+  // The handle of family cf_id as this transaction was given it (the default family's is
+  // always known), or null for a family it never touched.
+  ColumnFamilyHandle* HandleOf(uint32_t cf_id) const;
 
   // Takes the snapshot SetSnapshotOnNextOperation asked for, if any: called before every
   // write and GetForUpdate.
@@ -129,8 +142,8 @@ class TransactionBaseImpl : public Transaction {
   // with tracked_keys() first), the snapshot and the save points.
   void ClearBase();
 
-  // The handle of the default family, the only one; InvalidArgument for any other.
-  Status CheckFamily(ColumnFamilyHandle* column_family) const;
+  // column_family, or the default family's handle for null; remembered for HandleOf.
+  ColumnFamilyHandle* Family(ColumnFamilyHandle* column_family);
 
   DB* const db_;
   WriteOptions write_options_;
@@ -144,7 +157,7 @@ class TransactionBaseImpl : public Transaction {
     std::shared_ptr<const Snapshot> snapshot;
     bool snapshot_needed;
     std::shared_ptr<TransactionNotifier> notifier;
-    std::map<std::string, TrackedKey> new_keys;  // counts added since this save point
+    TrackedKeys new_keys;  // counts added since this save point
   };
 
   enum class Op { kPut, kMerge, kDelete, kSingleDelete };
@@ -156,9 +169,12 @@ class TransactionBaseImpl : public Transaction {
                bool untracked, bool assume_tracked);
   // Aborted(kMemoryLimit) if a record of op for key and value would take batch_ past
   // max_write_batch_size_.
-  Status CheckBatchSize(Op op, const Slice& key, const Slice& value) const;
+  Status CheckBatchSize(Op op, ColumnFamilyHandle* column_family, const Slice& key,
+                        const Slice& value) const;
 
   TrackedKeys tracked_;
+  // The families this transaction was handed, by id (for conflict checks and rollbacks).
+  std::map<uint32_t, ColumnFamilyHandle*> handles_;
   std::shared_ptr<const Snapshot> snapshot_;  // releases itself from db_
   bool snapshot_needed_ = false;
   std::shared_ptr<TransactionNotifier> snapshot_notifier_;

@@ -3,6 +3,7 @@
 // the prepare's numbers; Commit logs a marker whose number commits them (with the
 // commit-time batch's records, if any, in the same write); Rollback writes back the values
 // from before the prepare and commits them with it.
+#include <map>
 #include <set>
 #include <string>
 
@@ -67,7 +68,7 @@ Status WritePreparedTxn::RollbackInternal() {
   // newest committed one, which a read without a snapshot sees (the prepare is not
   // committed, so it is hidden). The restoring records and the prepare commit together,
   // the restoring ones newer, so that no read ever sees the prepared values.
-  std::set<std::string> keys;
+  std::map<uint32_t, std::set<std::string>> keys;
   // A key only merged into is left as it is unless rollback_merge_operands: its operands
   // then commit with the rollback (TransactionDBOptions says why).
   Status s = CollectWrittenKeys(*batch_.GetWriteBatch(), &keys,
@@ -75,15 +76,20 @@ Status WritePreparedTxn::RollbackInternal() {
   if (!s.ok()) return s;
   WriteBatch restore;
   ReadOptions latest;
-  for (const std::string& key : keys) {
-    PinnableSlice value;
-    s = wp_db_->Get(latest, wp_db_->DefaultColumnFamily(), key, &value);
-    if (s.ok()) {
-      s = restore.Put(key, value);
-    } else if (s.IsNotFound()) {
-      s = restore.Delete(key);
+  for (const auto& [cf_id, family_keys] : keys) {
+    // Every record of the batch went in through a handle this transaction remembers.
+    ColumnFamilyHandle* cf = HandleOf(cf_id);
+    if (cf == nullptr) return Status::Corruption("rollback: no handle for a written family");
+    for (const std::string& key : family_keys) {
+      PinnableSlice value;
+      s = wp_db_->Get(latest, cf, key, &value);
+      if (s.ok()) {
+        s = restore.Put(cf, key, value);
+      } else if (s.IsNotFound()) {
+        s = restore.Delete(cf, key);
+      }
+      if (!s.ok()) return s;
     }
-    if (!s.ok()) return s;
   }
   WriteBatchInternal::MarkRollback(&restore, name_);
   s = wp_db_->WriteAndCommit(write_options_, &restore, {prepare_seq_, prepare_count_});

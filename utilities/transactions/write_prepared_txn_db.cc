@@ -1,5 +1,8 @@
 #include "utilities/transactions/write_prepared_txn_db.h"
 
+#include <map>
+#include <vector>
+
 #include "db/db_for_transactions.h"
 #include "db/pre_release_callback.h"
 
@@ -153,7 +156,7 @@ void WritePreparedTxnDB::MultiGet(const ReadOptions& options, ColumnFamilyHandle
                                   Status* statuses, bool sorted_input) {
   ReadWithRetry(options, [&](ReadCallback* callback) {
     engine()->MultiGetWithCallback(options, column_family, num_keys, keys, values, statuses,
-                                    sorted_input, callback);
+                                   sorted_input, callback);
     return Status::OK();
   }).PermitUncheckedError();
 }
@@ -168,17 +171,36 @@ std::vector<Status> WritePreparedTxnDB::MultiGet(
     statuses.assign(n, Status::InvalidArgument("one column family per key"));
     return statuses;
   }
-  for (ColumnFamilyHandle* cf : column_families) {
-    if (cf != nullptr && cf != DefaultColumnFamily()) {
-      statuses.assign(n, Status::InvalidArgument("only the default column family exists"));
+  // One MultiGet per family, all at one snapshot (the caller's, or one taken for the call),
+  // so that the answers are consistent across families.
+  ReadOptions at = options;
+  const Snapshot* own = nullptr;
+  if (at.snapshot == nullptr) {
+    own = GetSnapshot();
+    if (own == nullptr) {
+      statuses.assign(n, Status::TryAgain("no snapshot for MultiGet"));
       return statuses;
     }
+    at.snapshot = own;
   }
-  std::vector<PinnableSlice> pinned(n);
-  MultiGet(options, DefaultColumnFamily(), n, keys.data(), pinned.data(), statuses.data());
+  std::map<ColumnFamilyHandle*, std::vector<size_t>> by_family;
   for (size_t i = 0; i < n; i++) {
-    if (statuses[i].ok()) (*values)[i].assign(pinned[i].data(), pinned[i].size());
+    ColumnFamilyHandle* cf = column_families[i];
+    by_family[cf == nullptr ? DefaultColumnFamily() : cf].push_back(i);
   }
+  for (const auto& [cf, indexes] : by_family) {
+    const size_t m = indexes.size();
+    std::vector<Slice> family_keys(m);
+    for (size_t j = 0; j < m; j++) family_keys[j] = keys[indexes[j]];
+    std::vector<PinnableSlice> pinned(m);
+    std::vector<Status> family_statuses(m);
+    MultiGet(at, cf, m, family_keys.data(), pinned.data(), family_statuses.data());
+    for (size_t j = 0; j < m; j++) {
+      statuses[indexes[j]] = family_statuses[j];
+      if (family_statuses[j].ok()) (*values)[indexes[j]].assign(pinned[j].data(), pinned[j].size());
+    }
+  }
+  if (own != nullptr) ReleaseSnapshot(own);
   return statuses;
 }
 
@@ -189,8 +211,8 @@ Status WritePreparedTxnDB::GetMergeOperands(const ReadOptions& options,
                                             int* number_of_operands) {
   return ReadWithRetry(options, [&](ReadCallback* callback) {
     return engine()->GetMergeOperandsWithCallback(options, column_family, key, merge_operands,
-                                                   get_merge_operands_options, number_of_operands,
-                                                   callback);
+                                                  get_merge_operands_options, number_of_operands,
+                                                  callback);
   });
 }
 

@@ -1,4 +1,6 @@
-// The batch's newest state per key (the delta) laid over a base iterator, both directions.
+// The batch's newest state per key (the delta) of one column family laid over a base
+// iterator of that family, both directions. The delta side never leaves the family's
+// entries; index().end() stands for "exhausted" whichever way it ran out.
 //
 // The delta is walked one key at a time, positioned on the key's newest index entry, which
 // decides what the key looks like: a Put shows, a Delete or SingleDelete hides the key and
@@ -23,10 +25,11 @@ namespace {
 
 class BaseDeltaIterator : public Iterator {
  public:
-  BaseDeltaIterator(const BatchIndex* bi, Iterator* base, const Slice* lower_bound,
+  BaseDeltaIterator(const BatchIndex* bi, uint32_t cf, Iterator* base, const Slice* lower_bound,
                     const Slice* upper_bound, const MergeOperator* merge_operator)
       : bi_(bi),
-        cmp_(bi->comparator()),
+        cf_(cf),
+        cmp_(bi->comparator(cf)),
         base_(base),
         lower_(lower_bound),
         upper_(upper_bound),
@@ -39,7 +42,7 @@ class BaseDeltaIterator : public Iterator {
     if (lower_ != nullptr) return Seek(*lower_);
     Start(true);
     base_->SeekToFirst();
-    DeltaSettle(bi_->index().begin());
+    DeltaSettle(bi_->FamilyFirst(cf_));
     Update();
   }
 
@@ -53,7 +56,7 @@ class BaseDeltaIterator : public Iterator {
       if (delta_ != End() && cmp_->Compare(bi_->Key(*delta_), *upper_) == 0) DeltaStep();
     } else {
       base_->SeekToLast();
-      delta_ = bi_->index().empty() ? End() : std::prev(End());
+      delta_ = bi_->FamilyLast(cf_);
     }
     Update();
   }
@@ -62,7 +65,7 @@ class BaseDeltaIterator : public Iterator {
     Start(true);
     const Slice t = (lower_ != nullptr && cmp_->Compare(target, *lower_) < 0) ? *lower_ : target;
     base_->Seek(t);
-    DeltaSettle(bi_->index().lower_bound(IndexProbe{t, 0}));
+    DeltaSettle(bi_->InFamily(cf_, bi_->index().lower_bound(IndexProbe{cf_, t, 0})));
     Update();
   }
 
@@ -116,18 +119,18 @@ class BaseDeltaIterator : public Iterator {
     delta_ = it == End() ? End() : bi_->NewestOfKey(it);
   }
   void DeltaSeekForPrev(const Slice& target) {
-    auto it = bi_->index().upper_bound(IndexProbe{target, std::numeric_limits<size_t>::max()});
-    delta_ = it == bi_->index().begin() ? End() : std::prev(it);
+    delta_ = bi_->PrevInFamily(
+        cf_, bi_->index().upper_bound(IndexProbe{cf_, target, std::numeric_limits<size_t>::max()}));
   }
   // One key on in the current direction. Found by key rather than by walking from delta_,
   // so that records added to the batch since delta_ was set are stepped over too.
   void DeltaStep() {
     const Slice key = bi_->Key(*delta_);
     if (forward_) {
-      DeltaSettle(bi_->index().upper_bound(IndexProbe{key, std::numeric_limits<size_t>::max()}));
+      DeltaSettle(bi_->InFamily(
+          cf_, bi_->index().upper_bound(IndexProbe{cf_, key, std::numeric_limits<size_t>::max()})));
     } else {
-      auto first = bi_->index().lower_bound(IndexProbe{key, 0});
-      delta_ = first == bi_->index().begin() ? End() : std::prev(first);
+      delta_ = bi_->PrevInFamily(cf_, bi_->index().lower_bound(IndexProbe{cf_, key, 0}));
     }
   }
   void BaseStep() { forward_ ? base_->Next() : base_->Prev(); }
@@ -216,7 +219,8 @@ class BaseDeltaIterator : public Iterator {
   }
 
   const BatchIndex* const bi_;
-  const Comparator* const cmp_;
+  const uint32_t cf_;
+  const Comparator* const cmp_;  // the family's
   const std::unique_ptr<Iterator> base_;
   const Slice* const lower_;  // inclusive; null: none. The caller's, outlives the iterator.
   const Slice* const upper_;  // exclusive; null: none
@@ -232,9 +236,10 @@ class BaseDeltaIterator : public Iterator {
 
 }  // namespace
 
-Iterator* NewBaseDeltaIterator(const BatchIndex* bi, Iterator* base, const Slice* lower_bound,
-                               const Slice* upper_bound, const MergeOperator* merge_operator) {
-  return new BaseDeltaIterator(bi, base, lower_bound, upper_bound, merge_operator);
+Iterator* NewBaseDeltaIterator(const BatchIndex* bi, uint32_t cf, Iterator* base,
+                               const Slice* lower_bound, const Slice* upper_bound,
+                               const MergeOperator* merge_operator) {
+  return new BaseDeltaIterator(bi, cf, base, lower_bound, upper_bound, merge_operator);
 }
 
 }  // namespace wbwi

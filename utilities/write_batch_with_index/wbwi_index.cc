@@ -13,12 +13,12 @@ namespace shale {
 namespace wbwi {
 
 BatchIndex::BatchIndex(const Comparator* cmp, size_t reserved_bytes, bool overwrite_key)
-    : cmp_(cmp == nullptr ? BytewiseComparator() : cmp),
+    : cmps_(cmp == nullptr ? BytewiseComparator() : cmp),
       overwrite_key_(overwrite_key),
       batch_(reserved_bytes),
-      index_(IndexOrder(&batch_, cmp_)) {}
+      index_(IndexOrder(&batch_, &cmps_)) {}
 
-void BatchIndex::AddLast(WriteType type, const Slice& key, const Slice& value) {
+void BatchIndex::AddLast(uint32_t cf, WriteType type, const Slice& key, const Slice& value) {
   // A Put or Merge ends with varint(key size) key varint(value size) value; a deletion
   // with varint(key size) key. Both sizes are known, so the offsets follow from the end.
   const size_t end = batch_.Data().size();
@@ -26,16 +26,17 @@ void BatchIndex::AddLast(WriteType type, const Slice& key, const Slice& value) {
   const size_t value_offset = end - value.size();
   const size_t key_offset =
       has_value ? value_offset - VarintLength(value.size()) - key.size() : end - key.size();
-  Add(type, key_offset, key.size(), has_value ? value_offset : end, has_value ? value.size() : 0);
+  Add(cf, type, key_offset, key.size(), has_value ? value_offset : end,
+      has_value ? value.size() : 0);
 }
 
-void BatchIndex::Add(WriteType type, size_t key_offset, size_t key_size, size_t value_offset,
-                     size_t value_size) {
+void BatchIndex::Add(uint32_t cf, WriteType type, size_t key_offset, size_t key_size,
+                     size_t value_offset, size_t value_size) {
   if (overwrite_key_ && type != kMergeRecord) {
     // The key's newest entry takes the new record (Merge operands accumulate instead, as
     // RocksDB's index does). Its order stays that of the older record, which is still
     // the largest among the key's entries.
-    auto newest = Newest(Slice(batch_.Data().data() + key_offset, key_size));
+    auto newest = Newest(cf, Slice(batch_.Data().data() + key_offset, key_size));
     if (newest != index_.end()) {
       newest->value_offset = value_offset;
       newest->value_size = static_cast<uint32_t>(value_size);
@@ -43,7 +44,7 @@ void BatchIndex::Add(WriteType type, size_t key_offset, size_t key_size, size_t 
       return;
     }
   }
-  index_.insert(IndexEntry{key_offset, static_cast<uint32_t>(key_size), value_offset,
+  index_.insert(IndexEntry{cf, key_offset, static_cast<uint32_t>(key_size), value_offset,
                            static_cast<uint32_t>(value_size), type});
 }
 
@@ -75,11 +76,7 @@ class Reindexer : public WriteBatch::Handler {
 
  private:
   Status Take(uint32_t cf, WriteType type, const Slice& key, const Slice& value) {
-    // Only default-family records are ever written through a WriteBatchWithIndex.
-    if (cf != 0)
-      return Status::Corruption("WriteBatchWithIndex: record of column family " +
-                                std::to_string(cf) + " in its batch");
-    bi_->Add(type, key.data() - base_, key.size(), value.data() - base_, value.size());
+    bi_->Add(cf, type, key.data() - base_, key.size(), value.data() - base_, value.size());
     return Status::OK();
   }
   BatchIndex* const bi_;
@@ -94,19 +91,14 @@ Status BatchIndex::Rebuild() {
   return batch_.Iterate(&reindexer);
 }
 
-Index::const_iterator BatchIndex::Newest(const Slice& key) const {
-  auto it = index_.upper_bound(IndexProbe{key, std::numeric_limits<size_t>::max()});
-  if (it == index_.begin()) return index_.end();
-  --it;
-  return cmp_->Compare(Key(*it), key) == 0 ? it : index_.end();
+Index::const_iterator BatchIndex::Newest(uint32_t cf, const Slice& key) const {
+  auto it =
+      PrevInFamily(cf, index_.upper_bound(IndexProbe{cf, key, std::numeric_limits<size_t>::max()}));
+  return it != index_.end() && comparator(cf)->Compare(Key(*it), key) == 0 ? it : index_.end();
 }
 
 Index::const_iterator BatchIndex::NewestOfKey(Index::const_iterator it) const {
-  const Slice key = Key(*it);
-  for (auto next = std::next(it); next != index_.end() && cmp_->Compare(Key(*next), key) == 0;
-       ++next) {
-    it = next;
-  }
+  for (auto next = std::next(it); next != index_.end() && SameKey(*next, *it); ++next) it = next;
   return it;
 }
 
@@ -114,7 +106,6 @@ Lookup LookupKey(const BatchIndex& bi, Index::const_iterator newest, Slice* valu
                  std::vector<Slice>* operands) {
   operands->clear();
   if (newest == bi.index().end()) return Lookup::kNotFound;
-  const Slice key = bi.Key(*newest);
   Lookup result = Lookup::kMergeInProgress;
   auto it = newest;
   while (true) {
@@ -130,7 +121,7 @@ Lookup LookupKey(const BatchIndex& bi, Index::const_iterator newest, Slice* valu
     operands->push_back(bi.Value(*it));  // a Merge; collected newest first
     if (it == bi.index().begin()) break;
     --it;
-    if (bi.comparator()->Compare(bi.Key(*it), key) != 0) break;
+    if (!bi.SameKey(*it, *newest)) break;
   }
   std::reverse(operands->begin(), operands->end());
   return result;
@@ -140,35 +131,35 @@ namespace {
 
 class IndexIterator : public WBWIIterator {
  public:
-  IndexIterator(const BatchIndex* bi, const Status& status)
-      : bi_(bi), it_(bi->index().end()), status_(status) {}
+  IndexIterator(const BatchIndex* bi, uint32_t cf, const Status& status)
+      : bi_(bi), cf_(cf), it_(bi->index().end()), status_(status) {}
 
   bool Valid() const override { return status_.ok() && it_ != bi_->index().end(); }
-  void SeekToFirst() override { it_ = bi_->index().begin(); }
-  void SeekToLast() override {
-    it_ = bi_->index().end();
-    if (it_ != bi_->index().begin()) --it_;
+  void SeekToFirst() override { it_ = bi_->FamilyFirst(cf_); }
+  void SeekToLast() override { it_ = bi_->FamilyLast(cf_); }
+  void Seek(const Slice& key) override {
+    it_ = bi_->InFamily(cf_, bi_->index().lower_bound(IndexProbe{cf_, key, 0}));
   }
-  void Seek(const Slice& key) override { it_ = bi_->index().lower_bound(IndexProbe{key, 0}); }
   void SeekForPrev(const Slice& key) override {
-    auto it = bi_->index().upper_bound(IndexProbe{key, std::numeric_limits<size_t>::max()});
-    it_ = it == bi_->index().begin() ? bi_->index().end() : std::prev(it);
+    it_ = bi_->PrevInFamily(
+        cf_, bi_->index().upper_bound(IndexProbe{cf_, key, std::numeric_limits<size_t>::max()}));
   }
-  void Next() override { ++it_; }
-  void Prev() override { it_ = it_ == bi_->index().begin() ? bi_->index().end() : std::prev(it_); }
+  void Next() override { it_ = bi_->InFamily(cf_, std::next(it_)); }
+  void Prev() override { it_ = bi_->PrevInFamily(cf_, it_); }
   WriteEntry Entry() const override { return bi_->Entry(*it_); }
   Status status() const override { return status_; }
 
  private:
   const BatchIndex* const bi_;
+  const uint32_t cf_;
   Index::const_iterator it_;  // end(): not positioned
   const Status status_;
 };
 
 }  // namespace
 
-WBWIIterator* NewIndexIterator(const BatchIndex* bi, const Status& status) {
-  return new IndexIterator(bi, status);
+WBWIIterator* NewIndexIterator(const BatchIndex* bi, uint32_t cf, const Status& status) {
+  return new IndexIterator(bi, cf, status);
 }
 
 }  // namespace wbwi

@@ -15,18 +15,18 @@ namespace shale {
 
 struct WriteBatchWithIndex::Rep : public wbwi::BatchIndex {
   using BatchIndex::BatchIndex;
+
+  // The id of the family handle names (null: the default), whose comparator orders that
+  // family's entries from the first time a handle names it.
+  uint32_t Family(ColumnFamilyHandle* column_family) {
+    if (column_family == nullptr) return 0;
+    const uint32_t id = column_family->GetID();
+    SetComparator(id, column_family->GetComparator());
+    return id;
+  }
 };
 
 namespace {
-
-// Only the default column family (a null handle or id 0) is indexed.
-Status CheckFamily(ColumnFamilyHandle* column_family) {
-  if (column_family == nullptr || column_family->GetID() == 0) return Status::OK();
-  return Status::InvalidArgument(
-      "WriteBatchWithIndex supports only the default column family, "
-      "not " +
-      column_family->GetName());
-}
 
 // The options of the family behind handle when it is a family of shale's own DB (as
 // RocksDB reaches them through its handle class); null for another handle. Only their
@@ -52,9 +52,9 @@ WriteBatchWithIndex& WriteBatchWithIndex::operator=(WriteBatchWithIndex&&) noexc
 
 Status WriteBatchWithIndex::Put(ColumnFamilyHandle* column_family, const Slice& key,
                                 const Slice& value) {
-  Status s = CheckFamily(column_family);
-  if (s.ok()) s = rep_->batch()->Put(key, value);
-  if (s.ok()) rep_->AddLast(kPutRecord, key, value);
+  const uint32_t cf = rep_->Family(column_family);
+  Status s = rep_->batch()->Put(column_family, key, value);
+  if (s.ok()) rep_->AddLast(cf, kPutRecord, key, value);
   return s;
 }
 Status WriteBatchWithIndex::Put(const Slice& key, const Slice& value) {
@@ -62,26 +62,26 @@ Status WriteBatchWithIndex::Put(const Slice& key, const Slice& value) {
 }
 
 Status WriteBatchWithIndex::Delete(ColumnFamilyHandle* column_family, const Slice& key) {
-  Status s = CheckFamily(column_family);
-  if (s.ok()) s = rep_->batch()->Delete(key);
-  if (s.ok()) rep_->AddLast(kDeleteRecord, key, Slice());
+  const uint32_t cf = rep_->Family(column_family);
+  Status s = rep_->batch()->Delete(column_family, key);
+  if (s.ok()) rep_->AddLast(cf, kDeleteRecord, key, Slice());
   return s;
 }
 Status WriteBatchWithIndex::Delete(const Slice& key) { return Delete(nullptr, key); }
 
 Status WriteBatchWithIndex::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
-  Status s = CheckFamily(column_family);
-  if (s.ok()) s = rep_->batch()->SingleDelete(key);
-  if (s.ok()) rep_->AddLast(kSingleDeleteRecord, key, Slice());
+  const uint32_t cf = rep_->Family(column_family);
+  Status s = rep_->batch()->SingleDelete(column_family, key);
+  if (s.ok()) rep_->AddLast(cf, kSingleDeleteRecord, key, Slice());
   return s;
 }
 Status WriteBatchWithIndex::SingleDelete(const Slice& key) { return SingleDelete(nullptr, key); }
 
 Status WriteBatchWithIndex::Merge(ColumnFamilyHandle* column_family, const Slice& key,
                                   const Slice& value) {
-  Status s = CheckFamily(column_family);
-  if (s.ok()) s = rep_->batch()->Merge(key, value);
-  if (s.ok()) rep_->AddLast(kMergeRecord, key, value);
+  const uint32_t cf = rep_->Family(column_family);
+  Status s = rep_->batch()->Merge(column_family, key, value);
+  if (s.ok()) rep_->AddLast(cf, kMergeRecord, key, value);
   return s;
 }
 Status WriteBatchWithIndex::Merge(const Slice& key, const Slice& value) {
@@ -100,23 +100,19 @@ void WriteBatchWithIndex::Clear() {
 WriteBatch* WriteBatchWithIndex::GetWriteBatch() { return rep_->batch(); }
 
 WBWIIterator* WriteBatchWithIndex::NewIterator(ColumnFamilyHandle* column_family) {
-  return wbwi::NewIndexIterator(rep_.get(), CheckFamily(column_family));
+  return wbwi::NewIndexIterator(rep_.get(), rep_->Family(column_family), Status::OK());
 }
 WBWIIterator* WriteBatchWithIndex::NewIterator() { return NewIterator(nullptr); }
 
 Iterator* WriteBatchWithIndex::NewIteratorWithBase(ColumnFamilyHandle* column_family,
                                                    Iterator* base_iterator,
                                                    const ReadOptions* read_options) {
-  Status s = CheckFamily(column_family);
-  if (s.ok() && base_iterator == nullptr) s = Status::InvalidArgument("null base iterator");
-  if (!s.ok()) {
-    delete base_iterator;  // ours to delete either way
-    return NewErrorIterator(s);
-  }
+  if (base_iterator == nullptr)
+    return NewErrorIterator(Status::InvalidArgument("null base iterator"));
   const Slice* lower = read_options == nullptr ? nullptr : read_options->iterate_lower_bound;
   const Slice* upper = read_options == nullptr ? nullptr : read_options->iterate_upper_bound;
-  return wbwi::NewBaseDeltaIterator(rep_.get(), base_iterator, lower, upper,
-                                    MergeOperatorOf(column_family));
+  return wbwi::NewBaseDeltaIterator(rep_.get(), rep_->Family(column_family), base_iterator, lower,
+                                    upper, MergeOperatorOf(column_family));
 }
 Iterator* WriteBatchWithIndex::NewIteratorWithBase(Iterator* base_iterator) {
   return NewIteratorWithBase(nullptr, base_iterator, nullptr);
@@ -125,11 +121,10 @@ Iterator* WriteBatchWithIndex::NewIteratorWithBase(Iterator* base_iterator) {
 Status WriteBatchWithIndex::GetFromBatch(ColumnFamilyHandle* column_family,
                                          const DBOptions& options, const Slice& key,
                                          std::string* value) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return s;
+  const uint32_t cf = rep_->Family(column_family);
   Slice found;
   std::vector<Slice> operands;
-  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands);
+  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(cf, key), &found, &operands);
   if (r == wbwi::Lookup::kNotFound) return Status::NotFound();
   if (operands.empty()) {
     if (r == wbwi::Lookup::kDeleted) return Status::NotFound();
@@ -151,14 +146,14 @@ Status WriteBatchWithIndex::GetFromBatch(const DBOptions& options, const Slice& 
 Status WriteBatchWithIndex::GetFromBatchAndDB(DB* db, const ReadOptions& read_options,
                                               ColumnFamilyHandle* column_family, const Slice& key,
                                               PinnableSlice* value) {
-  Status s = CheckFamily(column_family);
-  if (!s.ok()) return s;
   if (db == nullptr) return Status::InvalidArgument("GetFromBatchAndDB: null DB");
+  const uint32_t cf = rep_->Family(column_family);
   if (column_family == nullptr) column_family = db->DefaultColumnFamily();
   value->Reset();
   Slice found;
   std::vector<Slice> operands;
-  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(key), &found, &operands);
+  const wbwi::Lookup r = wbwi::LookupKey(*rep_, rep_->Newest(cf, key), &found, &operands);
+  Status s;
   if (r == wbwi::Lookup::kNotFound) return db->Get(read_options, column_family, key, value);
   if (operands.empty()) {
     if (r == wbwi::Lookup::kDeleted) return Status::NotFound();

@@ -58,9 +58,9 @@ class OptimisticTransactionDB : public StackableDB {
   // Opens the DB at dbname with optimistic transactions. On failure *dbptr is nullptr.
   static Status Open(const Options& options, const std::string& dbname,
                      OptimisticTransactionDB** dbptr);
-  // The same with the options split in RocksDB's way. column_families must name the
-  // default family alone (InvalidArgument otherwise); handles receives its handle, owned
-  // by the DB.
+  // The same with column families, as DB::Open with descriptors: *handles receives one
+  // handle per descriptor, in their order, owned by the caller (DestroyColumnFamilyHandle
+  // before deleting the DB). Keys are tracked and checked per family.
   static Status Open(const DBOptions& db_options, const std::string& dbname,
                      const std::vector<ColumnFamilyDescriptor>& column_families,
                      std::vector<ColumnFamilyHandle*>* handles, OptimisticTransactionDB** dbptr);

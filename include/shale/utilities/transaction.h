@@ -13,8 +13,15 @@
 // the lock was not granted within the lock timeout); Busy with IsDeadlock() (waiting would
 // close a cycle, with deadlock_detect); Aborted with IsLockLimit() (max_num_locks keys
 // are locked); Aborted(kMemoryLimit) when a write would pass max_write_batch_size;
-// InvalidArgument for a handle of another column family, or for a write once the
-// transaction is no longer STARTED (prepared, committed, ...); or a read error.
+// InvalidArgument for a column family the TransactionDB does not know (not opened or
+// created through it), or for a write once the transaction is no longer STARTED (prepared,
+// committed, ...); ColumnFamilyDropped when the family is dropped while the call waits for
+// its lock; or a read error.
+//
+// Column families: every call takes a handle (none: the default family). Keys are locked,
+// checked and read per family, so the same key in two families is two keys; a commit
+// writes every family's records atomically. The handles must stay valid until the
+// transaction commits, rolls back or is deleted.
 //
 // Two-phase commit: SetName, then Prepare makes the writes durable in the WAL without
 // applying them; Commit (or Rollback) later resolves them, also after a crash and

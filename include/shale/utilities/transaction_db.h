@@ -9,7 +9,12 @@
 // holding their keys' locks; GetAllPreparedTransactions and GetTransactionByName hand
 // them out to be committed or rolled back.
 //
-// Only the default column family exists.
+// Column families: Open with descriptors opens them all; keys are locked per family (the
+// lock limits and stripes are per family too). CreateColumnFamily and DropColumnFamily
+// through this DB add and remove the family's locks: a transaction waiting for a lock of a
+// dropped family gets ColumnFamilyDropped. A prepared transaction may span families; after
+// a crash it comes back with its records in each (those of a family dropped since are left
+// out).
 //
 // Thread safety: every method may be called from any thread. Ownership: the caller
 // deletes the TransactionDB after every Transaction it began; recovered transactions not
@@ -109,9 +114,10 @@ class TransactionDB : public StackableDB {
   // transaction prepared).
   static Status Open(const Options& options, const TransactionDBOptions& txn_db_options,
                      const std::string& dbname, TransactionDB** dbptr);
-  // The same with the options split in RocksDB's way. column_families must name the
-  // default family alone (InvalidArgument otherwise); handles receives its handle, owned
-  // by the DB (not to be deleted).
+  // The same with column families, as DB::Open with descriptors: every family the DB has
+  // must be named; *handles receives one handle per descriptor, in their order, owned by
+  // the caller (DestroyColumnFamilyHandle before deleting the DB). WRITE_PREPARED refuses
+  // max_successive_merges in any family.
   static Status Open(const DBOptions& db_options, const TransactionDBOptions& txn_db_options,
                      const std::string& dbname,
                      const std::vector<ColumnFamilyDescriptor>& column_families,

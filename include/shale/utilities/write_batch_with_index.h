@@ -8,8 +8,11 @@
 // entry, and only Merge operands pile up. Either way the WriteBatch itself keeps every
 // record, and a read answers with the key's newest state.
 //
-// Only the default column family is indexed: a handle of another family gives
-// InvalidArgument (writes, reads) or an iterator with that status.
+// Column families: records carry their family (a null handle is the default family) and
+// the index keeps each family apart, ordered by that family's comparator: the default
+// family's by backup_index_comparator, another's by the comparator of the handle that first
+// names it (so pass the DB's handles). Reads and iterators with a handle see that family's
+// records only.
 //
 // Thread safety: one thread at a time, as for a WriteBatch.
 // Iterators: key(), value() and Entry() point into the batch and stay valid until the
