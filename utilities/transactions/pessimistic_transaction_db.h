@@ -9,7 +9,9 @@
 // committed or rolled back (then to whoever resolved it); the rest to their callers.
 // Thread safety: every method from any thread; the registries are guarded by their
 // mutexes, never held while taking a lock of the lock manager (whose stripe mutexes may
-// be held while expirable_mu_ is taken, by TryStealExpired).
+// be held while expirable_mu_ is taken, by TryStealExpired). family_mu_ comes first: it is
+// held while the DB creates or drops a family (the DB mutex) and while the lock manager
+// adds or removes it (its own mutexes), and taken under no other lock.
 #pragma once
 
 #include <atomic>
@@ -131,7 +133,7 @@ class PessimisticTransactionDB : public TransactionDB {
   std::atomic<TransactionID> next_id_{1};
 
   // Makes a family's creation or drop in the DB and in the lock manager one step.
-  Mutex family_mu_;
+  Mutex family_mu_ ACQUIRED_BEFORE(name_mu_, expirable_mu_);
 
   Mutex name_mu_;
   std::map<TransactionName, PessimisticTransaction*> named_ GUARDED_BY(name_mu_);

@@ -14,7 +14,7 @@
 // through this DB add and remove the family's locks: a transaction waiting for a lock of a
 // dropped family gets ColumnFamilyDropped. A prepared transaction may span families; after
 // a crash it comes back with its records in each (those of a family dropped since are left
-// out).
+// out), through the handles Open returned: keep them until such transactions are resolved.
 //
 // Thread safety: every method may be called from any thread. Ownership: the caller
 // deletes the TransactionDB after every Transaction it began; recovered transactions not
