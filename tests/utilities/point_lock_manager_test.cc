@@ -1,5 +1,6 @@
 // PointLockManager: exclusive and shared locks, re-entrancy and upgrade, timeouts, the
-// lock limit, expired holders, deadlock detection with its depth and its info ring, and
+// lock limit, expired holders, a removed family's waiters woken, deadlock detection with
+// its depth and its info ring, and
 // many threads moving counters under the locks with exact final sums. Also the Status
 // factories and predicates the transaction layer answers with.
 #include "utilities/transactions/point_lock_manager.h"
@@ -199,6 +200,39 @@ TEST_F(PointLockManagerTest, UnlockWakesWaiters) {
   ASSERT_OK(forever);
   ASSERT_OK(bounded);
   EXPECT_EQ((std::vector<TransactionID>{2, 3}), Info("k").ids);
+}
+
+// Removing a family ends the waits on its keys at once, with ColumnFamilyDropped (a
+// deadlock-detecting waiter too); a waiter of another family waits on for its own lock.
+TEST_F(PointLockManagerTest, RemovingAFamilyWakesItsWaiters) {
+  constexpr uint32_t kOther = 5;
+  mgr_->AddColumnFamily(kOther);
+  ASSERT_OK(mgr_->TryLock(Txn(1), kOther, "k", true));
+  ASSERT_OK(mgr_->TryLock(Txn(1), kOther, "j", true));
+  ASSERT_OK(mgr_->TryLock(Txn(1), kCf, "k", true));
+  Status plain, detecting, elsewhere;
+  std::thread t1([&] { plain = mgr_->TryLock(Txn(2, 60 * kSecond), kOther, "k", true); });
+  std::thread t2(
+      [&] { detecting = mgr_->TryLock(Txn(3, 60 * kSecond, true), kOther, "j", false); });
+  std::atomic<bool> released{false};
+  std::thread t3([&] {
+    elsewhere = mgr_->TryLock(Txn(4, 60 * kSecond), kCf, "k", true);
+    EXPECT_TRUE(released.load());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t start = NowMicros();
+  mgr_->RemoveColumnFamily(kOther);
+  t1.join();
+  t2.join();
+  EXPECT_LT(NowMicros() - start, 30 * kSecond);
+  EXPECT_TRUE(plain.IsColumnFamilyDropped()) << plain.ToString();
+  EXPECT_TRUE(detecting.IsColumnFamilyDropped()) << detecting.ToString();
+  EXPECT_EQ(0u, mgr_->GetLockStatusData().count(kOther));
+  released = true;
+  mgr_->UnLock(1, kCf, "k");
+  t3.join();
+  ASSERT_OK(elsewhere);
+  EXPECT_EQ(std::vector<TransactionID>{4}, Info("k").ids);
 }
 
 TEST_F(PointLockManagerTest, LockLimitCountsKeysPerColumnFamily) {

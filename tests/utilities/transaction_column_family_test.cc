@@ -226,6 +226,41 @@ TEST_P(TransactionColumnFamilyTest, SnapshotConflictsArePerFamily) {
   EXPECT_EQ(Get(kOne, "k"), "x");
 }
 
+// Two transactions each holding a key the other wants, in different families: the cycle is
+// found, and the recorded path names each wait's family.
+TEST_P(TransactionColumnFamilyTest, DeadlockAcrossFamilies) {
+  TransactionOptions o;
+  o.deadlock_detect = true;
+  o.lock_timeout = 60 * 1000;  // a deadlock must be found, not waited out
+  auto a = Begin(o);
+  auto b = Begin(o);
+  ASSERT_OK(a->Put(cf(kOne), "k", "a"));
+  ASSERT_OK(b->Put(cf(kRev), "k", "b"));
+  Status sa;
+  std::thread ta([&] {
+    sa = a->Put(cf(kRev), "k", "a");
+    if (sa.IsDeadlock()) EXPECT_OK(a->Rollback());
+  });
+  // Let a reach its wait (if b comes first, a is the one told).
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Status sb = b->Put(cf(kOne), "k", "b");
+  if (sb.IsDeadlock()) EXPECT_OK(b->Rollback());
+  ta.join();
+  ASSERT_TRUE(sa.IsDeadlock() != sb.IsDeadlock()) << sa.ToString() << " / " << sb.ToString();
+  std::vector<DeadlockPath> paths = db_->GetDeadlockInfoBuffer();
+  ASSERT_FALSE(paths.empty());
+  ASSERT_EQ(paths[0].path.size(), 2u);
+  for (const DeadlockInfo& wait : paths[0].path) {
+    // a waits in rev, b in one.
+    EXPECT_EQ(wait.m_cf_id, cf(wait.m_txn_id == a->GetID() ? kRev : kOne)->GetID());
+    EXPECT_EQ(wait.m_waiting_key, "k");
+  }
+  Transaction* survivor = sa.ok() ? a.get() : b.get();
+  ASSERT_OK(survivor->Commit());
+  EXPECT_EQ(Get(kOne, "k"), sa.ok() ? "a" : "b");
+  EXPECT_EQ(Get(kRev, "k"), sa.ok() ? "a" : "b");
+}
+
 TEST_P(TransactionColumnFamilyTest, CreatedFamilyLocksAndDroppedFamilyWakesWaiters) {
   ColumnFamilyHandle* made = nullptr;
   ASSERT_OK(db_->CreateColumnFamily(ColumnFamilyOptions(options_), "made", &made));
