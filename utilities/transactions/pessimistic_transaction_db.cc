@@ -155,21 +155,17 @@ Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* 
   requester.id = NextTransactionID();
   const int64_t timeout_ms = txn_db_options_.default_lock_timeout;
   requester.lock_timeout_us = timeout_ms < 0 ? -1 : timeout_ms * 1000;
-  auto family = keys.begin();
-  size_t locked = 0;  // of family's keys
-  for (; s.ok() && family != keys.end(); ++family) {
-    for (locked = 0; locked < family->second.size(); locked++) {
-      s = lock_manager_.TryLock(requester, family->first, family->second[locked],
-                                /*exclusive=*/true);
-      if (!s.ok()) break;  // family->second[locked] was not taken
+  std::map<uint32_t, std::vector<Slice>> locked;
+  for (auto family = keys.begin(); s.ok() && family != keys.end(); ++family) {
+    for (const Slice& key : family->second) {
+      s = lock_manager_.TryLock(requester, family->first, key, /*exclusive=*/true);
+      if (!s.ok()) break;  // key was not taken
+      locked[family->first].push_back(key);
     }
-    if (!s.ok()) break;
   }
   if (s.ok()) s = WriteLocked(options, updates);
-  // Every family before `family` is locked whole, `family` (if any) up to `locked`.
-  if (family != keys.end()) family->second.resize(locked), ++family;
-  for (auto it = keys.begin(); it != family; ++it) {
-    lock_manager_.UnLock(requester.id, it->first, it->second);
+  for (const auto& [cf_id, family_keys] : locked) {
+    lock_manager_.UnLock(requester.id, cf_id, family_keys);
   }
   return s;
 }
