@@ -342,6 +342,37 @@ TEST_P(TransactionColumnFamilyTest, PreparedAcrossFamiliesSurvivesReopen) {
   }
 }
 
+// One transaction writing the same key in every family, and again in some (WRITE_PREPARED
+// numbers a repeated key as a new sub-batch, which only a repeat in the same family is):
+// prepared, reopened and committed, each family ends with its own newest value.
+TEST_P(TransactionColumnFamilyTest, SameKeyRepeatedAcrossFamilies) {
+  {
+    auto txn = Begin();
+    ASSERT_OK(txn->SetName("xid"));
+    ASSERT_OK(txn->Put(cf(kDefault), "k", "1"));
+    ASSERT_OK(txn->Put(cf(kOne), "k", "2"));
+    ASSERT_OK(txn->Merge(cf(kRev), "k", "x"));
+    ASSERT_OK(txn->Put(cf(kOne), "k", "3"));
+    ASSERT_OK(txn->Merge(cf(kRev), "k", "y"));
+    ASSERT_OK(txn->Put(cf(kDefault), "k", "4"));
+    EXPECT_EQ(TxnGet(txn.get(), cf(kRev), "k"), "x,y");
+    ASSERT_OK(txn->Prepare());
+  }
+  ReopenFamilies();
+  Transaction* txn = db_->GetTransactionByName("xid");
+  ASSERT_NE(txn, nullptr);
+  EXPECT_EQ(Get(kOne, "k"), "NOT_FOUND");
+  EXPECT_EQ(TxnGet(txn, cf(kOne), "k"), "3");
+  ASSERT_OK(txn->Commit());
+  delete txn;
+  for (int i = 0; i < 2; i++) {
+    EXPECT_EQ(Get(kDefault, "k"), "4");
+    EXPECT_EQ(Get(kOne, "k"), "3");
+    EXPECT_EQ(Get(kRev, "k"), "x,y");
+    ReopenFamilies();
+  }
+}
+
 // A prepared transaction over two families, one of them flushed between the prepare and
 // the reopen (WRITE_PREPARED: the prepared data goes to that family's file, and recovery
 // replays the prepare into the other family only; WRITE_COMMITTED: the WAL moves on past
