@@ -342,6 +342,27 @@ TEST_P(TransactionColumnFamilyTest, PreparedAcrossFamiliesSurvivesReopen) {
   }
 }
 
+// A prepared transaction over two families, one of which is dropped before the reopen (and
+// made again under the same name, a new family): it comes back with the surviving
+// family's records only, and commits them.
+TEST_P(TransactionColumnFamilyTest, PreparedRecordsOfADroppedFamilyAreLeftOut) {
+  ASSERT_NE(PrepareOverTwoFamilies(), nullptr);  // deleted: the prepare stays in the WAL
+  const uint32_t dropped = cf(kOne)->GetID();
+  ASSERT_OK(db_->DropColumnFamily(cf(kOne)));
+  ReopenFamilies();  // "one" is created afresh
+  ASSERT_NE(cf(kOne)->GetID(), dropped);
+  Transaction* txn = db_->GetTransactionByName("xid");
+  ASSERT_NE(txn, nullptr);
+  EXPECT_EQ(txn->GetNumKeys(), 1u);
+  ASSERT_OK(txn->Commit());
+  delete txn;
+  EXPECT_EQ(Get(kDefault, "a"), "d");
+  EXPECT_EQ(Get(kOne, "a"), "NOT_FOUND");
+  ReopenFamilies();
+  EXPECT_EQ(Get(kDefault, "a"), "d");
+  EXPECT_EQ(Get(kOne, "a"), "NOT_FOUND");
+}
+
 // One transaction writing the same key in every family, and again in some (WRITE_PREPARED
 // numbers a repeated key as a new sub-batch, which only a repeat in the same family is):
 // prepared, reopened and committed, each family ends with its own newest value.
