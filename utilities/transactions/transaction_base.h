@@ -139,7 +139,7 @@ class TransactionBaseImpl : public Transaction {
   void SetSnapshotIfNeeded();
 
   // Forgets the writes, the tracked keys (without unlocking them: the caller does that
-  // with tracked_keys() first), the snapshot and the save points.
+  // with UnlockTracked() first), the families' handles, the snapshot and the save points.
   void ClearBase();
 
   // column_family, or the default family's handle for null; remembered for HandleOf.
