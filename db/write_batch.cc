@@ -302,13 +302,14 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
 class MemTableInserter final : public WriteBatch::Handler {
  public:
   MemTableInserter(SequenceNumber seq, MemTable* mem, ColumnFamilyMemTables* families,
-                   bool concurrent, uint64_t sub_batches, MergeFolder* folder)
+                   bool concurrent, uint64_t sub_batches, MergeFolder* folder, uint64_t prep_log)
       : seq_(seq),
         default_mem_(mem),
         families_(families),
         concurrent_(concurrent),
         sub_batches_(sub_batches),
-        folder_(folder) {}
+        folder_(folder),
+        prep_log_(prep_log) {}
   Status PutCF(uint32_t cf, const Slice& key, const Slice& value) override {
     return Add(cf, kTypeValue, key, value);
   }
@@ -356,6 +357,7 @@ class MemTableInserter final : public WriteBatch::Handler {
       return Status::InvalidArgument("Invalid column family specified in write batch");
     }
     adder_.reset();  // links what went to the previous family's memtable
+    if (prep_log_ != 0) mem->RefLogContainingPrepSection(prep_log_);
     cf_ = cf;
     mem_ = mem;
     adder_.emplace(mem, concurrent_);
@@ -375,6 +377,7 @@ class MemTableInserter final : public WriteBatch::Handler {
   const uint64_t sub_batches_;
   SubBatchSplitter splitter_;
   MergeFolder* const folder_;
+  const uint64_t prep_log_;  // see WriteBatchInternal::InsertInto
   std::string merged_;
   uint32_t cf_ = 0;
   MemTable* mem_ = nullptr;
@@ -596,15 +599,17 @@ Status WriteBatchInternal::ValidateForWrite(const WriteBatch* batch,
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
                                       MemTable* mem, ColumnFamilyMemTables* families,
-                                      bool concurrent, uint64_t sub_batches, MergeFolder* folder) {
+                                      bool concurrent, uint64_t sub_batches, MergeFolder* folder,
+                                      uint64_t prep_log) {
   Slice key;
   Slice value;
   if (IsSinglePut(batch->rep_, &key, &value)) {
     // Numbered per record or per sub-batch, the one record takes first_seq.
+    if (prep_log != 0) mem->RefLogContainingPrepSection(prep_log);
     mem->Add(first_seq, kTypeValue, key, value, concurrent);
     return Status::OK();
   }
-  MemTableInserter inserter(first_seq, mem, families, concurrent, sub_batches, folder);
+  MemTableInserter inserter(first_seq, mem, families, concurrent, sub_batches, folder, prep_log);
   return IterateRep(batch->rep_, &inserter);
 }
 

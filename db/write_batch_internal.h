@@ -114,10 +114,12 @@ class WriteBatchInternal {
   // first_seq and no keys are compared). concurrent: other threads may be adding to mem at
   // the same time. folder (may be null) folds a Merge into a Put when
   // options.max_successive_merges asks for it. (Recovery applies logged batches through
-  // WalReplayer, db/wal_replay.h.)
+  // WalReplayer, db/wal_replay.h.) prep_log (0: none): the WAL holding the prepared
+  // section these records commit; every memtable the batch writes to keeps it
+  // (MemTable::RefLogContainingPrepSection) until that memtable is flushed.
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem,
                            ColumnFamilyMemTables* families, bool concurrent, uint64_t sub_batches,
-                           MergeFolder* folder);
+                           MergeFolder* folder, uint64_t prep_log = 0);
   // For a batch of one Put: starts loading what mem->Add will touch first (the memtable
   // filter's line), so that the load overlaps the WAL write. A hint; does nothing else.
   static void PrefetchForInsert(const WriteBatch* batch, const MemTable* mem);

@@ -297,13 +297,11 @@ void WritePipeline::InsertOwnBatch(PendingWrite* w, bool concurrent) {
       WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, host_->FamilyMemtables(),
                                      concurrent, seq_per_batch_ ? w->seq_count : 0, folder_);
   if (w->status.ok() && w->txn_batch != nullptr) {
-    // Before the commit returns and the prepare is resolved: its WAL then stays until this
-    // memtable is flushed.
-    w->mem->RefLogContainingPrepSection(w->prep_log);
-    w->status = WriteBatchInternal::InsertInto(w->txn_batch,
-                                               w->sequence + WriteBatchInternal::Count(w->batch),
-                                               w->mem, host_->FamilyMemtables(), concurrent,
-                                               /*sub_batches=*/0, folder_);
+    // Before the commit returns and the prepare is resolved: its WAL then stays until
+    // every memtable the prepared records go to (one per family) is flushed.
+    w->status = WriteBatchInternal::InsertInto(
+        w->txn_batch, w->sequence + WriteBatchInternal::Count(w->batch), w->mem,
+        host_->FamilyMemtables(), concurrent, /*sub_batches=*/0, folder_, w->prep_log);
   }
 }
 

@@ -421,11 +421,10 @@ TEST_P(TransactionColumnFamilyTest, PreparedAcrossFamiliesWithOneFamilyFlushed) 
 // committed records must keep the prepare's WAL until they are flushed. Default's flush
 // (which drops its memtable's reference to the prepare's WAL) must not let the WAL go while
 // family one's memtable still holds the committed records only that WAL has.
-// DISABLED: fails under WRITE_COMMITTED until the engine's commit (WritePipeline::
-// InsertOwnBatch) references the prepare's WAL from the memtable of every family the
-// prepared records go to, not only the default family's; recovery then finds the commit
-// marker without its prepare and family one's records are lost.
-TEST_P(TransactionColumnFamilyTest, DISABLED_CommittedRecordsOfEveryFamilyKeepThePreparesWal) {
+// (Failed under WRITE_COMMITTED while only the default family's memtable referenced the
+// prepare's WAL: recovery found the commit marker without its prepare and family one's
+// records were lost.)
+TEST_P(TransactionColumnFamilyTest, CommittedRecordsOfEveryFamilyKeepThePreparesWal) {
   std::unique_ptr<Transaction> txn = PrepareOverTwoFamilies();
   ASSERT_NE(txn, nullptr);
   // A new WAL: family one, empty, moves its memtable to it.
