@@ -73,12 +73,7 @@ Status DBImpl::CloseImpl() {
       flush_needed = pipeline_->has_unpersisted_data() && bg_error_.ok();
     }
     if (flush_needed) {
-      std::vector<ColumnFamilyHandleImpl> handles;
-      {
-        DbLock l(this);
-        for (const auto& [id, cfd] : families_.live()) handles.emplace_back(cfd, this);
-      }
-      for (ColumnFamilyHandleImpl& h : handles) {
+      for (ColumnFamilyHandleImpl& h : LiveFamilyHandles()) {
         Status s = Flush(FlushOptions(), &h);
         if (result.ok()) result = s;
       }
@@ -124,6 +119,16 @@ Options DBImpl::GetOptions(ColumnFamilyHandle* cf) const {
 DBOptions DBImpl::GetDBOptions() const {
   DbLock l(this);
   return *current_options_;
+}
+
+std::vector<ColumnFamilyHandleImpl> DBImpl::LiveFamilyHandles(bool only_with_writes) {
+  std::vector<ColumnFamilyHandleImpl> handles;
+  DbLock l(this);
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    if (!only_with_writes || !cfd->mem()->IsEmpty()) handles.emplace_back(cfd, this);
+  }
+  return handles;
 }
 
 int DBImpl::TEST_NumImmutableMemtables(ColumnFamilyHandle* cf) {

@@ -245,6 +245,10 @@ class DBImpl final : public DB,
       REQUIRES(DB_MUTEX);
   // The options a family runs with: the DB's in effect with cf_options, checked.
   Status FamilyOptions(const ColumnFamilyOptions& cf_options, Options* result) REQUIRES(DB_MUTEX);
+  // Handles of the live families, for calls that take one (valid while the DB is open);
+  // with only_with_writes, of those whose active memtable holds something.
+  std::vector<ColumnFamilyHandleImpl> LiveFamilyHandles(bool only_with_writes = false)
+      EXCLUDES(mutex_);
   // Writes a new OPTIONS file with the options in effect (after a family's creation or drop).
   void RecordOptions() EXCLUDES(mutex_, options_file_mutex_);
   // The live family with the smallest id among those with memtables to flush, or null.

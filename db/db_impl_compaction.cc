@@ -312,15 +312,7 @@ Status DBImpl::RefitLevel(ColumnFamilyData* cfd, int level, int target_level) {
 Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
   if (o.flush) {
     // As in CompactRange; the loop below waits for the immutable memtables either way.
-    std::vector<ColumnFamilyHandleImpl> unflushed;
-    {
-      DbLock l(this);
-      for (const auto& [id, cfd] : families_.live()) {
-        HeldFor(cfd);
-        if (!cfd->mem()->IsEmpty()) unflushed.emplace_back(cfd, this);
-      }
-    }
-    for (ColumnFamilyHandleImpl& h : unflushed) {
+    for (ColumnFamilyHandleImpl& h : LiveFamilyHandles(/*only_with_writes=*/true)) {
       Status s = Flush(FlushOptions(), &h);
       if (!s.ok() && !s.IsColumnFamilyDropped()) return s;
     }

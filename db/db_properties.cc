@@ -133,13 +133,8 @@ bool DBImpl::GetAggregatedIntProperty(const Slice& property, uint64_t* value) {
       name == Properties::kEstimatePendingCompactionBytes ||
       Slice(name).starts_with(Properties::kNumFilesAtLevelPrefix);
   if (!per_family) return GetIntProperty(DefaultColumnFamily(), property, value);
-  std::vector<ColumnFamilyHandleImpl> handles;
-  {
-    DbLock l(this);
-    for (const auto& [id, cfd] : families_.live()) handles.emplace_back(cfd, this);
-  }
   uint64_t sum = 0;
-  for (ColumnFamilyHandleImpl& h : handles) {
+  for (ColumnFamilyHandleImpl& h : LiveFamilyHandles()) {
     uint64_t v = 0;
     // A family dropped meanwhile answers nothing and adds nothing.
     if (GetIntProperty(&h, property, &v)) {
