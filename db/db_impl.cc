@@ -43,8 +43,7 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_b
   versions_ =
       std::make_unique<VersionSet>(dbname_, &default_cf_->options(), default_cf_->table_cache(),
                                    &default_cf_->internal_comparator(), &mutex_);
-  internal_stats_ =
-      std::make_unique<InternalStats>(options_.num_levels, env_->NowMicros(), &mutex_);
+  internal_stats_ = std::make_unique<InternalStats>(env_->NowMicros(), &mutex_);
   WritePipeline::Host* host = this;  // a private base: the pipeline is all that sees it
   pipeline_ = std::make_unique<WritePipeline>(options_, seq_per_batch, host, this,
                                               internal_stats_.get(), stats_);
@@ -73,10 +72,11 @@ Status DBImpl::CloseImpl() {
       flush_needed = pipeline_->has_unpersisted_data() && bg_error_.ok();
     }
     if (flush_needed) {
-      for (ColumnFamilyHandleImpl& h : LiveFamilyHandles()) {
-        Status s = Flush(FlushOptions(), &h);
-        if (result.ok()) result = s;
-      }
+      // All families in one call: with atomic_flush, they are flushed together.
+      std::vector<ColumnFamilyHandleImpl> handles = LiveFamilyHandles();
+      std::vector<ColumnFamilyHandle*> cfs;
+      for (ColumnFamilyHandleImpl& h : handles) cfs.push_back(&h);
+      result = Flush(FlushOptions(), cfs);
     }
   }
   {

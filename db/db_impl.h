@@ -266,18 +266,20 @@ class DBImpl final : public DB,
   void SetBackgroundError(const Status& s) override;
   Status BackgroundError() override;
   bool HasBackgroundError() override;
-  // Makes cfd's active memtable immutable (if not empty) for a flush, as an exclusive writer.
-  Status SwitchMemtableForFlush(ColumnFamilyData* cfd);
+  // Makes the active memtables of cfds immutable (those not empty) for a flush, with one
+  // new WAL, as an exclusive writer.
+  Status SwitchMemtablesForFlush(const std::vector<ColumnFamilyData*>& cfds);
   // Waits until cfd has no immutable memtable left (or the DB is in error).
   Status WaitForFlushOf(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   // Makes room in the active memtables, switching the full ones (and the WAL) and waiting
   // when a family has too many immutable memtables pending. Called by the pipeline's WAL
-  // leader. force: switch this family's memtable (if not empty) whatever its size, for a
-  // flush. write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall
+  // leader. force: switch these families' memtables (those not empty) whatever their size,
+  // for a flush. With atomic_flush, a switch that is not forced takes every family with
+  // data. write_bytes sizes the delay while writes are slowed; no_slowdown turns a stall
   // into Status::Incomplete instead of a wait. Releases the mutex while waiting for pending
   // memtable inserts before a switch.
-  Status MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, bool no_slowdown)
-      REQUIRES(DB_MUTEX);
+  Status MakeRoomForWrite(const std::vector<ColumnFamilyData*>* force, uint64_t write_bytes,
+                          bool no_slowdown) REQUIRES(DB_MUTEX);
   // Re-evaluates write stalls after the tree changed shape.
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
   // Starts a new WAL and makes the active memtables of `full` immutable (the other
@@ -294,12 +296,19 @@ class DBImpl final : public DB,
   // Flush (db_impl_flush.cc).
   void MaybeScheduleFlush() REQUIRES(DB_MUTEX);
   void BackgroundFlush();
-  // Runs a FlushJob on cfd's oldest immutable memtable (mutex released during the I/O) and
-  // installs its result.
-  Status FlushOldestImmutable(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
+  struct FlushUnit;
+  // What one flush takes: each family's oldest immutable memtables, oldest first.
+  using FlushPick = std::vector<std::pair<ColumnFamilyData*, std::vector<MemTable*>>>;
+  // The next flush: the oldest immutable memtable of the first family with one or, with
+  // atomic_flush, every immutable memtable of every family. Empty when there is none.
+  FlushPick PickFlush() REQUIRES(DB_MUTEX);
+  // Writes each memtable of pick into an L0 file (mutex released during the I/O) and
+  // records them all in one MANIFEST write (an atomic group when several families), then
+  // drops the memtables.
+  Status FlushImmutables(const FlushPick& pick) REQUIRES(DB_MUTEX);
   // The oldest WAL some family still needs (its memtables' data is not all in SST files),
-  // as if skip (a memtable being flushed, may be null) were flushed already.
-  uint64_t MinLogWithUnflushedData(const MemTable* skip) REQUIRES(DB_MUTEX);
+  // as if the memtables in `flushed` (being flushed) were flushed already.
+  uint64_t MinLogWithUnflushedData(const std::vector<const MemTable*>& flushed) REQUIRES(DB_MUTEX);
   // The snapshots (and checker) of a job starting now, and their release when it ends.
   JobSnapshotContext BeginJobSnapshots() REQUIRES(DB_MUTEX);
   void EndJobSnapshots(JobSnapshotContext* ctx) REQUIRES(DB_MUTEX);
@@ -349,8 +358,9 @@ class DBImpl final : public DB,
   void DeleteObsoleteFiles() REQUIRES(DB_MUTEX);
   // allow_2pc: the oldest WAL recovery will need once the MANIFEST's log number is
   // data_log: that one, or an older WAL holding an unresolved prepare or the prepared
-  // records of a commit in a memtable not yet flushed (other than the flushing one, skip).
-  uint64_t MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) REQUIRES(DB_MUTEX);
+  // records of a commit in a memtable not yet flushed (other than those in `flushed`).
+  uint64_t MinLogToKeepFor2PC(uint64_t data_log, const std::vector<const MemTable*>& flushed)
+      REQUIRES(DB_MUTEX);
   void InstallNewSuperVersion(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   void RecordBackgroundError(const Status& s) REQUIRES(DB_MUTEX);
   // Makes next cfd's options in effect (db_impl_options.cc); for the default family also

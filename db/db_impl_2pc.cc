@@ -15,7 +15,8 @@ std::map<std::string, RecoveredTransaction> DBImpl::TakeRecoveredTransactions() 
   return std::move(recovered_txns_);
 }
 
-uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) {
+uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log,
+                                    const std::vector<const MemTable*>& flushed) {
   uint64_t keep = data_log;
   auto consider = [&keep](uint64_t log) {
     if (log != 0) keep = std::min(keep, log);
@@ -27,7 +28,9 @@ uint64_t DBImpl::MinLogToKeepFor2PC(uint64_t data_log, const MemTable* skip) {
   for (const auto& [id, cfd] : families_.live()) {
     HeldFor(cfd);
     for (const MemTable* m : cfd->imm()) {
-      if (m != skip) consider(m->MinLogContainingPrepSection());
+      if (std::find(flushed.begin(), flushed.end(), m) == flushed.end()) {
+        consider(m->MinLogContainingPrepSection());
+      }
     }
     consider(cfd->mem()->MinLogContainingPrepSection());
   }

@@ -140,7 +140,7 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   }
   stats.micros = env_->NowMicros() - start;
   cfd->picker()->ReleaseCompaction(c);
-  if (cfd == default_cf_) internal_stats_->AddCompactionStats(c->output_level(), stats);
+  internal_stats_->AddCompactionStats(cfd->id(), c->output_level(), stats);
   InstallNewSuperVersion(cfd);
   RecalculateWriteStallConditions();
   scheduler_.EndCompaction();
@@ -312,10 +312,16 @@ Status DBImpl::RefitLevel(ColumnFamilyData* cfd, int level, int target_level) {
 Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
   if (o.flush) {
     // As in CompactRange; the loop below waits for the immutable memtables either way.
-    for (ColumnFamilyHandleImpl& h : LiveFamilyHandles(/*only_with_writes=*/true)) {
-      Status s = Flush(FlushOptions(), &h);
-      if (!s.ok() && !s.IsColumnFamilyDropped()) return s;
-    }
+    // All families in one call (with atomic_flush, flushed together); again without a
+    // family dropped meanwhile.
+    Status s;
+    do {
+      std::vector<ColumnFamilyHandleImpl> handles = LiveFamilyHandles(/*only_with_writes=*/true);
+      std::vector<ColumnFamilyHandle*> cfs;
+      for (ColumnFamilyHandleImpl& h : handles) cfs.push_back(&h);
+      s = Flush(FlushOptions(), cfs);
+    } while (s.IsColumnFamilyDropped());
+    if (!s.ok()) return s;
   }
   DbLock l(this);
   while (bg_error_.ok() && !shutting_down_) {

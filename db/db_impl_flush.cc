@@ -1,6 +1,7 @@
 // The DB's flushes: Flush, scheduling, and the background loop that turns immutable
 // memtables into L0 files (FlushJob), records them in the MANIFEST and drops the memtables,
 // after which the WAL files that fed them may be deleted.
+#include <algorithm>
 #include <cinttypes>
 #include <utility>
 
@@ -20,10 +21,10 @@ Status DBImpl::Flush(const FlushOptions& o, const std::vector<ColumnFamilyHandle
     if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
     if (CfdOf(cf)->dropped()) return Status::ColumnFamilyDropped(CfdOf(cf)->name());
   }
-  for (ColumnFamilyHandle* cf : cfs) {
-    Status s = SwitchMemtableForFlush(CfdOf(cf));
-    if (!s.ok()) return s;
-  }
+  std::vector<ColumnFamilyData*> cfds;
+  for (ColumnFamilyHandle* cf : cfs) cfds.push_back(CfdOf(cf));
+  Status switched = SwitchMemtablesForFlush(cfds);
+  if (!switched.ok()) return switched;
   DbLock l(this);
   if (!o.wait) return bg_error_;
   for (ColumnFamilyHandle* cf : cfs) {
@@ -105,11 +106,10 @@ void DBImpl::MaybeScheduleFlush() {
 void DBImpl::BackgroundFlush() {
   DbLock l(this);
   // Flushes run one at a time; families take turns, the smallest id with work first.
-  for (ColumnFamilyData* cfd = NextToFlush(); cfd != nullptr && bg_error_.ok();
-       cfd = NextToFlush()) {
-    Status s = FlushOldestImmutable(cfd);
+  for (FlushPick pick = PickFlush(); !pick.empty() && bg_error_.ok(); pick = PickFlush()) {
+    Status s = FlushImmutables(pick);
     if (!s.ok()) {
-      // The memtable stays in memory and its WAL on disk: nothing is lost, but the DB
+      // The memtables stay in memory and their WALs on disk: nothing is lost, but the DB
       // refuses writes from now on with this error.
       RecordBackgroundError(s);
       break;
@@ -120,12 +120,32 @@ void DBImpl::BackgroundFlush() {
   bg_cv_.SignalAll();
 }
 
-uint64_t DBImpl::MinLogWithUnflushedData(const MemTable* skip) {
+DBImpl::FlushPick DBImpl::PickFlush() {
+  FlushPick pick;
+  if (!options_.atomic_flush) {
+    ColumnFamilyData* cfd = NextToFlush();
+    if (cfd != nullptr) {
+      HeldFor(cfd);
+      pick.push_back({cfd, {cfd->imm().front()}});
+    }
+    return pick;
+  }
+  // Every switch took every family with data at once (MakeRoomForWrite), so the immutable
+  // memtables of all families together hold every write below one sequence number: flushed
+  // and recorded together, the families stay consistent with each other without a WAL.
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    if (!cfd->imm().empty()) pick.push_back({cfd, cfd->imm()});
+  }
+  return pick;
+}
+
+uint64_t DBImpl::MinLogWithUnflushedData(const std::vector<const MemTable*>& flushed) {
   uint64_t min_log = logfile_number_;
   for (const auto& [id, cfd] : families_.live()) {
     HeldFor(cfd);
     for (const MemTable* m : cfd->imm()) {
-      if (m != skip) {
+      if (std::find(flushed.begin(), flushed.end(), m) == flushed.end()) {
         min_log = std::min(min_log, m->GetLogNumber());
         break;  // the oldest left: the others are newer
       }
@@ -135,89 +155,158 @@ uint64_t DBImpl::MinLogWithUnflushedData(const MemTable* skip) {
   return min_log;
 }
 
-Status DBImpl::FlushOldestImmutable(ColumnFamilyData* cfd) {
-  HeldFor(cfd);
-  MemTable* mem = cfd->imm().front();
-  const uint64_t job_id = next_job_id_.fetch_add(1);
-  const char* name = cfd->name().c_str();
-  SHALE_LOG_INFO(info_log_,
-                 "[%s] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64 ": %" PRIu64
-                 " entries, %" PRIu64 " deletes, %zu bytes",
-                 name, job_id, mem->GetLogNumber(), mem->num_entries(), mem->num_deletes(),
-                 mem->ApproximateMemoryUsage());
-  const uint64_t number = versions_->NewFileNumber();
-  pending_outputs_.insert(number);
+// One memtable's part of a flush.
+struct DBImpl::FlushUnit {
+  ColumnFamilyData* cfd;
+  MemTable* mem;
+  uint64_t job_id;
+  uint64_t number;                         // the L0 file's
+  std::shared_ptr<const Options> options;  // as they are now (compression, ...), for the job
+  std::unique_ptr<FlushJob> job;
+};
+
+Status DBImpl::FlushImmutables(const FlushPick& pick) {
+  std::vector<FlushUnit> units;
+  std::vector<const MemTable*> flushed;
+  for (const auto& [cfd, mems] : pick) {
+    HeldFor(cfd);
+    for (MemTable* mem : mems) {
+      FlushUnit u{cfd,
+                  mem,
+                  next_job_id_.fetch_add(1),
+                  versions_->NewFileNumber(),
+                  cfd->current_options(),
+                  nullptr};
+      SHALE_LOG_INFO(info_log_,
+                     "[%s] [JOB %" PRIu64 "] Flushing memtable of log %" PRIu64 ": %" PRIu64
+                     " entries, %" PRIu64 " deletes, %zu bytes%s",
+                     cfd->name().c_str(), u.job_id, mem->GetLogNumber(), mem->num_entries(),
+                     mem->num_deletes(), mem->ApproximateMemoryUsage(),
+                     options_.atomic_flush ? " (atomic flush)" : "");
+      pending_outputs_.insert(u.number);
+      mem->Ref();
+      flushed.push_back(mem);
+      units.push_back(std::move(u));
+    }
+  }
   // What the flush may drop depends on the snapshots live now; one taken later sees
-  // nothing older than this memtable's newest entry (of those committed: see
+  // nothing older than these memtables' newest entries (of those committed: see
   // BeginJobSnapshots).
   JobSnapshotContext snaps = BeginJobSnapshots();
-  // The options as they are now (compression, ...), held for the job's life.
-  const std::shared_ptr<const Options> job_options = cfd->current_options();
-  FlushJob job(*job_options, dbname_, &cfd->internal_comparator(), cfd->table_cache(),
-               db_dir_.get(), mem, snaps.snapshots, number);
-  job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
-  mem->Ref();
+  for (FlushUnit& u : units) {
+    u.job = std::make_unique<FlushJob>(*u.options, dbname_, &u.cfd->internal_comparator(),
+                                       u.cfd->table_cache(), db_dir_.get(), u.mem, snaps.snapshots,
+                                       u.number);
+    u.job->SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
+  }
   scheduler_.BeginFlush();
-  UnlockDb();  // the SST is written and synced without the DB mutex
-  // The WALs left unsynced, this memtable's among them, are made durable first, as
+  UnlockDb();  // the SSTs are written and synced without the DB mutex
+  // The WALs left unsynced, these memtables' among them, are made durable first, as
   // RocksDB's flush does (db/closed_wals.h).
   Status s = pipeline_->SyncClosedWals();
-  if (s.ok()) s = job.Run();
+  for (FlushUnit& u : units) {
+    if (s.ok()) s = u.job->Run();
+  }
   LockDb();
   EndJobSnapshots(&snaps);
   scheduler_.EndFlush();
-  mem->Unref();
+  // The memtables stay referenced by their families (or by us, if dropped meanwhile) until
+  // the end.
+  auto release = [&units, this] {
+    AssertDbMutexHeld();
+    for (FlushUnit& u : units) {
+      pending_outputs_.erase(u.number);
+      u.mem->Unref();
+    }
+  };
   if (!s.ok()) {
-    SHALE_LOG_ERROR(info_log_, "[%s] [JOB %" PRIu64 "] Flush failed: %s", name, job_id,
-                    s.ToString().c_str());
-    pending_outputs_.erase(number);
+    SHALE_LOG_ERROR(info_log_, "[%s] [JOB %" PRIu64 "] Flush failed: %s",
+                    units.front().cfd->name().c_str(), units.front().job_id, s.ToString().c_str());
+    release();
     return s;
   }
 
-  if (cfd->dropped()) {
-    // Dropped while the file was written: nothing records it, and the sweep deletes it.
-    pending_outputs_.erase(number);
-    return Status::OK();
+  // One edit per family still live (a dropped family's files are recorded nowhere, and the
+  // sweep deletes them). A family dropped while the edits wait their turn makes the group
+  // fail before any I/O: it is made again without that family.
+  const uint64_t min_log = MinLogWithUnflushedData(flushed);
+  const uint64_t min_keep = options_.allow_2pc ? MinLogToKeepFor2PC(min_log, flushed) : min_log;
+  std::vector<VersionEdit> edits;
+  std::vector<VersionEdit*> group;
+  std::vector<bool> recorded(pick.size());
+  while (true) {
+    edits.clear();
+    group.clear();
+    edits.reserve(pick.size());
+    for (size_t i = 0; i < pick.size(); i++) {
+      const auto& [cfd, mems] = pick[i];
+      HeldFor(cfd);
+      recorded[i] = !cfd->dropped() && versions_->HasFamily(cfd->id());
+      if (!recorded[i]) continue;
+      VersionEdit& edit = edits.emplace_back();
+      edit.SetColumnFamily(cfd->id());
+      for (const FlushUnit& u : units) {
+        if (u.cfd == cfd) u.job->AddToEdit(&edit);
+      }
+      // Once these memtables are in SSTs, replay of this family may start at the WAL of its
+      // next memtable, and recovery need not read WALs older than any family still needs.
+      const MemTable* next_mem =
+          cfd->imm().size() > mems.size() ? cfd->imm()[mems.size()] : cfd->mem();
+      edit.SetLogNumber(next_mem->GetLogNumber());
+      edit.SetPrevLogNumber(0);
+      edit.SetMinLogNumberToKeep(min_keep);
+      // The last sequence this flush makes durable: the one before the next memtable's
+      // first. Writes published since went to newer memtables, and without the WAL a crash
+      // loses them: the MANIFEST must not count them (RocksDB fixed the same in its PR 9305).
+      const SequenceNumber next_first = next_mem->earliest_seqno();
+      edit.SetLastSequence(next_first > 0 ? next_first - 1 : pipeline_->LastPublished());
+    }
+    for (VersionEdit& e : edits) group.push_back(&e);
+    if (group.empty()) break;
+    s = versions_->LogAndApply(group);
+    if (s.ok() || !s.IsInvalidArgument()) break;
+    const bool all_live = std::all_of(group.begin(), group.end(), [this](const VersionEdit* e) {
+      AssertDbMutexHeld();
+      return versions_->HasFamily(e->column_family());
+    });
+    if (all_live) break;  // not a drop: a real error
   }
-  VersionEdit edit;
-  edit.SetColumnFamily(cfd->id());
-  job.AddToEdit(&edit);
-  // Once this memtable is in an SST, replay of this family may start at the WAL of its
-  // next memtable, and recovery need not read WALs older than any family still needs.
-  const MemTable* next_mem = cfd->imm().size() > 1 ? cfd->imm()[1] : cfd->mem();
-  const uint64_t next_log = next_mem->GetLogNumber();
-  edit.SetLogNumber(next_log);
-  edit.SetPrevLogNumber(0);
-  const uint64_t min_log = MinLogWithUnflushedData(mem);
-  edit.SetMinLogNumberToKeep(options_.allow_2pc ? MinLogToKeepFor2PC(min_log, mem) : min_log);
-  // The last sequence this flush makes durable: the one before the next memtable's first.
-  // Writes published since went to newer memtables, and without the WAL a crash loses
-  // them: the MANIFEST must not count them (RocksDB fixed the same in its PR 9305).
-  const SequenceNumber next_first = next_mem->earliest_seqno();
-  edit.SetLastSequence(next_first > 0 ? next_first - 1 : pipeline_->LastPublished());
-  s = versions_->LogAndApply(&edit);
-  pending_outputs_.erase(number);
-  if (!s.ok() && cfd->dropped()) return Status::OK();  // dropped while waiting its turn
-  if (!s.ok()) return s;
-  const FileMetaData& meta = job.meta();
-  LevelCompactionStats stats;
-  stats.micros = job.elapsed_micros();
-  stats.bytes_written = meta.file_size;
-  stats.files_out = meta.file_size > 0 ? 1 : 0;
-  stats.count = 1;
-  stats.keys_in = mem->num_entries();
-  if (cfd == default_cf_) internal_stats_->AddCompactionStats(0, stats);
-  RecordTick(stats_, FLUSH_WRITE_BYTES, meta.file_size);
-  RecordTimeToHistogram(stats_, FLUSH_TIME, stats.micros);
-  Version* current = versions_->current(cfd->id());
-  SHALE_LOG_INFO(info_log_,
-                 "[%s] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
-                 " bytes, %" PRIu64 " entries, %" PRIu64 " micros, %" PRIu64 " cpu micros OK; %s",
-                 name, job_id, number, meta.file_size, meta.num_entries, stats.micros,
-                 job.cpu_micros(),
-                 current->LevelSummary(cfd->picker()->ScoresOf(current).base_level).c_str());
-  cfd->RemoveOldestImmutable(cfd->current_options()->write_buffer_size);
-  InstallNewSuperVersion(cfd);
+  if (!s.ok()) {
+    release();
+    return s;
+  }
+  for (size_t i = 0; i < pick.size(); i++) {
+    const auto& [cfd, mems] = pick[i];
+    HeldFor(cfd);
+    if (!recorded[i]) continue;
+    for (const FlushUnit& u : units) {
+      if (u.cfd != cfd) continue;
+      const FileMetaData& meta = u.job->meta();
+      LevelCompactionStats stats;
+      stats.micros = u.job->elapsed_micros();
+      stats.bytes_written = meta.file_size;
+      stats.files_out = meta.file_size > 0 ? 1 : 0;
+      stats.count = 1;
+      stats.keys_in = u.mem->num_entries();
+      internal_stats_->AddCompactionStats(cfd->id(), 0, stats);
+      RecordTick(stats_, FLUSH_WRITE_BYTES, meta.file_size);
+      RecordTimeToHistogram(stats_, FLUSH_TIME, stats.micros);
+      Version* current = versions_->current(cfd->id());
+      SHALE_LOG_INFO(info_log_,
+                     "[%s] [JOB %" PRIu64 "] Level-0 flush table #%" PRIu64 ": %" PRIu64
+                     " bytes, %" PRIu64 " entries, %" PRIu64 " micros, %" PRIu64
+                     " cpu micros OK; %s",
+                     cfd->name().c_str(), u.job_id, u.number, meta.file_size, meta.num_entries,
+                     stats.micros, u.job->cpu_micros(),
+                     current->LevelSummary(cfd->picker()->ScoresOf(current).base_level).c_str());
+    }
+    // Flushes run one at a time and switches only append: these are still the oldest.
+    for (size_t n = 0; n < mems.size(); n++) {
+      cfd->RemoveOldestImmutable(cfd->current_options()->write_buffer_size);
+    }
+    InstallNewSuperVersion(cfd);
+  }
+  release();
   RecalculateWriteStallConditions();
   MaybeScheduleCompaction();
   DeleteObsoleteFiles();

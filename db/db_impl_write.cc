@@ -103,15 +103,16 @@ bool DBImpl::HasBackgroundError() { return has_bg_error_.load(std::memory_order_
 
 // ---- The memtables.
 
-Status DBImpl::SwitchMemtableForFlush(ColumnFamilyData* cfd) {
+Status DBImpl::SwitchMemtablesForFlush(const std::vector<ColumnFamilyData*>& cfds) {
   // Switching needs the WAL queue to itself.
-  return pipeline_->WithQueueAlone([this, cfd] {
+  return pipeline_->WithQueueAlone([this, &cfds] {
     DbLock l(this);
-    return MakeRoomForWrite(cfd, 0, /*no_slowdown=*/false);
+    return MakeRoomForWrite(&cfds, 0, /*no_slowdown=*/false);
   });
 }
 
-Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, bool no_slowdown) {
+Status DBImpl::MakeRoomForWrite(const std::vector<ColumnFamilyData*>* force, uint64_t write_bytes,
+                                bool no_slowdown) {
   bool delayed = false;  // a write is slowed at most once
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
@@ -145,11 +146,13 @@ Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, b
       RecordTimeToHistogram(stats_, WRITE_STALL, stalled);
       continue;
     }
-    // The families whose memtable is switched: the one a flush names, else the full ones.
+    // The families whose memtable is switched: those a flush names, else the full ones.
     std::vector<ColumnFamilyData*> full;
     if (force != nullptr) {
-      HeldFor(force);
-      if (!force->dropped() && !force->mem()->IsEmpty()) full.push_back(force);
+      for (ColumnFamilyData* cfd : *force) {
+        HeldFor(cfd);
+        if (!cfd->dropped() && !cfd->mem()->IsEmpty()) full.push_back(cfd);
+      }
     } else {
       // Over the memory budget of all families: the largest memtable goes too.
       ColumnFamilyData* largest = nullptr;
@@ -167,6 +170,15 @@ Status DBImpl::MakeRoomForWrite(ColumnFamilyData* force, uint64_t write_bytes, b
         }
       }
       if (largest != nullptr && full.empty()) full.push_back(largest);
+      if (options_.atomic_flush && !full.empty()) {
+        // Every family with unflushed data switches with them, so that one flush records
+        // them all as of the same write (see FlushImmutables).
+        full.clear();
+        for (const auto& [id, cfd] : families_.live()) {
+          HeldFor(cfd);
+          if (!cfd->mem()->IsEmpty()) full.push_back(cfd);
+        }
+      }
     }
     if (full.empty()) {
       if (force != nullptr || write_buffer_manager_ == nullptr ||

@@ -47,6 +47,13 @@ void DBImpl::StatsDumpLoop() {
 void DBImpl::DumpStats() {
   std::string stats;
   if (!GetProperty(DefaultColumnFamily(), Properties::kStats, &stats)) return;
+  // Every other family's table after the default's, as RocksDB's LOG has them.
+  for (ColumnFamilyHandleImpl& h : LiveFamilyHandles()) {
+    std::string family;
+    if (h.cfd() != default_cf_ && GetProperty(&h, Properties::kCFStats, &family)) {
+      stats.append(family);
+    }
+  }
   SHALE_LOG_INFO(info_log_, "------- DUMPING STATS -------");
   // One LOG line per table row, so each keeps its own prefix and stays readable.
   size_t start = 0;

@@ -9,6 +9,8 @@ namespace shale {
 
 const std::string DB::Properties::kStats = "shale.stats";
 const std::string DB::Properties::kLevelStats = "shale.levelstats";
+const std::string DB::Properties::kCFStats = "shale.cfstats";
+const std::string DB::Properties::kDBStats = "shale.dbstats";
 const std::string DB::Properties::kNumFilesAtLevelPrefix = "shale.num-files-at-level";
 const std::string DB::Properties::kEstimateNumKeys = "shale.estimate-num-keys";
 const std::string DB::Properties::kCurSizeAllMemTables = "shale.cur-size-all-mem-tables";
@@ -151,14 +153,20 @@ bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::str
   if (!IsOwnFamily(cf)) return false;
   ColumnFamilyData* cfd = CfdOf(cf);
   const std::string name = Canonical(property);
-  if (name == Properties::kStats || name == Properties::kLevelStats ||
-      name == Properties::kSSTables) {
+  if (name == Properties::kStats || name == Properties::kCFStats || name == Properties::kDBStats ||
+      name == Properties::kLevelStats || name == Properties::kSSTables) {
     DbLock l(this);
     Version* current = versions_->current(cfd->id());
     if (current == nullptr) return false;  // dropped
-    if (name == Properties::kStats) {
+    const uint64_t now = env_->NowMicros();
+    if (name == Properties::kDBStats) {
+      *value = internal_stats_->DumpDB(write_controller_, now);
+    } else if (name == Properties::kStats || name == Properties::kCFStats) {
+      // As RocksDB's: the family's stats, then (for "stats") the DB's.
       *value =
-          internal_stats_->Dump(current, ScoresPerLevel(cfd), write_controller_, env_->NowMicros());
+          internal_stats_->DumpFamily(cfd->id(), cfd->name(), current, ScoresPerLevel(cfd), now);
+      if (name == Properties::kStats)
+        value->append(internal_stats_->DumpDB(write_controller_, now));
     } else if (name == Properties::kLevelStats) {
       *value = InternalStats::DumpLevelSizes(current);
     } else {

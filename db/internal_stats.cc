@@ -22,11 +22,14 @@ void LevelCompactionStats::Add(const LevelCompactionStats& o) {
   keys_dropped += o.keys_dropped;
 }
 
-InternalStats::InternalStats(int num_levels, uint64_t start_micros, Mutex* db_mutex)
-    : start_micros_(start_micros), db_mutex_(db_mutex), levels_(num_levels) {}
+InternalStats::InternalStats(uint64_t start_micros, Mutex* db_mutex)
+    : start_micros_(start_micros), db_mutex_(db_mutex) {}
 
-void InternalStats::AddCompactionStats(int level, const LevelCompactionStats& stats) {
-  levels_[level].Add(stats);
+void InternalStats::AddCompactionStats(uint32_t family, int level,
+                                       const LevelCompactionStats& stats) {
+  std::vector<LevelCompactionStats>& levels = families_[family].levels;
+  if (static_cast<size_t>(level) >= levels.size()) levels.resize(level + 1);
+  levels[level].Add(stats);
 }
 
 namespace {
@@ -63,9 +66,14 @@ std::string HMS(uint64_t micros) {
 
 }  // namespace
 
-std::string InternalStats::Dump(const Version* current, const std::vector<double>& scores,
-                                const WriteController& wc, uint64_t now_micros) const {
-  std::string out = "\n** Compaction Stats [default] **\n";
+std::string InternalStats::DumpFamily(uint32_t family, const std::string& name,
+                                      const Version* current, const std::vector<double>& scores,
+                                      uint64_t now_micros) const {
+  FamilyStats& fs = families_[family];
+  if (fs.levels.size() < static_cast<size_t>(current->NumLevels())) {
+    fs.levels.resize(current->NumLevels());
+  }
+  std::string out = "\n** Compaction Stats [" + name + "] **\n";
   out.append(
       "Level  Files     Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp "
       "Rd(MB/s) Wr(MB/s) Comp(sec) Comp(cnt) Avg(sec)    KeyIn KeyDrop\n");
@@ -76,29 +84,49 @@ std::string InternalStats::Dump(const Version* current, const std::vector<double
   for (int level = 0; level < current->NumLevels(); level++) {
     const int files = current->NumFiles(level);
     const uint64_t bytes = current->NumLevelBytes(level);
-    const LevelCompactionStats& s = levels_[level];
+    const LevelCompactionStats& s = fs.levels[level];
     if (files == 0 && s.count == 0) continue;
-    char name[16];
-    snprintf(name, sizeof(name), "L%d", level);
+    char row_name[16];
+    snprintf(row_name, sizeof(row_name), "L%d", level);
     const double score = level < static_cast<int>(scores.size()) ? scores[level] : 0.0;
-    AppendRow(&out, name, files, bytes, score, s);
+    AppendRow(&out, row_name, files, bytes, score, s);
     sum.Add(s);
     total_files += files;
     total_bytes += bytes;
   }
   // Sum's write amplification is against what was flushed (the user's data).
+  const uint64_t flushed = fs.levels[0].bytes_written;
   LevelCompactionStats sum_for_amp = sum;
-  sum_for_amp.bytes_read_non_output = levels_.empty() ? 0 : levels_[0].bytes_written;
+  sum_for_amp.bytes_read_non_output = flushed;
   sum_for_amp.bytes_read_output = 0;
   std::string sum_row;
   AppendRow(&sum_row, "Sum", total_files, total_bytes, 0.0, sum_for_amp);
   // Read columns of the sum are the real reads, not the amplification base.
   out.append(sum_row);
 
+  // The two lines RocksDB's tools/benchmark.sh reads write amplification from.
   const double uptime = (now_micros - start_micros_) / 1e6;
   char buf[512];
+  snprintf(buf, sizeof(buf), "\nFlush(GB): cumulative %.3f, interval %.3f\n", flushed / kGB,
+           (flushed - std::min(flushed, fs.flushed_at_last_dump)) / kGB);
+  out.append(buf);
+  fs.flushed_at_last_dump = flushed;
+  const uint64_t compact_read = sum.bytes_read_non_output + sum.bytes_read_output;
   snprintf(buf, sizeof(buf),
-           "\nUptime(secs): %.1f total\n"
+           "Cumulative compaction: %.2f GB write, %.2f MB/s write, %.2f GB read, %.2f MB/s "
+           "read, %.1f seconds\n",
+           sum.bytes_written / kGB, uptime > 0 ? sum.bytes_written / kMB / uptime : 0.0,
+           compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0, sum.micros / 1e6);
+  out.append(buf);
+  return out;
+}
+
+std::string InternalStats::DumpDB(const WriteController& wc, uint64_t now_micros) const {
+  const double uptime = (now_micros - start_micros_) / 1e6;
+  std::string out = "\n** DB Stats **\n";
+  char buf[512];
+  snprintf(buf, sizeof(buf),
+           "Uptime(secs): %.1f total\n"
            "Cumulative writes: %" PRIu64 " writes, %" PRIu64 " keys, %" PRIu64
            " commit groups, %.1f writes per commit group, ingest: %.2f GB, %.2f MB/s\n"
            "Cumulative WAL: %" PRIu64 " writes, %" PRIu64 " syncs, %.2f GB written\n",
@@ -108,19 +136,6 @@ std::string InternalStats::Dump(const Version* current, const std::vector<double
                : 0.0,
            bytes_written.load() / kGB, uptime > 0 ? bytes_written.load() / kMB / uptime : 0.0,
            write_with_wal.load(), wal_syncs.load(), wal_bytes.load() / kGB);
-  out.append(buf);
-  // The two lines RocksDB's tools/benchmark.sh reads write amplification from.
-  const uint64_t flushed = levels_.empty() ? 0 : levels_[0].bytes_written;
-  snprintf(buf, sizeof(buf), "Flush(GB): cumulative %.3f, interval %.3f\n", flushed / kGB,
-           (flushed - std::min(flushed, flushed_at_last_dump_)) / kGB);
-  out.append(buf);
-  flushed_at_last_dump_ = flushed;
-  const uint64_t compact_read = sum.bytes_read_non_output + sum.bytes_read_output;
-  snprintf(buf, sizeof(buf),
-           "Cumulative compaction: %.2f GB write, %.2f MB/s write, %.2f GB read, %.2f MB/s "
-           "read, %.1f seconds\n",
-           sum.bytes_written / kGB, uptime > 0 ? sum.bytes_written / kMB / uptime : 0.0,
-           compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0, sum.micros / 1e6);
   out.append(buf);
   const uint64_t stall = wc.total_stall_micros();
   snprintf(buf, sizeof(buf), "Cumulative stall: %s H:M:S, %.1f percent\n", HMS(stall).c_str(),

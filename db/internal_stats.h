@@ -1,7 +1,7 @@
 // InternalStats: the DB's own counters behind GetProperty("shale.stats"): per-level
-// compaction (and flush) work, cumulative writes and write stalls, rendered as the table
-// RocksDB users read (files, size, score, read/write GB, write amplification, seconds,
-// count).
+// compaction (and flush) work of each column family, cumulative writes and write stalls of
+// the DB, rendered as the tables RocksDB users read (files, size, score, read/write GB,
+// write amplification, seconds, count): "** Compaction Stats [name] **" per family.
 //
 // Thread safety: the per-level stats are guarded by the DB mutex, which it is built with
 // (updated when a job installs its result; the compiler checks the REQUIRES); the write
@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,11 @@ struct LevelCompactionStats {
 class InternalStats {
  public:
   // db_mutex: the DB mutex, which must outlive this object.
-  InternalStats(int num_levels, uint64_t start_micros, Mutex* db_mutex);
+  InternalStats(uint64_t start_micros, Mutex* db_mutex);
 
-  // `level` is the output level (0 for flushes).
-  void AddCompactionStats(int level, const LevelCompactionStats& stats) REQUIRES(db_mutex_);
-  const LevelCompactionStats& level_stats(int level) const REQUIRES(db_mutex_) {
-    return levels_[level];
-  }
+  // Work of a job of family `family` whose output went to `level` (0 for flushes).
+  void AddCompactionStats(uint32_t family, int level, const LevelCompactionStats& stats)
+      REQUIRES(db_mutex_);
 
   std::atomic<uint64_t> writes{0};  // write groups' batches
   std::atomic<uint64_t> keys_written{0};
@@ -55,9 +54,13 @@ class InternalStats {
   std::atomic<uint64_t> write_done_by_self{0};
   std::atomic<uint64_t> write_done_by_other{0};
 
-  // The "shale.stats" text. scores[level] as the compaction picker computes them.
-  std::string Dump(const Version* current, const std::vector<double>& scores,
-                   const WriteController& wc, uint64_t now_micros) const REQUIRES(db_mutex_);
+  // The "shale.cfstats" text of one family: its compaction table (current is its Version,
+  // scores[level] as its picker computes them), flushed and compacted bytes.
+  std::string DumpFamily(uint32_t family, const std::string& name, const Version* current,
+                         const std::vector<double>& scores, uint64_t now_micros) const
+      REQUIRES(db_mutex_);
+  // The "shale.dbstats" text: uptime, cumulative writes, WAL and stalls.
+  std::string DumpDB(const WriteController& wc, uint64_t now_micros) const;
   // The "shale.levelstats" text.
   static std::string DumpLevelSizes(const Version* current);
 
@@ -65,11 +68,16 @@ class InternalStats {
   Mutex* db_mutex() const RETURN_CAPABILITY(db_mutex_) { return db_mutex_; }
 
  private:
+  struct FamilyStats {
+    std::vector<LevelCompactionStats> levels;
+    // Flushed bytes at the previous dump, for its "interval" figure.
+    uint64_t flushed_at_last_dump = 0;
+  };
+
   const uint64_t start_micros_;
   Mutex* const db_mutex_;
-  std::vector<LevelCompactionStats> levels_ GUARDED_BY(db_mutex_);
-  // Flushed bytes at the previous Dump, for its "interval" figure.
-  mutable uint64_t flushed_at_last_dump_ GUARDED_BY(db_mutex_) = 0;
+  // By family id; mutable: a dump advances the interval mark.
+  mutable std::map<uint32_t, FamilyStats> families_ GUARDED_BY(db_mutex_);
 };
 
 }  // namespace shale

@@ -24,6 +24,8 @@ enum Tag : uint32_t {
   kColumnFamilyAdd = 201,
   kColumnFamilyDrop = 202,
   kMaxColumnFamily = 203,
+  // RocksDB's number: the edit belongs to a group written together, so many follow it.
+  kInAtomicGroup = 300,
 };
 
 // Per-file optional fields after the fixed ones of kNewFile; a 0 ends the list. Fields with
@@ -132,6 +134,10 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint32(dst, kMaxColumnFamily);
     PutVarint32(dst, max_column_family_);
   }
+  if (is_in_atomic_group_) {
+    PutVarint32(dst, kInAtomicGroup);
+    PutVarint32(dst, remaining_entries_);
+  }
   for (const auto& [level, number] : deleted_files_) {
     PutVarint32(dst, kDeletedFile);
     PutVarint32(dst, static_cast<uint32_t>(level));
@@ -215,6 +221,13 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
           msg = "max column family";
         }
         break;
+      case kInAtomicGroup:
+        if (GetVarint32(&input, &remaining_entries_)) {
+          is_in_atomic_group_ = true;
+        } else {
+          msg = "atomic group";
+        }
+        break;
       case kDeletedFile: {
         int level;
         uint64_t number;
@@ -274,6 +287,10 @@ std::string VersionEdit::DebugString() const {
   }
   if (is_column_family_add_) r += "\n  ColumnFamilyAdd: " + column_family_name_;
   if (is_column_family_drop_) r += "\n  ColumnFamilyDrop";
+  if (is_in_atomic_group_) {
+    snprintf(buf, sizeof(buf), "\n  AtomicGroup: %" PRIu32 " more", remaining_entries_);
+    r += buf;
+  }
   if (has_max_column_family_) {
     snprintf(buf, sizeof(buf), "\n  MaxColumnFamily: %" PRIu32, max_column_family_);
     r += buf;

@@ -147,6 +147,14 @@ class VersionEdit {
     max_column_family_ = id;
   }
 
+  // The edit is one of a group written together (an atomic flush across families):
+  // `remaining` edits of the group follow it. A reader applies a group only once it has
+  // read all of it; a group cut short at the MANIFEST's end was never acknowledged.
+  void SetAtomicGroup(uint32_t remaining) {
+    is_in_atomic_group_ = true;
+    remaining_entries_ = remaining;
+  }
+
   // Adds the file at `level`. REQUIRES: f.smallest and f.largest are valid internal keys.
   void AddFile(int level, const FileMetaData& f) { new_files_.emplace_back(level, f); }
   // Removes file `number` from `level`.
@@ -170,6 +178,8 @@ class VersionEdit {
   bool is_column_family_drop() const { return is_column_family_drop_; }
   bool has_max_column_family() const { return has_max_column_family_; }
   uint32_t max_column_family() const { return max_column_family_; }
+  bool is_in_atomic_group() const { return is_in_atomic_group_; }
+  uint32_t remaining_entries() const { return remaining_entries_; }
   const std::vector<std::pair<int, FileMetaData>>& new_files() const { return new_files_; }
   const std::vector<std::pair<int, uint64_t>>& deleted_files() const { return deleted_files_; }
 
@@ -194,8 +204,10 @@ class VersionEdit {
   uint32_t column_family_ = 0;
   std::string column_family_name_;
   uint32_t max_column_family_ = 0;
+  uint32_t remaining_entries_ = 0;
   bool is_column_family_add_ = false;
   bool is_column_family_drop_ = false;
+  bool is_in_atomic_group_ = false;
   bool has_max_column_family_ = false;
   bool has_comparator_ = false;
   bool has_log_number_ = false;

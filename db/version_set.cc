@@ -115,10 +115,12 @@ std::vector<std::string> VersionSet::EncodeSnapshot() const {
 }
 
 Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
-                                 const std::string& record, uint64_t new_manifest) {
+                                 const std::vector<std::string>& records, uint64_t new_manifest) {
   Status s;
   if (new_manifest == 0) {
-    s = descriptor_log_->AddRecord(record);
+    for (const std::string& r : records) {
+      if (s.ok()) s = descriptor_log_->AddRecord(r);
+    }
     if (s.ok()) s = descriptor_log_->Sync(options_->use_fsync);
     if (!s.ok()) {
       // The MANIFEST's tail is unknown now: the next edit starts a new one.
@@ -140,7 +142,9 @@ Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
   for (const std::string& r : snapshot) {
     if (s.ok()) s = log->AddRecord(r);
   }
-  if (s.ok()) s = log->AddRecord(record);
+  for (const std::string& r : records) {
+    if (s.ok()) s = log->AddRecord(r);
+  }
   if (s.ok()) s = log->Sync(options_->use_fsync);
   // SetCurrentFile makes the new MANIFEST's directory entry durable before CURRENT names it.
   if (s.ok()) s = SetCurrentFile(env_, dbname_, new_manifest, db_dir_.get());
@@ -156,79 +160,101 @@ Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
 }
 
 Status VersionSet::LogAndApply(VersionEdit* edit, const FamilySetup* setup) {
+  return LogAndApply(std::vector<VersionEdit*>{edit}, setup);
+}
+
+Status VersionSet::LogAndApply(const std::vector<VersionEdit*>& edits, const FamilySetup* setup) {
   ManifestWriter w(db_mutex_);
   writers_.push_back(&w);
   while (writers_.front() != &w) w.cv.Wait(db_mutex_);
 
   Status s;
-  uint64_t new_manifest = 0;
-  Version* v = nullptr;
-  const uint32_t id = edit->column_family();
-  auto it = families_.find(id);
+  if (edits.empty()) s = Status::InvalidArgument("no edit to apply");
+  // Each edit checked and its Version built; a group names each family once, and neither
+  // creates nor drops one.
+  std::vector<Version*> versions(edits.size(), nullptr);
+  std::set<uint32_t> seen;
   // A family being created: not live yet, with an id NewColumnFamilyId gave.
   std::optional<Family> created;
-  if (edit->is_column_family_add()) {
-    if (it != families_.end() || setup == nullptr || id == 0 || id > max_column_family_) {
-      s = Status::InvalidArgument("cannot create column family " + std::to_string(id));
-    } else {
-      created = MakeFamily(edit->column_family_name(), *setup);
-      created->current = NewVersion(*created);
-      created->current->Ref();
-      edit->SetMaxColumnFamily(max_column_family_);
-      if (!edit->has_comparator()) {
-        edit->SetComparatorName(setup->icmp->user_comparator()->Name());
+  for (size_t i = 0; i < edits.size() && s.ok(); i++) {
+    VersionEdit* edit = edits[i];
+    const uint32_t id = edit->column_family();
+    auto it = families_.find(id);
+    if (edits.size() > 1 && (edit->is_column_family_add() || edit->is_column_family_drop() ||
+                             !seen.insert(id).second)) {
+      s = Status::InvalidArgument(
+          "an atomic group edits each family once, and creates or "
+          "drops none");
+    } else if (edit->is_column_family_add()) {
+      if (it != families_.end() || setup == nullptr || id == 0 || id > max_column_family_) {
+        s = Status::InvalidArgument("cannot create column family " + std::to_string(id));
+      } else {
+        created = MakeFamily(edit->column_family_name(), *setup);
+        created->current = NewVersion(*created);
+        created->current->Ref();
+        edit->SetMaxColumnFamily(max_column_family_);
+        if (!edit->has_comparator()) {
+          edit->SetComparatorName(setup->icmp->user_comparator()->Name());
+        }
       }
+    } else if (it == families_.end()) {
+      s = Status::InvalidArgument("no column family with id " + std::to_string(id));
+    } else if (edit->is_column_family_drop() && id == 0) {
+      s = Status::InvalidArgument("Can't drop default column family");
     }
-  } else if (it == families_.end()) {
-    s = Status::InvalidArgument("no column family with id " + std::to_string(id));
-  } else if (edit->is_column_family_drop() && id == 0) {
-    s = Status::InvalidArgument("Can't drop default column family");
-  }
-  Family* f = created ? &*created : (it != families_.end() ? &it->second : nullptr);
-  if (s.ok()) {
-    if (!edit->has_log_number()) edit->SetLogNumber(f->log_number);
+    if (!s.ok()) break;
+    const Family& f = created ? *created : it->second;
+    if (!edit->has_log_number()) edit->SetLogNumber(f.log_number);
     if (!edit->has_prev_log_number()) edit->SetPrevLogNumber(prev_log_number_);
     // Every edit repeats it, so the one after a new MANIFEST's snapshot carries it too.
     if (!edit->has_min_log_number_to_keep() && min_log_number_to_keep_ != 0) {
       edit->SetMinLogNumberToKeep(min_log_number_to_keep_);
     }
     if (!edit->has_last_sequence()) edit->SetLastSequence(LastSequence());
-    if (!edit->is_column_family_drop()) s = BuildVersion(*f, *edit, &v);
+    if (!edit->is_column_family_drop()) s = BuildVersion(f, *edit, &versions[i]);
   }
   if (s.ok()) {
     std::vector<std::string> snapshot;
+    uint64_t new_manifest = 0;
     if (descriptor_log_ == nullptr) {
       new_manifest = NewFileNumber();
       snapshot = EncodeSnapshot();
     }
-    edit->SetNextFile(next_file_number_.load());
-    std::string record;
-    edit->EncodeTo(&record);
+    std::vector<std::string> records(edits.size());
+    for (size_t i = 0; i < edits.size(); i++) {
+      if (edits.size() > 1) edits[i]->SetAtomicGroup(static_cast<uint32_t>(edits.size() - 1 - i));
+      edits[i]->SetNextFile(next_file_number_.load());
+      edits[i]->EncodeTo(&records[i]);
+    }
 
     db_mutex_->Unlock();  // MANIFEST I/O without the DB mutex; we are the only writer
-    s = WriteManifest(snapshot, record, new_manifest);
+    s = WriteManifest(snapshot, records, new_manifest);
     db_mutex_->Lock();
 
     if (s.ok()) {
-      if (created) it = families_.emplace(id, std::move(*created)).first;
-      if (edit->is_column_family_drop()) {
-        it->second.current->Unref();
-        families_.erase(it);
-      } else {
-        AppendVersion(&it->second, v);
-        it->second.log_number = edit->log_number();
+      for (size_t i = 0; i < edits.size(); i++) {
+        const VersionEdit* edit = edits[i];
+        const uint32_t id = edit->column_family();
+        auto it = created ? families_.emplace(id, std::move(*created)).first : families_.find(id);
+        created.reset();
+        if (edit->is_column_family_drop()) {
+          it->second.current->Unref();
+          families_.erase(it);
+        } else {
+          AppendVersion(&it->second, versions[i]);
+          versions[i] = nullptr;
+          it->second.log_number = edit->log_number();
+        }
+        prev_log_number_ = edit->prev_log_number();
+        if (edit->has_min_log_number_to_keep()) {
+          min_log_number_to_keep_ = edit->min_log_number_to_keep();
+        }
+        if (edit->last_sequence() > LastSequence()) SetLastSequence(edit->last_sequence());
       }
-      prev_log_number_ = edit->prev_log_number();
-      if (edit->has_min_log_number_to_keep()) {
-        min_log_number_to_keep_ = edit->min_log_number_to_keep();
-      }
-      if (edit->last_sequence() > LastSequence()) SetLastSequence(edit->last_sequence());
       if (new_manifest != 0) manifest_file_number_.store(new_manifest);
-      created.reset();
-    } else {
-      delete v;
     }
   }
+  for (Version* v : versions) delete v;
   if (created) created->current->Unref();
 
   writers_.pop_front();
@@ -318,6 +344,10 @@ Status ReadEdits(Env* env, const std::string& manifest, uint64_t manifest_number
   Slice record;
   std::string scratch;
   size_t applied = 0;
+  // The edits of an atomic group read so far, with their offsets: they are applied together
+  // when its last one is read. A group the MANIFEST ends inside was never acknowledged
+  // (its writer crashed before the sync) and is dropped.
+  std::vector<std::pair<VersionEdit, uint64_t>> group;
   while (reader.ReadRecord(&record, &scratch, WALRecoveryMode::kTolerateCorruptedTailRecords) &&
          reporter.status.ok()) {
     applied++;
@@ -325,8 +355,27 @@ Status ReadEdits(Env* env, const std::string& manifest, uint64_t manifest_number
     VersionEdit edit;
     s = edit.DecodeFrom(record);
     if (!s.ok()) return AtOffset(manifest, offset, s);
-    s = apply(edit, offset);
-    if (!s.ok()) return s;
+    if (!edit.is_in_atomic_group()) {
+      if (!group.empty()) {
+        return AtOffset(manifest, offset,
+                        Status::Corruption("an atomic group of edits is cut by another edit"));
+      }
+      s = apply(edit, offset);
+      if (!s.ok()) return s;
+      continue;
+    }
+    const uint32_t remaining = edit.remaining_entries();
+    if (!group.empty() && group.back().first.remaining_entries() != remaining + 1) {
+      return AtOffset(manifest, offset,
+                      Status::Corruption("an atomic group's edits are not in order"));
+    }
+    group.emplace_back(std::move(edit), offset);
+    if (remaining > 0) continue;
+    for (const auto& [e, at] : group) {
+      s = apply(e, at);
+      if (!s.ok()) return s;
+    }
+    group.clear();
   }
   if (!reporter.status.ok() && CountIntactRecords(env, manifest, manifest_number) > applied) {
     return reporter.status;

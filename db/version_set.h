@@ -108,6 +108,13 @@ class VersionSet {
   // from NewColumnFamilyId) registers it with `setup`; one that drops it unregisters it,
   // releasing its current Version (readers holding it keep it).
   Status LogAndApply(VersionEdit* edit, const FamilySetup* setup = nullptr) REQUIRES(db_mutex_);
+  // The same for several edits at once, written as one atomic group (RocksDB's): a reader
+  // applies all of them or, if the MANIFEST ends inside the group, none. A group of more
+  // than one edit names each family once and neither creates nor drops one
+  // (InvalidArgument otherwise); setup is for a single creating edit, as above. The group
+  // applies only if every edit does.
+  Status LogAndApply(const std::vector<VersionEdit*>& edits, const FamilySetup* setup = nullptr)
+      REQUIRES(db_mutex_);
 
   // The largest id any family ever had.
   uint32_t MaxColumnFamily() const REQUIRES(db_mutex_) { return max_column_family_; }
@@ -189,9 +196,9 @@ class VersionSet {
   // Builds the Version that results from applying edit to f's current Version.
   Status BuildVersion(const Family& f, const VersionEdit& edit, Version** result)
       REQUIRES(db_mutex_);
-  // Writes (mu released) the MANIFEST record(s) for the front writer's edit.
-  Status WriteManifest(const std::vector<std::string>& snapshot, const std::string& record,
-                       uint64_t new_manifest);
+  // Writes (mu released) the MANIFEST records for the front writer's edits, with one sync.
+  Status WriteManifest(const std::vector<std::string>& snapshot,
+                       const std::vector<std::string>& records, uint64_t new_manifest);
   // The snapshot a new MANIFEST starts with: one record per family.
   std::vector<std::string> EncodeSnapshot() const REQUIRES(db_mutex_);
   // Makes v (unreferenced, just built) f's current Version.

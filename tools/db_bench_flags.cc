@@ -226,6 +226,7 @@ OPTION_FLAG(bool, bool, level_compaction_dynamic_level_bytes);
 OPTION_FLAG(bool, bool, disable_auto_compactions);
 OPTION_FLAG(uint64, uint64_t, delayed_write_rate);
 OPTION_FLAG(uint64, uint64_t, db_write_buffer_size);
+OPTION_FLAG(bool, bool, atomic_flush);
 OPTION_FLAG(uint64, uint64_t, soft_pending_compaction_bytes_limit);
 OPTION_FLAG(uint64, uint64_t, hard_pending_compaction_bytes_limit);
 OPTION_FLAG(bool, bool, use_fsync);

@@ -171,6 +171,11 @@ struct DBOptions {
   // family is flushed (include/shale/write_buffer_manager.h). 0: no budget. Used when
   // write_buffer_manager is not given. Default: 0.
   size_t db_write_buffer_size = 0;
+  // Flush column families together, their new files recorded in one MANIFEST write: a
+  // full memtable (or the memory budget) flushes every family with unflushed data, and
+  // Flush over several families flushes them as one. Data written without the WAL then
+  // comes back after a crash as of the same write in every family. Default: false.
+  bool atomic_flush = false;
   // The budget as an object, which several DBs may share (and which may charge a block
   // cache, or stall writes). Takes precedence over db_write_buffer_size. Default: nullptr.
   std::shared_ptr<WriteBufferManager> write_buffer_manager;

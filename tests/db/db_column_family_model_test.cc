@@ -45,17 +45,10 @@ class DBColumnFamilyModelTest : public DBTestBase, public testing::WithParamInte
   }
 
   void OpenAll() {
-    CloseAll();
-    db_.reset();
     std::vector<ColumnFamilyDescriptor> descs;
-    for (int f = 0; f < kFamilies; f++) {
-      ColumnFamilyOptions o = options_;
-      if (f == 2) o.write_buffer_size = 8 << 10;  // flushes far more often than the others
-      descs.emplace_back(Name(f), o);
-    }
-    DB* db = nullptr;
-    ASSERT_OK(DB::Open(options_, dbname_, descs, &handles_, &db));
-    db_.reset(db);
+    for (int f = 0; f < kFamilies; f++) descs.emplace_back(Name(f), options_);
+    descs[2].options.write_buffer_size = 8 << 10;  // flushes far more often than the others
+    ASSERT_OK(ReopenWithFamilies(options_, dbname_, descs, &handles_, &db_));
   }
   void CloseAll() { ReleaseHandles(db_.get(), &handles_); }
 
@@ -239,11 +232,7 @@ TEST_P(DBColumnFamilyPowerLossTest, SyncedCrossFamilyWritesSurviveAPowerLoss) {
   }
   // Unsynced writes after the last synced one may be lost; none is made here, so the
   // state after the loss is exactly the model.
-  env->SetFilesystemActive(false);
-  CloseAll();
-  db_.reset();
-  ASSERT_OK(env->SimulatePowerLoss());
-  env->SetFilesystemActive(true);
+  ASSERT_OK(CloseInAPowerLoss(env, &handles_, &db_));
   OpenAll();
   Verify(model, "after the power loss");
 }

@@ -5,6 +5,7 @@
 // db_column_family_model_test.cc.
 #include <algorithm>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,41 @@ TEST_F(DBColumnFamilyTest, RecoveryPassesOverADroppedFamilysRecords) {
   options_.create_missing_column_families = true;
   OpenFamilies({"a", "b"});
   EXPECT_EQ("NOT_FOUND", GetIn(2, "k"));
+}
+
+// Each family's flushes and compactions count in its own table, named as RocksDB names it;
+// "stats" adds the DB's writes and stalls, and "dbstats" is those alone.
+TEST_F(DBColumnFamilyTest, CompactionStatsArePerFamily) {
+  options_.create_missing_column_families = true;
+  OpenFamilies({"one"});
+  for (int i = 0; i < 3; i++) {
+    ASSERT_OK(db_->Put(WriteOptions(), Family(1), "k" + std::to_string(i), "v"));
+    ASSERT_OK(db_->Flush(FlushOptions(), Family(1)));
+  }
+  ASSERT_OK(db_->CompactRange(CompactRangeOptions(), Family(1), nullptr, nullptr));
+  // The L0 row's Comp(cnt) (its 15th field, the size being two): flushes into L0.
+  auto l0_jobs = [](const std::string& stats) -> std::string {
+    const size_t at = stats.find("\n  L0 ");
+    if (at == std::string::npos) return "no L0 row";
+    std::istringstream row(stats.substr(at + 1, stats.find('\n', at + 1) - at - 1));
+    std::string field;
+    for (int i = 0; i < 15; i++) row >> field;
+    return field;
+  };
+  std::string one, dflt, db_stats, both;
+  ASSERT_TRUE(db_->GetProperty(Family(1), "shale.cfstats", &one));
+  ASSERT_TRUE(db_->GetProperty(Family(0), "rocksdb.cfstats", &dflt));
+  ASSERT_TRUE(db_->GetProperty(Family(1), DB::Properties::kDBStats, &db_stats));
+  ASSERT_TRUE(db_->GetProperty(Family(1), DB::Properties::kStats, &both));
+  EXPECT_NE(std::string::npos, one.find("** Compaction Stats [one] **")) << one;
+  EXPECT_EQ("3", l0_jobs(one)) << one;
+  EXPECT_NE(std::string::npos, one.find("\n  L1 ")) << one;  // the compaction's output
+  EXPECT_NE(std::string::npos, dflt.find("** Compaction Stats [default] **")) << dflt;
+  EXPECT_EQ("no L0 row", l0_jobs(dflt)) << dflt;
+  EXPECT_EQ(std::string::npos, one.find("Cumulative writes")) << one;
+  EXPECT_NE(std::string::npos, db_stats.find("Cumulative writes: 3 writes")) << db_stats;
+  EXPECT_NE(std::string::npos, both.find("** Compaction Stats [one] **")) << both;
+  EXPECT_NE(std::string::npos, both.find("Cumulative stall:")) << both;
 }
 
 TEST_F(DBColumnFamilyTest, AForeignHandleIsRefused) {

@@ -1,12 +1,15 @@
 // Helpers for tests of column families: a merge operator that shows every operand it
-// applied, and the handles of a DB opened with several families, released before the DB.
+// applied, the handles of a DB opened with several families, released before the DB, and
+// a reopen with families.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "shale/db.h"
 #include "shale/merge_operator.h"
+#include "tests/testutil/fault_injection_env.h"
 
 namespace shale {
 
@@ -33,6 +36,33 @@ inline void ReleaseHandles(DB* db, std::vector<ColumnFamilyHandle*>* handles) {
     }
   }
   handles->clear();
+}
+
+// A power loss: the file system stops, *db closes (its handles released first) failing
+// every write, and what was not synced is lost; then the file system works again.
+inline Status CloseInAPowerLoss(FaultInjectionTestEnv* env,
+                                std::vector<ColumnFamilyHandle*>* handles,
+                                std::unique_ptr<DB>* db) {
+  env->SetFilesystemActive(false);
+  ReleaseHandles(db->get(), handles);
+  db->reset();
+  Status s = env->SimulatePowerLoss();
+  env->SetFilesystemActive(true);
+  return s;
+}
+
+// Closes *db (its handles released first) and opens dbname with the families `descs`
+// names, returning DB::Open's status.
+inline Status ReopenWithFamilies(const DBOptions& options, const std::string& dbname,
+                                 const std::vector<ColumnFamilyDescriptor>& descs,
+                                 std::vector<ColumnFamilyHandle*>* handles,
+                                 std::unique_ptr<DB>* db) {
+  ReleaseHandles(db->get(), handles);
+  db->reset();
+  DB* opened = nullptr;
+  Status s = DB::Open(options, dbname, descs, handles, &opened);
+  db->reset(opened);
+  return s;
 }
 
 }  // namespace shale
