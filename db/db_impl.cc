@@ -72,11 +72,7 @@ Status DBImpl::CloseImpl() {
       flush_needed = pipeline_->has_unpersisted_data() && bg_error_.ok();
     }
     if (flush_needed) {
-      // All families in one call: with atomic_flush, they are flushed together.
-      std::vector<ColumnFamilyHandleImpl> handles = LiveFamilyHandles();
-      std::vector<ColumnFamilyHandle*> cfs;
-      for (ColumnFamilyHandleImpl& h : handles) cfs.push_back(&h);
-      result = Flush(FlushOptions(), cfs);
+      result = FlushLiveFamilies(/*only_with_writes=*/false);
     }
   }
   {

@@ -269,6 +269,10 @@ class DBImpl final : public DB,
   // Makes the active memtables of cfds immutable (those not empty) for a flush, with one
   // new WAL, as an exclusive writer.
   Status SwitchMemtablesForFlush(const std::vector<ColumnFamilyData*>& cfds);
+  // Flush of the live families (those with writes in their active memtable, or all) in one
+  // call: with atomic_flush, flushed together. ColumnFamilyDropped if one is dropped
+  // meanwhile.
+  Status FlushLiveFamilies(bool only_with_writes) EXCLUDES(mutex_);
   // Waits until cfd has no immutable memtable left (or the DB is in error).
   Status WaitForFlushOf(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
   // Makes room in the active memtables, switching the full ones (and the WAL) and waiting

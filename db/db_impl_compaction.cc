@@ -166,7 +166,14 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf
     if (cfd->dropped()) return Status::ColumnFamilyDropped(cfd->name());
     active_empty = cfd->mem()->IsEmpty();
   }
-  Status s = active_empty ? Status::OK() : Flush(FlushOptions(), cf);
+  Status s;
+  if (!active_empty && options_.atomic_flush) {
+    // As RocksDB's: every family with data flushes with this one, so that the families
+    // stay consistent with each other without the WAL.
+    s = FlushLiveFamilies(/*only_with_writes=*/true);
+  } else if (!active_empty) {
+    s = Flush(FlushOptions(), cf);
+  }
   if (!s.ok()) return s;
 
   DbLock l(this);
@@ -316,10 +323,7 @@ Status DBImpl::WaitForCompact(const WaitForCompactOptions& o) {
     // family dropped meanwhile.
     Status s;
     do {
-      std::vector<ColumnFamilyHandleImpl> handles = LiveFamilyHandles(/*only_with_writes=*/true);
-      std::vector<ColumnFamilyHandle*> cfs;
-      for (ColumnFamilyHandleImpl& h : handles) cfs.push_back(&h);
-      s = Flush(FlushOptions(), cfs);
+      s = FlushLiveFamilies(/*only_with_writes=*/true);
     } while (s.IsColumnFamilyDropped());
     if (!s.ok()) return s;
   }

@@ -41,6 +41,13 @@ Status DBImpl::Flush(const FlushOptions& o, const std::vector<ColumnFamilyHandle
   return Status::OK();
 }
 
+Status DBImpl::FlushLiveFamilies(bool only_with_writes) {
+  std::vector<ColumnFamilyHandleImpl> handles = LiveFamilyHandles(only_with_writes);
+  std::vector<ColumnFamilyHandle*> cfs;
+  for (ColumnFamilyHandleImpl& h : handles) cfs.push_back(&h);
+  return Flush(FlushOptions(), cfs);
+}
+
 Status DBImpl::WaitForFlushOf(ColumnFamilyData* cfd) {
   HeldFor(cfd);
   while (!cfd->imm().empty() && bg_error_.ok() && !cfd->dropped()) {
@@ -262,7 +269,10 @@ Status DBImpl::FlushImmutables(const FlushPick& pick) {
       edit.SetLastSequence(next_first > 0 ? next_first - 1 : pipeline_->LastPublished());
     }
     for (VersionEdit& e : edits) group.push_back(&e);
-    if (group.empty()) break;
+    if (group.empty()) {
+      s = Status::OK();  // every family of the flush was dropped: nothing to record
+      break;
+    }
     s = versions_->LogAndApply(group);
     if (s.ok() || !s.IsInvalidArgument()) break;
     const bool all_live = std::all_of(group.begin(), group.end(), [this](const VersionEdit* e) {

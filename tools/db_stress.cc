@@ -108,6 +108,9 @@ DEFINE_int32(enable_pipelined_write, -1, "Write mode option");
 DEFINE_int32(unordered_write, -1, "Write mode option");
 DEFINE_int32(two_write_queues, -1, "Write mode option");
 DEFINE_int32(mmap_read, -1, "DBOptions::allow_mmap_reads (-1: drawn)");
+DEFINE_int32(atomic_flush, -1,
+             "DBOptions::atomic_flush with several column families (-1: drawn; always on with "
+             "--disable_wal, whose prefix rule needs the families flushed as one)");
 
 namespace shale::stress {
 namespace {
@@ -205,6 +208,10 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   if (hash_index) t.data_block_index_type = BlockBasedTableOptions::kDataBlockBinaryAndHash;
   o.table_factory.reset(NewBlockBasedTableFactory(t));
   o.allow_mmap_reads = Pick<bool>(&rnd, FLAGS_mmap_read, {false, true});
+  if (FLAGS_column_families > 1) {
+    o.atomic_flush = Pick<bool>(&rnd, FLAGS_atomic_flush, {false, true});
+    if (d->write_options.disableWAL) o.atomic_flush = true;
+  }
 
   char buf[1024];
   snprintf(buf, sizeof(buf),
@@ -214,14 +221,15 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            "--wal_recovery_mode=%d --allow_concurrent_memtable_write=%d "
            "--enable_pipelined_write=%d --unordered_write=%d --two_write_queues=%d --sync=%d "
            "--disable_wal=%d --cache_type=%s --data_block_hash_index=%d --mmap_read=%d "
-           "(cache_index_and_filter_blocks=%d)",
+           "--atomic_flush=%d (cache_index_and_filter_blocks=%d)",
            compression.c_str(), t.block_size, filter.c_str(), static_cast<long long>(cache),
            o.write_buffer_size, static_cast<unsigned long long>(o.max_bytes_for_level_base),
            static_cast<unsigned long long>(o.target_file_size_base),
            o.level0_file_num_compaction_trigger, static_cast<int>(o.wal_recovery_mode),
            o.allow_concurrent_memtable_write, o.enable_pipelined_write, o.unordered_write,
            o.two_write_queues, d->write_options.sync, d->write_options.disableWAL,
-           cache_type.c_str(), hash_index, o.allow_mmap_reads, t.cache_index_and_filter_blocks);
+           cache_type.c_str(), hash_index, o.allow_mmap_reads, o.atomic_flush,
+           t.cache_index_and_filter_blocks);
   d->summary = buf;
   return true;
 }
@@ -332,16 +340,20 @@ int Run() {
     return 2;
   }
   const bool families = FLAGS_column_families > 1;
-  // Without the WAL each family flushes on its own, so a crash leaves no prefix of the
-  // history across families (that needs atomic_flush); the transaction layer opens the
-  // default family only so far.
-  if (families && (txn || FLAGS_disable_wal == 1)) {
-    fprintf(stderr,
-            "db_stress: --column_families > 1 runs with the WAL and without "
-            "transactions\n");
+  // The transaction layer opens the default family only so far. Without the WAL, a crash
+  // leaves one prefix of the history across families only if they flush as one
+  // (atomic_flush, then set), and a family dropped would take its writes out of it.
+  if (families && txn) {
+    fprintf(stderr, "db_stress: --column_families > 1 runs without transactions\n");
     return 2;
   }
-  if (families) FLAGS_disable_wal = 0;
+  if (families && FLAGS_disable_wal == 1 && FLAGS_clear_column_family_one_in != 0) {
+    fprintf(stderr,
+            "db_stress: --disable_wal with --column_families > 1 needs "
+            "--clear_column_family_one_in=0\n");
+    return 2;
+  }
+  if (families && FLAGS_disable_wal != 1) FLAGS_disable_wal = 0;
   if (FLAGS_max_key * static_cast<uint64_t>(FLAGS_column_families) > UINT32_MAX) {
     fprintf(stderr, "db_stress: --max_key times --column_families must fit in 32 bits\n");
     return 2;
@@ -488,7 +500,7 @@ int Run() {
   // finds the log that accepts its outcome.
   if (!ctx.failed.load() && ctx.log_writes) {
     const SequenceNumber published = db->GetLatestSequenceNumber();
-    s = db->Flush(FlushOptions());
+    s = FlushEveryFamily(&ctx);
     if (s.ok()) {
       state->AdvanceDurable(published);
     } else {

@@ -116,7 +116,7 @@ bool EmptyLog(Context* ctx) {
     return true;  // another thread emptied it
   }
   const SequenceNumber published = ctx->db->GetLatestSequenceNumber();
-  Status s = ctx->db->Flush(FlushOptions());
+  Status s = FlushEveryFamily(ctx);
   if (!s.ok()) return Fail(ctx, "Flush to empty the write log: " + s.ToString());
   state->AdvanceDurable(published);
   const uint32_t count = state->log_count();
@@ -449,12 +449,14 @@ bool OpSnapshot(Context* ctx, ThreadState* t) {
 bool OpFlush(Context* ctx, ThreadState* t) {
   LogLock log_lock;
   if (!LogScope(ctx, &log_lock)) return false;
-  // One family, drawn only when there are several. (Runs that log have one family.)
+  // One family, drawn only when there are several; in runs that log, every family at once
+  // (atomic_flush is on): a write is durable only once every family is flushed past it.
   const uint64_t key = ctx->cfs.size() > 1 ? RandomKey(ctx, t) : 0;
   FamilyLocks family(ctx, key);
   // Every write published before the Flush starts is in a memtable the Flush persists.
   const SequenceNumber published = ctx->db->GetLatestSequenceNumber();
-  Status s = ctx->db->Flush(FlushOptions(), FamilyHandle(ctx, key));
+  Status s = ctx->log_writes ? FlushEveryFamily(ctx)
+                             : ctx->db->Flush(FlushOptions(), FamilyHandle(ctx, key));
   if (!s.ok()) return Fail(ctx, "Flush: " + s.ToString());
   if (ctx->log_writes) ctx->state->AdvanceDurable(published);
   return true;

@@ -1,9 +1,8 @@
 // DBOptions::atomic_flush: a memtable switch takes every family with data, the flush
 // writes all their memtables and records them in one MANIFEST write, so that writes made
 // without the WAL come back after a power loss as the same prefix in every family. Each
-// randomized case prints its seed (SHALE_SEED replays one).
+// randomized case prints its seed (SHALE_TEST_SEED replays one).
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,11 +16,6 @@
 
 namespace shale {
 namespace {
-
-uint64_t SeedFromEnv(uint64_t fallback) {
-  const char* s = std::getenv("SHALE_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 10) : fallback;
-}
 
 class DBAtomicFlushTest : public DBTestBase {
  protected:
@@ -47,6 +41,17 @@ class DBAtomicFlushTest : public DBTestBase {
   }
   void CloseAll() { ReleaseHandles(db_.get(), &handles_); }
 
+  // A new DB with atomic_flush as given; returns write options without the WAL.
+  WriteOptions FreshDB(bool atomic) {
+    CloseAll();
+    options_.atomic_flush = atomic;
+    Destroy();
+    OpenAll();
+    WriteOptions no_wal;
+    no_wal.disableWAL = true;
+    return no_wal;
+  }
+
   int FilesAtL0(int f) {
     std::string v;
     EXPECT_TRUE(db_->GetProperty(handles_[f], "shale.num-files-at-level0", &v));
@@ -61,11 +66,7 @@ class DBAtomicFlushTest : public DBTestBase {
 TEST_F(DBAtomicFlushTest, AFullMemtableFlushesEveryFamilyWithData) {
   for (bool atomic : {true, false}) {
     SCOPED_TRACE(atomic ? "atomic_flush" : "without atomic_flush");
-    options_.atomic_flush = atomic;
-    Destroy();
-    OpenAll();
-    WriteOptions no_wal;
-    no_wal.disableWAL = true;
+    const WriteOptions no_wal = FreshDB(atomic);
     ASSERT_OK(db_->Put(no_wal, handles_[0], "a", "in default"));
     ASSERT_OK(db_->Put(no_wal, handles_[1], "a", "in one"));
     const std::string value(1000, 'x');
@@ -76,7 +77,6 @@ TEST_F(DBAtomicFlushTest, AFullMemtableFlushesEveryFamilyWithData) {
     EXPECT_GE(FilesAtL0(2), 1);
     EXPECT_EQ(atomic ? 1 : 0, FilesAtL0(0));
     EXPECT_EQ(atomic ? 1 : 0, FilesAtL0(1));
-    CloseAll();
   }
 }
 
@@ -99,6 +99,19 @@ TEST_F(DBAtomicFlushTest, FlushOfSeveralFamiliesRecordsThemTogether) {
   }
 }
 
+// CompactRange flushes the family's memtable first; with atomic_flush, as RocksDB's, every
+// family with data flushes with it (else one family would be durable past the others).
+TEST_F(DBAtomicFlushTest, CompactRangeFlushesEveryFamilyWithData) {
+  for (bool atomic : {true, false}) {
+    SCOPED_TRACE(atomic ? "atomic_flush" : "without atomic_flush");
+    const WriteOptions no_wal = FreshDB(atomic);
+    for (int f = 0; f < kFamilies; f++) ASSERT_OK(db_->Put(no_wal, handles_[f], "k", Name(f)));
+    ASSERT_OK(db_->CompactRange(CompactRangeOptions(), handles_[1], nullptr, nullptr));
+    EXPECT_EQ(atomic ? 1 : 0, FilesAtL0(0));
+    EXPECT_EQ(atomic ? 1 : 0, FilesAtL0(2));
+  }
+}
+
 // Batches across families, written with or without the WAL, while family "small" switches
 // every memtable (and Flush over all families now and then); then a power loss. With the
 // WAL (synced) every batch survives. Without it, the families come back at one and the
@@ -109,9 +122,8 @@ class DBAtomicFlushPowerLossTest : public DBAtomicFlushTest,
 
 TEST_P(DBAtomicFlushPowerLossTest, FamiliesComeBackAtTheSameBatch) {
   const bool with_wal = std::get<0>(GetParam());
-  const uint64_t seed = SeedFromEnv(11 + std::get<1>(GetParam()));
-  std::printf("seed %llu (SHALE_SEED replays it), %s\n", static_cast<unsigned long long>(seed),
-              with_wal ? "synced WAL" : "no WAL");
+  const uint64_t seed = TestSeed();  // printed; SHALE_TEST_SEED replays it
+  std::printf("%s\n", with_wal ? "synced WAL" : "no WAL");
   Random rnd(static_cast<uint32_t>(seed));
   FaultInjectionTestEnv* env = UseFaultInjectionEnv();
   OpenAll();
@@ -139,6 +151,10 @@ TEST_P(DBAtomicFlushPowerLossTest, FamiliesComeBackAtTheSameBatch) {
       FlushOptions fo;
       fo.wait = rnd.OneIn(2);
       if (db_->Flush(fo, handles_).ok() && fo.wait) flushed_through = step;
+    } else if (rnd.OneIn(80)) {
+      // Flushes every family too (see CompactRangeFlushesEveryFamilyWithData).
+      db_->CompactRange(CompactRangeOptions(), handles_[rnd.Uniform(kFamilies)], nullptr, nullptr)
+          .PermitUncheckedError();  // fails once the file system stopped
     }
   }
   ASSERT_GE(acked, crash_at - 1);
@@ -187,7 +203,7 @@ TEST_P(DBAtomicFlushPowerLossTest, FamiliesComeBackAtTheSameBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WalAndSeeds, DBAtomicFlushPowerLossTest,
+INSTANTIATE_TEST_SUITE_P(WalAndRounds, DBAtomicFlushPowerLossTest,
                          testing::Combine(testing::Bool(), testing::Range(0, 3)));
 
 // Writers across families, atomic flushes all the time, and a family created, written,
