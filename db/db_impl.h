@@ -284,6 +284,8 @@ class DBImpl final : public DB,
   // memtable inserts before a switch.
   Status MakeRoomForWrite(const std::vector<ColumnFamilyData*>* force, uint64_t write_bytes,
                           bool no_slowdown) REQUIRES(DB_MUTEX);
+  // Whether a live family has an immutable memtable waiting for its flush.
+  bool AnyFlushPending() REQUIRES(DB_MUTEX);
   // Re-evaluates write stalls after the tree changed shape.
   void RecalculateWriteStallConditions() REQUIRES(DB_MUTEX);
   // Starts a new WAL and makes the active memtables of `full` immutable (the other
@@ -486,6 +488,11 @@ class DBImpl final : public DB,
   // Charges the active memtables' growth to write_buffer_manager_ and says whether it
   // asks for a flush or a stall. REQUIRES: the caller is the WAL leader.
   bool OverMemoryBudget();
+  // Whether the memtables are within two arena blocks (what a write or a switch may
+  // allocate next) of the budget. REQUIRES: write_buffer_manager_.
+  bool AtMemoryBudget();
+  // The largest arena block of a memtable under a budget of `budget` bytes.
+  static size_t MemtableBlockCap(size_t budget);
   // The arena blocks of flushed memtables, kept for the next ones (up to one memtable's
   // worth; see util/arena.h for why).
   const std::shared_ptr<ArenaBlockPool> memtable_blocks_;

@@ -77,7 +77,18 @@ bool DBImpl::MayNeedRoom() {
 bool DBImpl::OverMemoryBudget() {
   default_cf_->mem_for_wal_leader()->UpdateCharge();
   families_.UpdateCharges();
-  return write_buffer_manager_->ShouldFlush() || write_buffer_manager_->ShouldStall();
+  return write_buffer_manager_->ShouldFlush() || AtMemoryBudget();
+}
+
+size_t DBImpl::MemtableBlockCap(size_t budget) {
+  return std::max<size_t>(Arena::kMinBlockSize, budget / 64);
+}
+
+bool DBImpl::AtMemoryBudget() {
+  const size_t budget = write_buffer_manager_->buffer_size();
+  // A write may add a block to its memtable, and a switch a new memtable's first two.
+  return budget > 0 &&
+         write_buffer_manager_->memory_usage() + 2 * MemtableBlockCap(budget) >= budget;
 }
 
 Status DBImpl::MakeRoomForWrite(uint64_t write_bytes, bool no_slowdown) {
@@ -180,13 +191,15 @@ Status DBImpl::MakeRoomForWrite(const std::vector<ColumnFamilyData*>* force, uin
         }
       }
     }
-    if (full.empty()) {
-      if (force != nullptr || write_buffer_manager_ == nullptr ||
-          !write_buffer_manager_->ShouldStall()) {
-        return Status::OK();
-      }
-      // allow_stall and the budget is exceeded: wait for flushes to bring it down (here or,
-      // with a shared budget, in another DB).
+    // At the memory budget (within two arena blocks of it) with flushes of this DB pending,
+    // switching more memtables frees nothing and writing on goes past it: wait for the
+    // flushes to bring it down. With allow_stall, wait as well when nothing here is to
+    // switch (the memory may be another DB's, sharing the budget).
+    const bool wait_for_budget = force == nullptr && write_buffer_manager_ != nullptr &&
+                                 ((AtMemoryBudget() && AnyFlushPending()) ||
+                                  (write_buffer_manager_->ShouldStall() && full.empty()));
+    if (full.empty() || wait_for_budget) {
+      if (!wait_for_budget) return Status::OK();
       if (no_slowdown) return Status::Incomplete("Write stall");
       const uint64_t start = env_->NowMicros();
       MaybeScheduleFlush();
@@ -230,6 +243,14 @@ Status DBImpl::MakeRoomForWrite(const std::vector<ColumnFamilyData*>* force, uin
   }
 }
 
+bool DBImpl::AnyFlushPending() {
+  for (const auto& [id, cfd] : families_.live()) {
+    HeldFor(cfd);
+    if (!cfd->imm().empty()) return true;
+  }
+  return false;
+}
+
 void DBImpl::RecalculateWriteStallConditions() {
   // Writes share one queue: the family whose tree asks most decides for all, as in RocksDB.
   WriteController::Condition worst;
@@ -262,7 +283,7 @@ MemTable* DBImpl::NewMemTable(ColumnFamilyData* cfd) {
     // write_buffer_size / 8 by default) must stay a small part of it, a 64th at most, and
     // its filter is sized for what the budget lets it hold.
     const size_t budget = write_buffer_manager_->buffer_size();
-    const size_t cap = std::max<size_t>(Arena::kMinBlockSize, budget / 64);
+    const size_t cap = MemtableBlockCap(budget);
     block_size = std::min(Arena::BlockSizeFor(o.arena_block_size, o.write_buffer_size), cap);
     filter_for = std::min<size_t>(o.write_buffer_size, budget / 2);
   }

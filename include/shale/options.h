@@ -168,8 +168,9 @@ struct DBOptions {
   // Default: 0.
   uint64_t delayed_write_rate = 0;
   // A budget for the memtables of every column family together: past it the largest
-  // family is flushed (include/shale/write_buffer_manager.h). 0: no budget. Used when
-  // write_buffer_manager is not given. Default: 0.
+  // family is flushed, and writes wait for flushes in progress rather than go over it
+  // (include/shale/write_buffer_manager.h). 0: no budget. Used when write_buffer_manager is
+  // not given. Default: 0.
   size_t db_write_buffer_size = 0;
   // Flush column families together, their new files recorded in one MANIFEST write: a
   // full memtable (or the memory budget) flushes every family with unflushed data, and

@@ -3,7 +3,10 @@
 // all of them. A DB counts each memtable's memory here while it lives; once the memtables
 // that still take writes pass seven eighths of the budget, or all of them pass the budget
 // while the writable ones hold at least half of it, the DB flushes its largest family.
-// With allow_stall, writes also wait while the total is at or over the budget, until
+// While the total is at or over the budget and a DB has memtables waiting for their flush,
+// that DB's writes wait for the flush (switching more memtables would free nothing), so
+// that a DB written faster than it flushes stays within the budget. With allow_stall,
+// writes also wait while the total is at or over the budget whoever holds it, until
 // flushes bring it down. With a cache, the memory is also charged to that cache (in
 // 256 KiB entries), so that memtables and cached blocks share one limit.
 //
@@ -49,8 +52,10 @@ class WriteBufferManager {
 
   // Whether a DB should flush a memtable now (see the top of this file).
   bool ShouldFlush() const;
+  // Whether the memtables counted here are at or over the budget.
+  bool OverBudget() const { return enabled() && memory_usage() >= buffer_size(); }
   // Whether writes should wait (allow_stall and the budget is exceeded).
-  bool ShouldStall() const { return allow_stall() && enabled() && memory_usage() >= buffer_size(); }
+  bool ShouldStall() const { return allow_stall() && OverBudget(); }
 
   // The accounting, as a DB does it: a memtable's growth is reserved; when it stops taking
   // writes its memory leaves the writable share; when it is freed, the total.
