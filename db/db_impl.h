@@ -124,6 +124,9 @@ class DBImpl final : public DB,
   using DB::GetProperty;
   bool GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) override;
   bool GetIntProperty(ColumnFamilyHandle* cf, const Slice& property, uint64_t* value) override;
+  using DB::GetMapProperty;
+  bool GetMapProperty(ColumnFamilyHandle* cf, const Slice& property,
+                      std::map<std::string, std::string>* value) override;
   bool GetAggregatedIntProperty(const Slice& property, uint64_t* value) override;
   const std::string& GetName() const override { return dbname_; }
   Env* GetEnv() const override { return env_; }

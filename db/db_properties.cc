@@ -149,6 +149,24 @@ bool DBImpl::GetAggregatedIntProperty(const Slice& property, uint64_t* value) {
   return true;
 }
 
+bool DBImpl::GetMapProperty(ColumnFamilyHandle* cf, const Slice& property,
+                            std::map<std::string, std::string>* value) {
+  if (!IsOwnFamily(cf)) return false;
+  ColumnFamilyData* cfd = CfdOf(cf);
+  const std::string name = Canonical(property);
+  if (name != Properties::kCFStats && name != Properties::kDBStats) return false;
+  DbLock l(this);
+  Version* current = versions_->current(cfd->id());
+  if (current == nullptr) return false;  // dropped
+  value->clear();
+  if (name == Properties::kCFStats) {
+    internal_stats_->FamilyMap(cfd->id(), current, ScoresPerLevel(cfd), value);
+  } else {
+    internal_stats_->DBMap(write_controller_, env_->NowMicros(), value);
+  }
+  return true;
+}
+
 bool DBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property, std::string* value) {
   if (!IsOwnFamily(cf)) return false;
   ColumnFamilyData* cfd = CfdOf(cf);

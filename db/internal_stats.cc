@@ -37,23 +37,100 @@ namespace {
 constexpr double kGB = 1024.0 * 1024 * 1024;
 constexpr double kMB = 1024.0 * 1024;
 
-void AppendRow(std::string* out, const char* name, int files, uint64_t bytes, double score,
-               const LevelCompactionStats& s) {
-  const double read_gb = (s.bytes_read_non_output + s.bytes_read_output) / kGB;
-  const double w_amp = s.bytes_read_non_output == 0
-                           ? (s.bytes_written > 0 ? 1.0 : 0.0)
-                           : static_cast<double>(s.bytes_written) / s.bytes_read_non_output;
-  const double secs = s.micros / 1e6;
+// One row of a family's compaction table: a level's figures, or the sum's.
+struct Row {
+  std::string name;  // "L0", "L1", ... or "Sum"
+  int files = 0;
+  uint64_t bytes = 0;
+  double score = 0;
+  LevelCompactionStats s;
+};
+
+// What a row shows beyond its counters.
+struct Figures {
+  double read_gb, rn_gb, rnp1_gb, write_gb, moved_gb, w_amp, read_mbps, write_mbps, secs, avg_secs;
+};
+
+Figures FiguresOf(const LevelCompactionStats& s) {
+  Figures f;
+  const uint64_t read = s.bytes_read_non_output + s.bytes_read_output;
+  f.read_gb = read / kGB;
+  f.rn_gb = s.bytes_read_non_output / kGB;
+  f.rnp1_gb = s.bytes_read_output / kGB;
+  f.write_gb = s.bytes_written / kGB;
+  f.moved_gb = s.bytes_moved / kGB;
+  f.w_amp = s.bytes_read_non_output == 0
+                ? (s.bytes_written > 0 ? 1.0 : 0.0)
+                : static_cast<double>(s.bytes_written) / s.bytes_read_non_output;
+  f.secs = s.micros / 1e6;
+  f.read_mbps = f.secs > 0 ? read / kMB / f.secs : 0.0;
+  f.write_mbps = f.secs > 0 ? s.bytes_written / kMB / f.secs : 0.0;
+  f.avg_secs = s.count > 0 ? f.secs / s.count : 0.0;
+  return f;
+}
+
+void AppendRow(std::string* out, const Row& r) {
+  const Figures f = FiguresOf(r.s);
   char buf[400];
   snprintf(buf, sizeof(buf),
            "%4s %6d %8.2f MB %6.1f %8.1f %7.1f %8.1f %9.1f %9.1f %5.1f %8.1f %8.1f %9.2f "
            "%9" PRIu64 " %8.3f %8" PRIu64 " %7" PRIu64 "\n",
-           name, files, bytes / kMB, score, read_gb, s.bytes_read_non_output / kGB,
-           s.bytes_read_output / kGB, s.bytes_written / kGB, s.bytes_moved / kGB, w_amp,
-           secs > 0 ? (s.bytes_read_non_output + s.bytes_read_output) / kMB / secs : 0.0,
-           secs > 0 ? s.bytes_written / kMB / secs : 0.0, secs, s.count,
-           s.count > 0 ? secs / s.count : 0.0, s.keys_in, s.keys_dropped);
+           r.name.c_str(), r.files, r.bytes / kMB, r.score, f.read_gb, f.rn_gb, f.rnp1_gb,
+           f.write_gb, f.moved_gb, f.w_amp, f.read_mbps, f.write_mbps, f.secs, r.s.count,
+           f.avg_secs, r.s.keys_in, r.s.keys_dropped);
   out->append(buf);
+}
+
+// The row as RocksDB's "cfstats" map has it: "compaction.<row>.<figure>".
+void AddRow(std::map<std::string, std::string>* out, const Row& r) {
+  const Figures f = FiguresOf(r.s);
+  const std::pair<const char*, double> figures[] = {
+      {"NumFiles", r.files},
+      {"SizeBytes", static_cast<double>(r.bytes)},
+      {"Score", r.score},
+      {"ReadGB", f.read_gb},
+      {"RnGB", f.rn_gb},
+      {"Rnp1GB", f.rnp1_gb},
+      {"WriteGB", f.write_gb},
+      {"MovedGB", f.moved_gb},
+      {"WriteAmp", f.w_amp},
+      {"ReadMBps", f.read_mbps},
+      {"WriteMBps", f.write_mbps},
+      {"CompSec", f.secs},
+      {"CompCount", static_cast<double>(r.s.count)},
+      {"AvgSec", f.avg_secs},
+      {"KeyIn", static_cast<double>(r.s.keys_in)},
+      {"KeyDrop", static_cast<double>(r.s.keys_dropped)},
+  };
+  for (const auto& [name, value] : figures) {
+    (*out)["compaction." + r.name + "." + name] = std::to_string(value);
+  }
+}
+
+// The rows of a family's table: each level with files or work, then the sum, whose write
+// amplification is against what was flushed (the user's data).
+std::vector<Row> RowsOf(const std::vector<LevelCompactionStats>& levels, const Version* current,
+                        const std::vector<double>& scores) {
+  std::vector<Row> rows;
+  Row sum;
+  sum.name = "Sum";
+  for (int level = 0; level < current->NumLevels(); level++) {
+    Row r;
+    r.files = current->NumFiles(level);
+    r.bytes = current->NumLevelBytes(level);
+    r.s = levels[level];
+    if (r.files == 0 && r.s.count == 0) continue;
+    r.name = "L" + std::to_string(level);
+    r.score = level < static_cast<int>(scores.size()) ? scores[level] : 0.0;
+    sum.files += r.files;
+    sum.bytes += r.bytes;
+    sum.s.Add(r.s);
+    rows.push_back(std::move(r));
+  }
+  sum.s.bytes_read_non_output = levels[0].bytes_written;
+  sum.s.bytes_read_output = 0;
+  rows.push_back(std::move(sum));
+  return rows;
 }
 
 std::string HMS(uint64_t micros) {
@@ -66,45 +143,33 @@ std::string HMS(uint64_t micros) {
 
 }  // namespace
 
+std::vector<LevelCompactionStats>& InternalStats::LevelsOf(uint32_t family,
+                                                           const Version* current) const {
+  std::vector<LevelCompactionStats>& levels = families_[family].levels;
+  if (levels.size() < static_cast<size_t>(current->NumLevels())) {
+    levels.resize(current->NumLevels());
+  }
+  return levels;
+}
+
 std::string InternalStats::DumpFamily(uint32_t family, const std::string& name,
                                       const Version* current, const std::vector<double>& scores,
                                       uint64_t now_micros) const {
-  FamilyStats& fs = families_[family];
-  if (fs.levels.size() < static_cast<size_t>(current->NumLevels())) {
-    fs.levels.resize(current->NumLevels());
-  }
+  const std::vector<LevelCompactionStats>& levels = LevelsOf(family, current);
   std::string out = "\n** Compaction Stats [" + name + "] **\n";
   out.append(
       "Level  Files     Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Moved(GB) W-Amp "
       "Rd(MB/s) Wr(MB/s) Comp(sec) Comp(cnt) Avg(sec)    KeyIn KeyDrop\n");
   out.append(std::string(156, '-') + "\n");
   LevelCompactionStats sum;
-  int total_files = 0;
-  uint64_t total_bytes = 0;
-  for (int level = 0; level < current->NumLevels(); level++) {
-    const int files = current->NumFiles(level);
-    const uint64_t bytes = current->NumLevelBytes(level);
-    const LevelCompactionStats& s = fs.levels[level];
-    if (files == 0 && s.count == 0) continue;
-    char row_name[16];
-    snprintf(row_name, sizeof(row_name), "L%d", level);
-    const double score = level < static_cast<int>(scores.size()) ? scores[level] : 0.0;
-    AppendRow(&out, row_name, files, bytes, score, s);
-    sum.Add(s);
-    total_files += files;
-    total_bytes += bytes;
+  for (const Row& r : RowsOf(levels, current, scores)) {
+    AppendRow(&out, r);
+    if (r.name != "Sum") sum.Add(r.s);
   }
-  // Sum's write amplification is against what was flushed (the user's data).
-  const uint64_t flushed = fs.levels[0].bytes_written;
-  LevelCompactionStats sum_for_amp = sum;
-  sum_for_amp.bytes_read_non_output = flushed;
-  sum_for_amp.bytes_read_output = 0;
-  std::string sum_row;
-  AppendRow(&sum_row, "Sum", total_files, total_bytes, 0.0, sum_for_amp);
-  // Read columns of the sum are the real reads, not the amplification base.
-  out.append(sum_row);
 
   // The two lines RocksDB's tools/benchmark.sh reads write amplification from.
+  FamilyStats& fs = families_[family];
+  const uint64_t flushed = levels[0].bytes_written;
   const double uptime = (now_micros - start_micros_) / 1e6;
   char buf[512];
   snprintf(buf, sizeof(buf), "\nFlush(GB): cumulative %.3f, interval %.3f\n", flushed / kGB,
@@ -119,6 +184,28 @@ std::string InternalStats::DumpFamily(uint32_t family, const std::string& name,
            compact_read / kGB, uptime > 0 ? compact_read / kMB / uptime : 0.0, sum.micros / 1e6);
   out.append(buf);
   return out;
+}
+
+void InternalStats::FamilyMap(uint32_t family, const Version* current,
+                              const std::vector<double>& scores,
+                              std::map<std::string, std::string>* out) const {
+  for (const Row& r : RowsOf(LevelsOf(family, current), current, scores)) AddRow(out, r);
+}
+
+void InternalStats::DBMap(const WriteController& wc, uint64_t now_micros,
+                          std::map<std::string, std::string>* out) const {
+  const std::pair<const char*, uint64_t> counters[] = {
+      {"db.wal_bytes_written", wal_bytes.load()},
+      {"db.wal_syncs", wal_syncs.load()},
+      {"db.user_bytes_written", bytes_written.load()},
+      {"db.user_keys_written", keys_written.load()},
+      {"db.user_writes_by_other", write_done_by_other.load()},
+      {"db.user_writes_by_self", write_done_by_self.load()},
+      {"db.user_writes_with_wal", write_with_wal.load()},
+      {"db.user_write_stall_micros", wc.total_stall_micros()},
+  };
+  for (const auto& [name, value] : counters) (*out)[name] = std::to_string(value);
+  (*out)["db.uptime"] = std::to_string((now_micros - start_micros_) / 1e6);
 }
 
 std::string InternalStats::DumpDB(const WriteController& wc, uint64_t now_micros) const {

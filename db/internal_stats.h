@@ -61,6 +61,16 @@ class InternalStats {
       REQUIRES(db_mutex_);
   // The "shale.dbstats" text: uptime, cumulative writes, WAL and stalls.
   std::string DumpDB(const WriteController& wc, uint64_t now_micros) const;
+  // The same as maps (GetMapProperty), with RocksDB's keys: "compaction.<L0..|Sum>.<figure>"
+  // (NumFiles, SizeBytes, Score, ReadGB, RnGB, Rnp1GB, WriteGB, MovedGB, WriteAmp,
+  // ReadMBps, WriteMBps, CompSec, CompCount, AvgSec, KeyIn, KeyDrop) for a family;
+  // "db.<counter>" (wal_bytes_written, wal_syncs, user_bytes_written, user_keys_written,
+  // user_writes_by_other, user_writes_by_self, user_writes_with_wal,
+  // user_write_stall_micros, uptime) for the DB.
+  void FamilyMap(uint32_t family, const Version* current, const std::vector<double>& scores,
+                 std::map<std::string, std::string>* out) const REQUIRES(db_mutex_);
+  void DBMap(const WriteController& wc, uint64_t now_micros,
+             std::map<std::string, std::string>* out) const;
   // The "shale.levelstats" text.
   static std::string DumpLevelSizes(const Version* current);
 
@@ -73,6 +83,10 @@ class InternalStats {
     // Flushed bytes at the previous dump, for its "interval" figure.
     uint64_t flushed_at_last_dump = 0;
   };
+
+  // The family's per-level stats, one per level of current at least.
+  std::vector<LevelCompactionStats>& LevelsOf(uint32_t family, const Version* current) const
+      REQUIRES(db_mutex_);
 
   const uint64_t start_micros_;
   Mutex* const db_mutex_;

@@ -5,6 +5,7 @@
 // (iterators, snapshots, column family handles) must be released before it is deleted.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -229,6 +230,14 @@ class DB {
                            std::string* value) = 0;
   virtual bool GetProperty(const Slice& property, std::string* value) {
     return GetProperty(DefaultColumnFamily(), property, value);
+  }
+  // Only for properties with a map form: kCFStats (the family's compaction table,
+  // "compaction.<L0..|Sum>.<figure>") and kDBStats ("db.<counter>", "db.uptime"), with
+  // RocksDB's keys. false for any other.
+  virtual bool GetMapProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                              std::map<std::string, std::string>* value) = 0;
+  virtual bool GetMapProperty(const Slice& property, std::map<std::string, std::string>* value) {
+    return GetMapProperty(DefaultColumnFamily(), property, value);
   }
   // Only for properties with a numeric value.
   virtual bool GetIntProperty(ColumnFamilyHandle* column_family, const Slice& property,

@@ -4,6 +4,7 @@
 // nothing applied twice, nothing into a dropped family). The randomized model test is
 // db_column_family_model_test.cc.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -343,6 +344,20 @@ TEST_F(DBColumnFamilyTest, CompactionStatsArePerFamily) {
   EXPECT_NE(std::string::npos, db_stats.find("Cumulative writes: 3 writes")) << db_stats;
   EXPECT_NE(std::string::npos, both.find("** Compaction Stats [one] **")) << both;
   EXPECT_NE(std::string::npos, both.find("Cumulative stall:")) << both;
+
+  // The same figures as maps, with RocksDB's keys.
+  std::map<std::string, std::string> one_map, dflt_map, db_map, none;
+  ASSERT_TRUE(db_->GetMapProperty(Family(1), "rocksdb.cfstats", &one_map));
+  ASSERT_TRUE(db_->GetMapProperty(DB::Properties::kCFStats, &dflt_map));
+  ASSERT_TRUE(db_->GetMapProperty(Family(1), DB::Properties::kDBStats, &db_map));
+  EXPECT_EQ(3.0, std::stod(one_map["compaction.L0.CompCount"]));
+  EXPECT_EQ(1.0, std::stod(one_map["compaction.L1.CompCount"]));
+  EXPECT_EQ(1.0, std::stod(one_map["compaction.Sum.NumFiles"]));
+  EXPECT_EQ(0u, dflt_map.count("compaction.L0.CompCount"));
+  EXPECT_EQ("3", db_map["db.user_keys_written"]);
+  EXPECT_EQ(1u, db_map.count("db.uptime"));
+  EXPECT_FALSE(db_->GetMapProperty(Family(1), DB::Properties::kStats, &none));
+  EXPECT_FALSE(db_->GetMapProperty(Family(1), "shale.no-such-property", &none));
 }
 
 TEST_F(DBColumnFamilyTest, AForeignHandleIsRefused) {

@@ -146,6 +146,11 @@ class StackableDB : public DB {
                       uint64_t* value) override {
     return db_->GetIntProperty(column_family, property, value);
   }
+  using DB::GetMapProperty;
+  bool GetMapProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                      std::map<std::string, std::string>* value) override {
+    return db_->GetMapProperty(column_family, property, value);
+  }
   bool GetAggregatedIntProperty(const Slice& property, uint64_t* value) override {
     return db_->GetAggregatedIntProperty(property, value);
   }
