@@ -84,11 +84,13 @@ ColumnFamilyData::ColumnFamilyData(uint32_t id, std::string name, const Options&
       table_cache_(std::make_unique<TableCache>(dbname, options_, &icmp_, options.max_open_files)),
       current_options_(std::make_shared<const Options>(options_)),
       picker_(std::make_unique<CompactionPicker>(current_options_, &icmp_)),
-      sv_slots_(&DropCached) {}
+      sv_slots_(&DropCached),
+      max_successive_merges_(options_.max_successive_merges) {}
 
 void ColumnFamilyData::SetCurrentOptions(std::shared_ptr<const Options> next) {
   current_options_ = std::move(next);
   picker_->SetOptions(current_options_);
+  max_successive_merges_.store(current_options_->max_successive_merges, std::memory_order_relaxed);
 }
 
 ColumnFamilyData::~ColumnFamilyData() {

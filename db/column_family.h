@@ -142,6 +142,10 @@ class ColumnFamilyData {
   }
   // Makes next the options in effect; the picker follows.
   void SetCurrentOptions(std::shared_ptr<const Options> next) REQUIRES(db_mutex_);
+  // current_options()'s max_successive_merges, for memtable inserters (any thread, no mutex).
+  size_t max_successive_merges() const {
+    return max_successive_merges_.load(std::memory_order_relaxed);
+  }
   TableCache* table_cache() const { return table_cache_.get(); }
   CompactionPicker* picker() const REQUIRES(db_mutex_) { return picker_.get(); }
   // What the VersionSet needs to build this family's Versions.
@@ -219,6 +223,7 @@ class ColumnFamilyData {
   SuperVersion* super_version_ GUARDED_BY(sv_mu_) = nullptr;  // one reference held
   // Each reader thread's cached reference to super_version_ (see the top of this file).
   mutable ThreadLocalSlots sv_slots_;
+  std::atomic<size_t> max_successive_merges_;
 };
 
 }  // namespace shale

@@ -70,10 +70,15 @@ void ColumnFamilySet::UpdateCharges() {
 }
 
 MemTable* ColumnFamilySet::MemFor(uint32_t id) {
+  ColumnFamilyData* cfd = LiveFamilyFor(id);
+  return cfd == nullptr ? nullptr : cfd->mem_for_wal_leader();
+}
+
+ColumnFamilyData* ColumnFamilySet::LiveFamilyFor(uint32_t id) const {
   const Snapshot* view = writers_view_.load(std::memory_order_acquire);
   auto it = view->find(id);
   if (it == view->end() || it->second->dropped()) return nullptr;
-  return it->second->mem_for_wal_leader();
+  return it->second;
 }
 
 }  // namespace shale

@@ -32,7 +32,6 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_b
   if (write_buffer_manager_ == nullptr && options_.db_write_buffer_size > 0) {
     write_buffer_manager_ = std::make_shared<WriteBufferManager>(options_.db_write_buffer_size);
   }
-  max_successive_merges_.store(options_.max_successive_merges);
   {
     DbLock l(this);
     default_cf_ = families_.Create(0, kDefaultColumnFamilyName, options_);

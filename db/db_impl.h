@@ -105,8 +105,8 @@ class DBImpl final : public DB,
   void MultiGet(const ReadOptions& o, ColumnFamilyHandle* cf, size_t num_keys, const Slice* keys,
                 PinnableSlice* values, Status* statuses, bool sorted_input) override;
   // MergeFolder (db/merge_folder.h; db_impl_merge.cc): max_successive_merges.
-  bool FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
-                            const Slice& operand, std::string* merged) override;
+  bool FoldSuccessiveMerges(uint32_t column_family, MemTable* mem, const Slice& key,
+                            SequenceNumber seq, const Slice& operand, std::string* merged) override;
   Iterator* NewIterator(const ReadOptions& o, ColumnFamilyHandle* cf) override;
   Status NewIterators(const ReadOptions& o, const std::vector<ColumnFamilyHandle*>& cfs,
                       std::vector<Iterator*>* iterators) override;
@@ -432,8 +432,6 @@ class DBImpl final : public DB,
   // part is the DB's. Replaced whole on a change and never modified, so code that copies
   // the pointer under mutex_ may read it without the mutex for as long as it holds it.
   std::shared_ptr<const Options> current_options_ GUARDED_BY(mutex_);
-  // current_options_->max_successive_merges, for memtable inserters (no DB mutex).
-  std::atomic<size_t> max_successive_merges_{0};
   // Serializes writing OPTIONS files (at Open and SetOptions).
   Mutex options_file_mutex_ ACQUIRED_BEFORE(mutex_);
   // Set once by the constructor; the VersionSet's own methods say which need mutex_.

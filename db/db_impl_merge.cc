@@ -85,13 +85,15 @@ Status DBImpl::GetMergeOperandsWithCallback(const ReadOptions& o, ColumnFamilyHa
   return Status::OK();
 }
 
-bool DBImpl::FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
-                                  const Slice& operand, std::string* merged) {
-  const MergeOperator* op = default_cf_->options().merge_operator.get();
-  const size_t limit = max_successive_merges_.load(std::memory_order_relaxed);
+bool DBImpl::FoldSuccessiveMerges(uint32_t column_family, MemTable* mem, const Slice& key,
+                                  SequenceNumber seq, const Slice& operand, std::string* merged) {
+  ColumnFamilyData* cfd = column_family == 0 ? default_cf_ : families_.LiveFamilyFor(column_family);
+  if (cfd == nullptr) return false;
+  const MergeOperator* op = cfd->options().merge_operator.get();
+  const size_t limit = cfd->max_successive_merges();
   if (op == nullptr || limit == 0 || seq == 0) return false;
   if (mem->CountSuccessiveMergeEntries(key, limit) < limit) return false;
-  std::shared_ptr<SuperVersion> sv = default_cf_->GetSuperVersion();
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
   if (sv == nullptr || sv->mem != mem) return false;
   // Everything written before this operand, including earlier records of its own batch
   // and write group, already in mem but not yet published.

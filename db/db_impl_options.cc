@@ -100,7 +100,6 @@ void DBImpl::InstallOptions(ColumnFamilyData* cfd, std::shared_ptr<const Options
   if (cfd == default_cf_) {
     current_options_ = std::move(next);
     const Options& o = *current_options_;
-    max_successive_merges_.store(o.max_successive_merges, std::memory_order_relaxed);
     write_controller_.SetOptions(o);
     scheduler_.SetMaxCompactions(CompactionThreads(o));
   }

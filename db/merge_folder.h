@@ -7,6 +7,7 @@
 // implementation reads the memtable and the tree beneath it without the DB mutex.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "shale/slice.h"
@@ -18,12 +19,14 @@ class MemTable;
 
 class MergeFolder {
  public:
-  // Before operand is added for key at sequence seq to mem: when mem already holds the
-  // configured number of operands on top of key, computes the value key would have with
-  // operand applied (reading everything below seq) into *merged and returns true; the
-  // caller then writes that as a Put at seq instead. Otherwise false.
-  virtual bool FoldSuccessiveMerges(MemTable* mem, const Slice& key, SequenceNumber seq,
-                                    const Slice& operand, std::string* merged) = 0;
+  // Before operand is added for key at sequence seq to mem, column family
+  // column_family's active memtable: when mem already holds that family's configured
+  // number of operands on top of key, computes the value key would have with operand
+  // applied (reading everything below seq) into *merged and returns true; the caller then
+  // writes that as a Put at seq instead. Otherwise false.
+  virtual bool FoldSuccessiveMerges(uint32_t column_family, MemTable* mem, const Slice& key,
+                                    SequenceNumber seq, const Slice& operand,
+                                    std::string* merged) = 0;
 
  protected:
   ~MergeFolder() = default;

@@ -333,7 +333,7 @@ class MemTableInserter final : public WriteBatch::Handler {
     if (folder_ != nullptr) adder_->Flush();
     // The folded Put takes the operand's sequence number; snapshots older than it still
     // see the operands beneath.
-    if (folder_ != nullptr && folder_->FoldSuccessiveMerges(mem_, key, seq, value, &merged_)) {
+    if (folder_ != nullptr && folder_->FoldSuccessiveMerges(cf_, mem_, key, seq, value, &merged_)) {
       adder_->Add(seq, kTypeValue, key, merged_);
     } else {
       adder_->Add(seq, kTypeMerge, key, value);

@@ -311,6 +311,47 @@ TEST_F(DBColumnFamilyTest, RecoveryPassesOverADroppedFamilysRecords) {
   EXPECT_EQ("NOT_FOUND", GetIn(2, "k"));
 }
 
+// max_successive_merges is each family's own: Merges fold into a Put in the family that
+// asks for it, as SetOptions on that family says, and stack in the others.
+TEST_F(DBColumnFamilyTest, EachFamilyFoldsMergesByItsOwnLimit) {
+  ColumnFamilyOptions folding;
+  folding.merge_operator = std::make_shared<JoinOperator>();
+  folding.max_successive_merges = 2;
+  ColumnFamilyOptions stacking = folding;
+  stacking.max_successive_merges = 0;
+  per_family_ = {{"folding", folding}, {"stacking", stacking}};
+  options_.create_missing_column_families = true;
+  OpenFamilies({"folding", "stacking"});
+  auto operands = [this](size_t family, const std::string& key) {
+    std::vector<PinnableSlice> out(20);
+    GetMergeOperandsOptions gmo;
+    gmo.expected_max_number_of_operands = 20;
+    int n = 0;
+    EXPECT_OK(db_->GetMergeOperands(ReadOptions(), Family(family), key, out.data(), &gmo, &n));
+    return n;
+  };
+  for (int i = 0; i < 6; i++) {
+    for (size_t f : {1, 2}) {
+      ASSERT_OK(db_->Merge(WriteOptions(), Family(f), "k", std::to_string(i)));
+    }
+  }
+  EXPECT_EQ("0,1,2,3,4,5", GetIn(1, "k"));
+  EXPECT_EQ("0,1,2,3,4,5", GetIn(2, "k"));
+  EXPECT_LE(operands(1, "k"), 3);  // a Put and at most two operands above it
+  EXPECT_EQ(6, operands(2, "k"));
+  // The limit follows SetOptions, family by family.
+  ASSERT_OK(db_->SetOptions(Family(1), {{"max_successive_merges", "0"}}));
+  ASSERT_OK(db_->SetOptions(Family(2), {{"max_successive_merges", "2"}}));
+  for (int i = 0; i < 6; i++) {
+    for (size_t f : {1, 2}) {
+      ASSERT_OK(db_->Merge(WriteOptions(), Family(f), "j", std::to_string(i)));
+    }
+  }
+  EXPECT_EQ(6, operands(1, "j"));
+  EXPECT_LE(operands(2, "j"), 3);
+  EXPECT_EQ("0,1,2,3,4,5", GetIn(2, "j"));
+}
+
 // Each family's flushes and compactions count in its own table, named as RocksDB names it;
 // "stats" adds the DB's writes and stalls, and "dbstats" is those alone.
 TEST_F(DBColumnFamilyTest, CompactionStatsArePerFamily) {
