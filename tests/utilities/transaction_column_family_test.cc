@@ -4,8 +4,8 @@
 // writes lock per family too); conflict checks per family; a family created through the
 // TransactionDB takes locks at once, and dropping one wakes its waiters with
 // ColumnFamilyDropped; a prepared transaction spanning families comes back after a reopen
-// (also with one of its families flushed) and commits or rolls back in each; and an
-// OptimisticTransactionDB validates per family.
+// (also with one of its families flushed, and after a power loss) and commits or rolls back
+// in each; and an OptimisticTransactionDB validates per family.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -415,6 +415,57 @@ TEST_P(TransactionColumnFamilyTest, PreparedAcrossFamiliesWithOneFamilyFlushed) 
   ReopenFamilies();
   EXPECT_EQ(Get(kOne, "a"), "o");
   EXPECT_EQ(Get(kDefault, "a"), "d");
+}
+
+// Two-phase commits across families with synced writes while the families flush at
+// different times, then a power loss (unsynced data dropped): every committed transaction
+// is in each family it wrote, the one left prepared comes back prepared in every family
+// (none of its records visible anywhere) and commits in all of them.
+TEST_P(TransactionColumnFamilyTest, TwoPhaseCommitAcrossFamiliesSurvivesAPowerLoss) {
+  FaultInjectionTestEnv* env = UseFaultInjectionEnv();
+  OpenFamilies();  // again, through the env
+  WriteOptions synced;
+  synced.sync = true;
+  constexpr int kTxns = 30;
+  for (int i = 0; i < kTxns; i++) {
+    std::unique_ptr<Transaction> txn(db_->BeginTransaction(synced));
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_OK(txn->SetName("t" + std::to_string(i)));
+    for (Family f : {kDefault, kOne, kRev}) ASSERT_OK(txn->Put(cf(f), k, "v" + std::to_string(f)));
+    ASSERT_OK(txn->Prepare());
+    // One family at a time flushes, some between a prepare and its commit (which then go
+    // to different WALs).
+    if (i % 4 == 1) ASSERT_OK(db_->Flush(FlushOptions(), cf(static_cast<Family>(i % 3))));
+    ASSERT_OK(txn->Commit());
+    if (i % 4 == 3) ASSERT_OK(db_->Flush(FlushOptions(), cf(static_cast<Family>(i % 3))));
+  }
+  {
+    std::unique_ptr<Transaction> open(db_->BeginTransaction(synced));
+    ASSERT_OK(open->SetName("open"));
+    for (Family f : {kDefault, kOne, kRev}) ASSERT_OK(open->Put(cf(f), "p", "x"));
+    ASSERT_OK(open->Prepare());
+    ASSERT_OK(db_->Flush(FlushOptions(), cf(kRev)));
+  }  // deleted prepared: it stays in the WAL
+  env->SetFilesystemActive(false);
+  CloseFamilies();
+  ASSERT_OK(env->SimulatePowerLoss());
+  env->SetFilesystemActive(true);
+  OpenFamilies();
+
+  for (int i = 0; i < kTxns; i++) {
+    for (Family f : {kDefault, kOne, kRev}) {
+      EXPECT_EQ(Get(f, "k" + std::to_string(i)), "v" + std::to_string(f)) << i;
+    }
+  }
+  ASSERT_EQ(Prepared(), std::vector<std::string>{"open"});
+  for (Family f : {kDefault, kOne, kRev}) EXPECT_EQ(Get(f, "p"), "NOT_FOUND");
+  Transaction* txn = db_->GetTransactionByName("open");
+  ASSERT_NE(txn, nullptr);
+  ASSERT_OK(txn->Commit());
+  delete txn;
+  ReopenFamilies();
+  for (Family f : {kDefault, kOne, kRev}) EXPECT_EQ(Get(f, "p"), "x");
+  EXPECT_TRUE(Prepared().empty());
 }
 
 // The commit of a prepare whose WAL is older than one family's memtable: that family's
