@@ -202,6 +202,8 @@ void DBImpl::RecordBackgroundError(const Status& s) {
 
 void DBImpl::DeleteObsoleteFiles() {
   if (!bg_error_.ok()) return;  // the state of the files may be unknown
+  // DisableFileDeletions (db_impl_files.cc); the EnableFileDeletions that ends it sweeps.
+  if (file_deletions_disabled_ > 0) return;
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
   // Only WALs the MANIFEST says recovery no longer reads: the oldest a family still needed,
@@ -234,11 +236,13 @@ void DBImpl::DeleteObsoleteFiles() {
     }
   }
   // Deleting is I/O: do it without the mutex. The files are unreachable by now.
+  sweeps_deleting_++;
   UnlockDb();
   for (const std::string& name : to_delete) {
     env_->DeleteFile(dbname_ + "/" + name).PermitUncheckedError();
   }
   LockDb();
+  if (--sweeps_deleting_ == 0) bg_cv_.SignalAll();
 }
 
 }  // namespace shale

@@ -27,6 +27,7 @@
 #include "db/compaction_picker.h"
 #include "db/db_for_transactions.h"
 #include "db/internal_stats.h"
+#include "db/live_files.h"
 #include "db/log_reader.h"
 #include "db/log_writer.h"
 #include "db/merge_folder.h"
@@ -69,6 +70,7 @@ int CompactionThreads(const Options& options);
 class DBImpl final : public DB,
                      public DBForTransactions,
                      public MergeFolder,
+                     public LiveFilesSource,
                      private WritePipeline::Host {
  public:
   // seq_per_batch: the WritePrepared write policy's numbering (db/sub_batch.h), which
@@ -142,6 +144,18 @@ class DBImpl final : public DB,
   Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
                             ColumnFamilyHandle** handle) override;
   Status DropColumnFamily(ColumnFamilyHandle* cf) override;
+  // The DB's files (db_impl_files.cc).
+  Status DisableFileDeletions() override;
+  Status EnableFileDeletions() override;
+  Status GetLiveFiles(std::vector<std::string>& live_files, uint64_t* manifest_file_size,
+                      bool flush_memtable) override;
+  Status GetSortedWalFiles(VectorWalPtr& files) override;
+  Status GetCurrentWalFile(std::unique_ptr<WalFile>* current_wal_file) override;
+  void GetLiveFilesMetaData(std::vector<LiveFileMetaData>* metadata) override;
+  using DB::GetColumnFamilyMetaData;
+  void GetColumnFamilyMetaData(ColumnFamilyHandle* cf, ColumnFamilyMetaData* metadata) override;
+  // LiveFilesSource (db/live_files.h).
+  Status CutLiveFiles(uint64_t wal_size_for_flush, LiveFilesCut* cut) override;
 
   // Internal entry points (also used by tests).
   // Recovers the DB at open: REQUIRES mutex_ held.
@@ -363,8 +377,19 @@ class DBImpl final : public DB,
   Status FlushRecoveredMemtable(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit)
       REQUIRES(DB_MUTEX);
 
-  // Deletes files no live Version, memtable or pending output needs.
+  // Deletes files no live Version, memtable or pending output needs, unless file
+  // deletions are disabled.
   void DeleteObsoleteFiles() REQUIRES(DB_MUTEX);
+  // DisableFileDeletions' count (db_impl_files.cc): the sweep deletes nothing while it is
+  // above zero. sweeps_deleting_: sweeps deleting now (without the mutex), which
+  // DisableFileDeletions waits out on bg_cv_.
+  int file_deletions_disabled_ GUARDED_BY(mutex_) = 0;
+  int sweeps_deleting_ GUARDED_BY(mutex_) = 0;
+  // The cut of LiveFilesSource without the flush, the WALs or the OPTIONS file: the table
+  // files of every live family, the MANIFEST and its length, the sequence; *min_wal is the
+  // oldest WAL recovery would read (db_impl_files.cc).
+  // REQUIRES: the caller is WithQueueAlone's fn.
+  Status CutTablesAndManifest(LiveFilesCut* cut, uint64_t* min_wal) EXCLUDES(mutex_);
   // allow_2pc: the oldest WAL recovery will need once the MANIFEST's log number is
   // data_log: that one, or an older WAL holding an unresolved prepare or the prepared
   // records of a commit in a memtable not yet flushed (other than those in `flushed`).

@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "shale/iterator.h"
+#include "shale/metadata.h"
 #include "shale/options.h"
 #include "shale/snapshot.h"
 #include "shale/status.h"
+#include "shale/transaction_log.h"
 #include "shale/types.h"
 #include "shale/write_batch.h"
 
@@ -324,6 +326,38 @@ class DB {
   virtual Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families);
   // Releases a handle from Open or CreateColumnFamily (the default family's is left alone).
   virtual Status DestroyColumnFamilyHandle(ColumnFamilyHandle* column_family);
+
+  // ---- The DB's files (db/db_impl_files.cc).
+  // Stops the deletion of obsolete files (compactions and flushes go on; what they make
+  // obsolete stays on disk) until every DisableFileDeletions has been matched by an
+  // EnableFileDeletions: a count, so that callers (a backup, a checkpoint) need not know
+  // of each other. When DisableFileDeletions returns, no deletion is under way. An
+  // EnableFileDeletions beyond the count does nothing; the one that brings it to zero
+  // deletes what became obsolete meanwhile. Both return OK.
+  virtual Status DisableFileDeletions() = 0;
+  virtual Status EnableFileDeletions() = 0;
+  // The files a copy of the DB needs besides the WALs, named relative to the DB directory
+  // with a leading slash: the live table files of every family, "/CURRENT", the live
+  // "/MANIFEST-<n>" and the newest "/OPTIONS-<n>". *manifest_file_size is the MANIFEST's
+  // length that describes exactly those table files: a copy must stop there, since the
+  // MANIFEST grows afterwards. flush_memtable: flush every family first, so that the
+  // table files hold every write made before the call. Disable file deletions before the
+  // call to keep the files until they are copied.
+  virtual Status GetLiveFiles(std::vector<std::string>& live_files, uint64_t* manifest_file_size,
+                              bool flush_memtable = true) = 0;
+  // The WAL files in the DB directory, oldest first (those no family needs any more too,
+  // until they are deleted). Corruption if the one writes go to is missing.
+  virtual Status GetSortedWalFiles(VectorWalPtr& files) = 0;
+  // The WAL writes go to now (it may be switched right after the call).
+  virtual Status GetCurrentWalFile(std::unique_ptr<WalFile>* current_wal_file) = 0;
+  // Every live table file of every family, with its family and level.
+  virtual void GetLiveFilesMetaData(std::vector<LiveFileMetaData>* metadata) = 0;
+  // One family's tree (its files per level).
+  virtual void GetColumnFamilyMetaData(ColumnFamilyHandle* column_family,
+                                       ColumnFamilyMetaData* metadata) = 0;
+  void GetColumnFamilyMetaData(ColumnFamilyMetaData* metadata) {
+    GetColumnFamilyMetaData(DefaultColumnFamily(), metadata);
+  }
 };
 
 // Deletes the DB's files in `name` (and the directory if then empty). The DB must not be

@@ -216,6 +216,24 @@ class StackableDB : public DB {
   Status DestroyColumnFamilyHandle(ColumnFamilyHandle* column_family) override {
     return db_->DestroyColumnFamilyHandle(column_family);
   }
+  Status DisableFileDeletions() override { return db_->DisableFileDeletions(); }
+  Status EnableFileDeletions() override { return db_->EnableFileDeletions(); }
+  Status GetLiveFiles(std::vector<std::string>& live_files, uint64_t* manifest_file_size,
+                      bool flush_memtable = true) override {
+    return db_->GetLiveFiles(live_files, manifest_file_size, flush_memtable);
+  }
+  Status GetSortedWalFiles(VectorWalPtr& files) override { return db_->GetSortedWalFiles(files); }
+  Status GetCurrentWalFile(std::unique_ptr<WalFile>* current_wal_file) override {
+    return db_->GetCurrentWalFile(current_wal_file);
+  }
+  void GetLiveFilesMetaData(std::vector<LiveFileMetaData>* metadata) override {
+    db_->GetLiveFilesMetaData(metadata);
+  }
+  using DB::GetColumnFamilyMetaData;
+  void GetColumnFamilyMetaData(ColumnFamilyHandle* column_family,
+                               ColumnFamilyMetaData* metadata) override {
+    db_->GetColumnFamilyMetaData(column_family, metadata);
+  }
 
  protected:
   DB* db_;  // owned
