@@ -668,6 +668,17 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
+  Status LinkFile(const std::string& src, const std::string& target) override {
+    if (link(src.c_str(), target.c_str()) != 0) {
+      // Across devices, or on a file system without hard links: the caller copies.
+      if (errno == EXDEV || errno == EPERM || errno == ENOTSUP) {
+        return Status::NotSupported("No cross FS links allowed: " + src, strerror(errno));
+      }
+      return PosixError("While link the file to " + target + ": " + src, errno);
+    }
+    return Status::OK();
+  }
+
   Status TruncateFile(const std::string& fname, uint64_t size) override {
     if (truncate(fname.c_str(), static_cast<off_t>(size)) != 0) {
       return PosixError("While truncate file to size " + std::to_string(size) + ": " + fname,

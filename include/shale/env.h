@@ -175,6 +175,11 @@ class Env {
   // Atomically replaces target with src.
   virtual Status RenameFile(const std::string& src, const std::string& target) = 0;
   virtual Status TruncateFile(const std::string& fname, uint64_t size) = 0;
+  // Makes target a second name of the file src (a hard link). NotSupported where the
+  // file system cannot (another device, an Env without links): callers then copy.
+  virtual Status LinkFile(const std::string& /*src*/, const std::string& /*target*/) {
+    return Status::NotSupported("LinkFile is not supported for this Env");
+  }
 
   // Takes an exclusive lock on fname (creating it), or fails with IOError if another process
   // or this one already holds it.
@@ -233,6 +238,9 @@ class EnvWrapper : public Env {
   }
   Status TruncateFile(const std::string& f, uint64_t size) override {
     return target_->TruncateFile(f, size);
+  }
+  Status LinkFile(const std::string& s, const std::string& t) override {
+    return target_->LinkFile(s, t);
   }
   Status LockFile(const std::string& f, FileLock** l) override { return target_->LockFile(f, l); }
   Status UnlockFile(FileLock* l) override { return target_->UnlockFile(l); }
