@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tests/crash_states/families.h"
 #include "tests/crash_states/io_error_loops.h"
 #include "tests/crash_states/runner.h"
 
@@ -223,6 +224,105 @@ TEST(CheckerTest, CatchesLostPreparedTransaction) {
   ASSERT_FALSE(r.violations.empty());
   EXPECT_NE(r.violations.front().find("did not come back prepared"), std::string::npos)
       << r.violations.front();
+}
+
+// R7 through the whole checker: cf_batches' last state with its WALs emptied keeps the
+// flushed families' parts of batches whose default-family parts are gone.
+TEST(CheckerTest, CatchesHalfABatchAcrossFamilies) {
+  const auto& all = AllWorkloads();
+  auto w = std::find_if(all.begin(), all.end(),
+                        [](const Workload& x) { return x.name == "cf_batches"; });
+  ASSERT_NE(w, all.end());
+  Context context;
+  ASSERT_TRUE(w->run(&context).ok());
+  Recording rec = context.Finish();
+  ASSERT_TRUE(rec.check.families);
+  std::vector<CrashState> last = StatesAt(rec.initial, rec.ops, rec.ops.size());
+  ASSERT_FALSE(last.empty());
+  size_t lo, hi;
+  rec.history.Bounds(rec.ops.size(), &lo, &hi);
+  CrashState s = last.front();
+  EXPECT_TRUE(CheckState(s, rec.history, lo, hi, rec.check).violations.empty());
+  for (auto& [path, data] : s.files) {
+    if (path.ends_with(".log")) data.clear();  // as if no WAL byte had been synced
+  }
+  // Nothing durable (the synced batch's loss alone would fail): only R7's batches remain.
+  History nothing_durable;
+  for (Write w : rec.history.writes()) {
+    w.durable = static_cast<size_t>(-1);
+    w.durable_in.clear();
+    nothing_durable.Add(w);
+  }
+  const CheckResult r = CheckState(s, nothing_durable, 0, hi, rec.check);
+  ASSERT_FALSE(r.violations.empty());
+  std::printf("%s\n", r.violations.front().c_str());
+  EXPECT_NE(r.violations.front().find("cross-family batch"), std::string::npos)
+      << r.violations.front();
+}
+
+// R7 on a hand-written history: a batch across families 0 and 1, a write to 0, then the
+// drop of family 1 (durable in it from its acknowledgement at call 6).
+TEST(FamilyOracleTest, BatchesWholeAndDroppedFamiliesGone) {
+  History h;
+  Write batch;
+  batch.ops = {{"0/k", "x"}, {"1/k", "y"}};
+  batch.issued = 1;
+  batch.acked = 2;
+  h.Add(batch);
+  Write single;
+  single.ops = {{"0/j", "z"}};
+  single.issued = 3;
+  single.acked = 4;
+  h.Add(single);
+  Write drop;
+  drop.ops = {{DropMarker(1), std::nullopt}};
+  drop.issued = 5;
+  drop.acked = 6;
+  drop.durable_in["1"] = 6;
+  h.Add(drop);
+  const std::set<std::string> both = {"0", "1"}, default_only = {"0"};
+  // Before the drop returned: any whole prefix, each family at its own.
+  EXPECT_EQ(MatchFamilies(h, 5, 2, {}, both), "");
+  EXPECT_EQ(MatchFamilies(h, 5, 2, {{"0/k", "x"}, {"1/k", "y"}}, both), "");
+  EXPECT_EQ(MatchFamilies(h, 5, 2, {{"0/k", "x"}, {"0/j", "z"}, {"1/k", "y"}}, both), "");
+  // Half a batch.
+  EXPECT_NE(MatchFamilies(h, 5, 2, {{"0/k", "x"}}, both), "");
+  EXPECT_NE(MatchFamilies(h, 5, 2, {{"1/k", "y"}}, both), "");
+  // After it returned: the family is gone, with its data, in every state.
+  EXPECT_EQ(MatchFamilies(h, 7, 3, {{"0/k", "x"}, {"0/j", "z"}}, default_only), "");
+  EXPECT_EQ(MatchFamilies(h, 7, 3, {}, default_only), "");
+  EXPECT_NE(MatchFamilies(h, 7, 3, {{"0/k", "x"}, {"0/j", "z"}, {"1/k", "y"}}, both), "");
+  EXPECT_NE(MatchFamilies(h, 7, 3, {{"0/k", "x"}, {"0/j", "z"}}, both), "");
+  // A family's own flush makes its writes durable in it alone.
+  h = History();
+  batch.durable_in["0"] = 3;
+  h.Add(batch);
+  EXPECT_EQ(MatchFamilies(h, 2, 1, {}, both), "");
+  EXPECT_NE(MatchFamilies(h, 4, 1, {}, both), "");
+  EXPECT_EQ(MatchFamilies(h, 4, 1, {{"0/k", "x"}, {"1/k", "y"}}, both), "");
+}
+
+// R7 for several writers: thread t1's write, issued after t0's was acknowledged, is kept
+// only with t0's; two writes that overlapped may come back either one alone.
+TEST(FamilyOracleTest, WritersKeepTheWalOrder) {
+  History h;
+  Write first, second, overlapping;
+  first.ops = {{"t0/a", "1"}};
+  first.issued = 1;
+  first.acked = 2;
+  second.ops = {{"t1/b", "2"}};
+  second.issued = 3;
+  second.acked = 5;
+  overlapping.ops = {{"t2/c", "3"}};
+  overlapping.issued = 4;
+  overlapping.acked = 6;
+  h.Add(first);
+  h.Add(second);
+  h.Add(overlapping);
+  EXPECT_EQ(MatchFamilies(h, 7, 3, {{"t0/a", "1"}, {"t1/b", "2"}}, {}), "");
+  EXPECT_EQ(MatchFamilies(h, 7, 3, {{"t0/a", "1"}, {"t2/c", "3"}}, {}), "");
+  EXPECT_NE(MatchFamilies(h, 7, 3, {{"t1/b", "2"}}, {}), "");
+  EXPECT_NE(MatchFamilies(h, 7, 3, {{"t2/c", "3"}}, {}), "");
 }
 
 // Every short workload, every crash point, exhaustively, under the journal model (ext4,

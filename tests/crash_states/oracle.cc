@@ -10,12 +10,33 @@
 #include "shale/iterator.h"
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
+#include "tests/crash_states/families.h"
 
 namespace shale::crash_states {
 
-void History::MarkDurable(size_t at, bool wal_only) {
+void History::MarkDurable(size_t at, bool wal_only, size_t acked_by) {
   for (Write& w : writes_) {
-    if (w.durable == static_cast<size_t>(-1) && (w.wal || !wal_only)) w.durable = at;
+    if (w.durable == static_cast<size_t>(-1) && (w.wal || !wal_only) && w.acked <= acked_by) {
+      w.durable = at;
+    }
+  }
+}
+
+void History::MarkDurableIn(size_t at, const std::string& family) {
+  for (Write& w : writes_) w.durable_in.emplace(family, at);  // an earlier mark stays
+}
+
+void Apply(const Write& w, std::map<std::string, std::string>* m) {
+  for (const auto& [k, v] : w.ops) {
+    if (v.has_value()) {
+      (*m)[k] = *v;
+    } else if (k.ends_with('*')) {
+      const std::string prefix = k.substr(0, k.size() - 1);
+      auto it = m->lower_bound(prefix);
+      while (it != m->end() && it->first.starts_with(prefix)) it = m->erase(it);
+    } else {
+      m->erase(k);
+    }
   }
 }
 
@@ -32,15 +53,7 @@ void History::Bounds(size_t point, size_t* lo, size_t* hi) const {
 
 std::map<std::string, std::string> History::StateAfter(size_t n) const {
   std::map<std::string, std::string> m;
-  for (size_t i = 0; i < n && i < writes_.size(); i++) {
-    for (const auto& [k, v] : writes_[i].ops) {
-      if (v.has_value()) {
-        m[k] = *v;
-      } else {
-        m.erase(k);
-      }
-    }
-  }
+  for (size_t i = 0; i < n && i < writes_.size(); i++) Apply(writes_[i], &m);
   return m;
 }
 
@@ -57,6 +70,7 @@ std::string History::Encode() const {
     out << "write " << w.wal << ' ' << w.issued << ' ' << w.acked << ' '
         << static_cast<long long>(w.durable == static_cast<size_t>(-1) ? -1 : w.durable) << ' '
         << w.ops.size() << '\n';
+    for (const auto& [f, at] : w.durable_in) out << "in " << f << ' ' << at << '\n';
     for (const auto& [k, v] : w.ops) {
       if (v.has_value()) {
         out << "put " << k << ' ' << *v << '\n';
@@ -87,10 +101,12 @@ Status History::Decode(const std::string& text, History* history) {
     size_t n;
     in >> w.wal >> w.issued >> w.acked >> durable >> n;
     w.durable = durable < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(durable);
-    for (size_t i = 0; i < n; i++) {
+    while (in && w.ops.size() < n) {
       std::string kind, k, v;
       in >> kind >> k;
-      if (kind == "put") {
+      if (kind == "in") {  // durable in family k from a call count (not one of the n ops)
+        in >> w.durable_in[k];
+      } else if (kind == "put") {
         in >> v;
         w.ops.emplace_back(k, v);
       } else {
@@ -131,15 +147,35 @@ Status Materialize(const CrashState& state, Env* env) {
 }  // namespace
 
 Status Scan(DB* db, std::map<std::string, std::string>* out) {
-  out->clear();
-  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    (*out)[it->key().ToString()] = it->value().ToString();
-  }
-  return it->status();
+  std::string unused;
+  return ReadFamily(db, db->DefaultColumnFamily(), "", {}, out, &unused);
 }
 
-static std::string Show(const std::map<std::string, std::string>& m) {
+Status ReadFamily(DB* db, ColumnFamilyHandle* family, const std::string& prefix,
+                  const std::set<std::string>& keys, std::map<std::string, std::string>* out,
+                  std::string* disagreement) {
+  out->clear();
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions(), family));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    (*out)[prefix + it->key().ToString()] = it->value().ToString();
+  }
+  if (!it->status().ok()) return it->status();
+  for (const std::string& k : keys) {  // R4
+    if (!k.starts_with(prefix) || !disagreement->empty()) continue;
+    std::string v;
+    Status g = db->Get(ReadOptions(), family, k.substr(prefix.size()), &v);
+    auto found = out->find(k);
+    const bool agree =
+        g.IsNotFound() ? found == out->end() : g.ok() && found != out->end() && found->second == v;
+    if (!agree) {
+      *disagreement = "Get(" + k + ") = " + g.ToString() + " " + v.substr(0, 16) +
+                      " disagrees with the iterator";
+    }
+  }
+  return Status::OK();
+}
+
+std::string ShowContents(const std::map<std::string, std::string>& m) {
   std::string s = "{";
   size_t n = 0;
   for (const auto& [k, v] : m) {
@@ -158,13 +194,7 @@ long MatchPrefix(const History& h, size_t lo, size_t hi,
   for (size_t n = lo;; n++) {
     if (m == got) return static_cast<long>(n);
     if (n >= hi || n >= h.writes().size()) return -1;
-    for (const auto& [k, v] : h.writes()[n].ops) {
-      if (v.has_value()) {
-        m[k] = *v;
-      } else {
-        m.erase(k);
-      }
-    }
+    Apply(h.writes()[n], &m);
   }
 }
 
@@ -263,9 +293,26 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       o.create_if_missing = true;
       o.wal_recovery_mode = mode;
       o.paranoid_checks = para;
+      // A plain DB (or TransactionDB), or every family of the state (R7).
       std::unique_ptr<DB> db;
+      FamilyDb families;
       std::set<std::string> prepared;
-      s = OpenDb(o, co, &db, &prepared);
+      auto open = [&] {
+        return co.families ? families.Open(o, co.dbname) : OpenDb(o, co, &db, &prepared);
+      };
+      auto read = [&](std::map<std::string, std::string>* out, std::set<std::string>* present,
+                      std::string* disagreement) {
+        return co.families
+                   ? families.Read(keys, out, present, disagreement)
+                   : ReadFamily(db.get(), db->DefaultColumnFamily(), "", keys, out, disagreement);
+      };
+      auto close = [&] {
+        if (co.families) return families.Close();
+        Status c = db->Close();
+        db.reset();
+        return c;
+      };
+      s = open();
       r.opens++;
       if (!s.ok()) {
         const bool may_refuse =
@@ -288,59 +335,56 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
         if (!bad.empty()) r.violations.push_back(where + bad);
       }
       std::map<std::string, std::string> got;
-      s = Scan(db.get(), &got);
+      std::set<std::string> present;
+      std::string disagreement;
+      s = read(&got, &present, &disagreement);
       if (!s.ok()) {
         r.violations.push_back(where + "iterator: " + s.ToString());
+        close().PermitUncheckedError();
         continue;
       }
-      for (const std::string& k : keys) {  // R4
-        std::string v;
-        Status g = db->Get(ReadOptions(), k, &v);
-        auto it = got.find(k);
-        const bool agree =
-            g.IsNotFound() ? it == got.end() : g.ok() && it != got.end() && it->second == v;
-        if (!agree) {
-          r.violations.push_back(where + "Get(" + k + ") = " + g.ToString() + " " +
-                                 v.substr(0, 16) + " disagrees with the iterator");
-          break;
-        }
-      }
+      if (!disagreement.empty()) r.violations.push_back(where + disagreement);
       if (mode == WALRecoveryMode::kSkipAnyCorruptedRecords) {
         const std::string bad = CheckSalvage(history, got);
         if (!bad.empty()) r.violations.push_back(where + bad);
+      } else if (co.families || co.writers) {
+        const std::string bad = MatchFamilies(history, state.point, hi, got, present);
+        if (!bad.empty()) r.violations.push_back(where + bad);
       } else if (MatchPrefix(history, lo, hi, got) < 0) {
-        r.violations.push_back(where + "contents " + Show(got) +
+        r.violations.push_back(where + "contents " + ShowContents(got) +
                                " are not the history after n writes for any n in [" +
                                std::to_string(lo) + ", " + std::to_string(hi) + "]; after " +
-                               std::to_string(lo) + ": " + Show(history.StateAfter(lo)));
+                               std::to_string(lo) + ": " + ShowContents(history.StateAfter(lo)));
       }
       if (co.reopen && para && mode == WALRecoveryMode::kPointInTimeRecovery) {  // R5
-        s = db->Close();
-        db.reset();
-        if (s.ok()) s = OpenDb(o, co, &db, &prepared);
+        s = close();
+        if (s.ok()) s = open();
         std::map<std::string, std::string> again;
-        if (s.ok()) s = Scan(db.get(), &again);
+        std::set<std::string> present_again;
+        std::string ignored;
+        if (s.ok()) s = read(&again, &present_again, &ignored);
         if (!s.ok()) {
           r.violations.push_back(where + "reopen after recovery: " + s.ToString());
-        } else if (again != got) {
-          r.violations.push_back(where + "reopen after recovery reads " + Show(again) +
-                                 ", recovery read " + Show(got));
+        } else if (again != got || present_again != present) {
+          r.violations.push_back(where + "reopen after recovery reads " + ShowContents(again) +
+                                 ", recovery read " + ShowContents(got));
         }
       }
-      if (db != nullptr) db->Close().PermitUncheckedError();
+      close().PermitUncheckedError();
     }
   }
   return r;
 }
 
 Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
-                 size_t hi, int txn) {
+                 size_t hi, const CheckOptions& check) {
   Env* env = Env::Default();
   Status s = env->CreateDirIfMissing(dir);
   if (!s.ok()) return s;
   std::ostringstream meta;
   meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged " << state.damaged
-       << "\ntxn " << txn << '\n';
+       << "\ntxn " << check.txn << "\nfamilies " << check.families << "\nwriters " << check.writers
+       << '\n';
   for (const std::string& d : state.dirs) meta << "dir " << d << '\n';
   size_t i = 0;
   for (const auto& [path, data] : state.files) {
@@ -358,7 +402,7 @@ Status SaveState(const std::string& dir, const CrashState& state, const History&
 }
 
 Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
-                 size_t* hi, int* txn) {
+                 size_t* hi, CheckOptions* check) {
   Env* env = Env::Default();
   std::string meta, hist;
   Status s = ReadFileToString(env, dir + "/state.txt", &meta);
@@ -366,7 +410,9 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
   if (s.ok()) s = History::Decode(hist, history);
   if (!s.ok()) return s;
   *state = CrashState();
-  *txn = 0;
+  check->txn = 0;
+  check->families = false;
+  check->writers = false;
   std::istringstream in(meta);
   std::string word;
   while (in >> word) {
@@ -377,7 +423,11 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
     } else if (word == "hi") {
       in >> *hi;
     } else if (word == "txn") {
-      in >> *txn;
+      in >> check->txn;
+    } else if (word == "families") {
+      in >> check->families;
+    } else if (word == "writers") {
+      in >> check->writers;
     } else if (word == "damaged") {
       in >> state->damaged;
     } else if (word == "dir") {

@@ -25,6 +25,11 @@
 //   R4. Reads agree: Get of every key of the history answers what the iterator shows.
 //   R5. After kPointInTimeRecovery with paranoid_checks, the DB closes and reopens to the
 //       same contents (recovery left a state it can recover from).
+//   R7. With column families (CheckOptions::families; families.h): R2 holds per family,
+//       each family at its own n, with lo per family (a family's flush makes only its own
+//       writes durable), a dropped family absent from its drop on, and every batch that
+//       spans families in all of them or in none, and the WAL's order kept across them.
+//       The same rule checks several writing threads, each thread's keys a family.
 //   R6. Through a TransactionDB (CheckOptions::txn): a transaction whose synced Prepare was
 //       acknowledged and whose Commit or Rollback had not begun comes back prepared; none
 //       comes back that had not begun to prepare. The checker rolls the recovered ones
@@ -36,6 +41,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,13 +54,19 @@
 namespace shale::crash_states {
 
 struct Write {
-  // In batch order; nullopt is a delete.
+  // In batch order; nullopt is a delete, and the delete of a key ending in '*' deletes
+  // every key with the prefix before it (a family's drop, families.h).
   std::vector<std::pair<std::string, std::optional<std::string>>> ops;
   bool wal = true;  // false: written with disableWAL
   size_t issued = 0;
   size_t acked = 0;
   size_t durable = static_cast<size_t>(-1);
+  // Durable in one family only, from a call count on (that family's flush; families.h).
+  std::map<std::string, size_t> durable_in;
 };
+
+// Applies w's ops to contents m.
+void Apply(const Write& w, std::map<std::string, std::string>* m);
 
 // A named two-phase transaction's prepare: `resolved` is the call count when its Commit or
 // Rollback began (none yet: -1). Its commit, if any, is also a Write.
@@ -75,8 +87,11 @@ class History {
     }
   }
   const std::vector<Prepare>& prepares() const { return prepares_; }
-  // From call count `at`, every write so far is durable (wal_only: every WAL write).
-  void MarkDurable(size_t at, bool wal_only);
+  // From call count `at`, every write so far is durable (wal_only: every WAL write), or
+  // with acked_by, every write acknowledged by that call count.
+  void MarkDurable(size_t at, bool wal_only, size_t acked_by = static_cast<size_t>(-1));
+  // From call count `at`, every write so far is durable in `family` (families.h).
+  void MarkDurableIn(size_t at, const std::string& family);
   void Bounds(size_t point, size_t* lo, size_t* hi) const;
   // Contents after the first n writes.
   std::map<std::string, std::string> StateAfter(size_t n) const;
@@ -102,7 +117,9 @@ struct CheckOptions {
   bool both_paranoid = true;
   // 0: a plain DB; 1: a TransactionDB, WRITE_COMMITTED; 2: WRITE_PREPARED (R6).
   int txn = 0;
-  bool reopen = true;  // R5
+  bool reopen = true;     // R5
+  bool families = false;  // R7: every family is opened, read and matched (families.h)
+  bool writers = false;   // R7 with each writing thread's keys as a family (families.h)
 };
 
 // What checking one state found.
@@ -114,6 +131,14 @@ struct CheckResult {
 
 // Every key and value of db, through an iterator.
 Status Scan(DB* db, std::map<std::string, std::string>* out);
+// One family's keys and values into *out, each key with `prefix` put before it; and R4:
+// Get of each of `keys` that starts with prefix (without it) agrees with the iterator, or
+// *disagreement says how not.
+Status ReadFamily(DB* db, ColumnFamilyHandle* family, const std::string& prefix,
+                  const std::set<std::string>& keys, std::map<std::string, std::string>* out,
+                  std::string* disagreement);
+// Contents for a message (the first few keys, values shortened).
+std::string ShowContents(const std::map<std::string, std::string>& m);
 // R2: the n in [lo, hi] whose first n writes leave exactly got, or -1.
 long MatchPrefix(const History& h, size_t lo, size_t hi,
                  const std::map<std::string, std::string>& got);
@@ -122,11 +147,11 @@ long MatchPrefix(const History& h, size_t lo, size_t hi,
 CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
                        const CheckOptions& options);
 
-// Saves a state with its history, bounds and CheckOptions::txn as directory dir, and loads
-// it back: the replay of a violation.
+// Saves a state with its history, bounds, CheckOptions::txn and ::families as directory
+// dir, and loads it back: the replay of a violation.
 Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
-                 size_t hi, int txn);
+                 size_t hi, const CheckOptions& check);
 Status LoadState(const std::string& dir, CrashState* state, History* history, size_t* lo,
-                 size_t* hi, int* txn);
+                 size_t* hi, CheckOptions* check);
 
 }  // namespace shale::crash_states

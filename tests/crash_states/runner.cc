@@ -60,7 +60,7 @@ void CheckRecording(const std::string& name, const Recording& rec, const RunOpti
         const std::string dir =
             options.save_dir + "/" + name + "-" + std::to_string(report->saved++);
         Status s = Env::Default()->CreateDirIfMissing(options.save_dir);
-        if (s.ok()) s = SaveState(dir, state, rec.history, lo, hi, rec.check.txn);
+        if (s.ok()) s = SaveState(dir, state, rec.history, lo, hi, rec.check);
         text += s.ok() ? "\n  replay: " + options.replay_binary + " --replay=" + dir
                        : "\n  (not saved: " + s.ToString() + ")";
       }
@@ -154,7 +154,7 @@ std::vector<std::string> ReplayState(const std::string& dir, const CheckOptions&
   History history;
   size_t lo = 0, hi = 0;
   CheckOptions o = options;
-  Status s = LoadState(dir, &state, &history, &lo, &hi, &o.txn);
+  Status s = LoadState(dir, &state, &history, &lo, &hi, &o);
   if (!s.ok()) return {"load: " + s.ToString()};
   std::printf("state at call %zu: %s\nbounds [%zu, %zu] of %zu writes\n", state.point,
               state.description.c_str(), lo, hi, history.writes().size());

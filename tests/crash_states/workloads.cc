@@ -1,7 +1,9 @@
 #include "tests/crash_states/workloads.h"
 
+#include <thread>
+
 #include "shale/utilities/transaction.h"
-#include "shale/write_batch.h"
+#include "tests/crash_states/families.h"
 
 namespace shale::crash_states {
 
@@ -66,6 +68,8 @@ Status Context::StartRecording() {
   return s;
 }
 
+Env* Context::env() { return recording_ != nullptr ? recording_.get() : base_.get(); }
+
 Status Context::Open(std::unique_ptr<DB>* db) {
   Options o = options;
   o.env = recording_.get();
@@ -90,15 +94,26 @@ Status Context::Write(DB* db,
     Status s = v.has_value() ? batch.Put(k, *v) : batch.Delete(k);
     if (!s.ok()) return s;
   }
+  return Record(db, &batch, ops, wo);
+}
+
+Status Context::Record(DB* db, WriteBatch* batch,
+                       std::vector<std::pair<std::string, std::optional<std::string>>> ops,
+                       const WriteOptions& wo) {
   crash_states::Write w;
-  w.ops = ops;
+  w.ops = std::move(ops);
   w.wal = !wo.disableWAL;
   w.issued = Count();
-  Status s = db->Write(wo, &batch);
+  Status s = db->Write(wo, batch);
   if (!s.ok()) return s;  // a failed write is not history
   w.acked = Count();
+  // A synced write makes itself durable and every WAL write acknowledged before it was
+  // issued (concurrent ones may have joined its group or a later one).
+  const bool synced = wo.sync && !wo.disableWAL;
+  if (synced) w.durable = w.acked;
+  std::lock_guard<std::mutex> lock(history_mu_);
+  if (synced) history_.MarkDurable(w.acked, true, w.issued);
   history_.Add(std::move(w));
-  if (wo.sync && !wo.disableWAL) history_.MarkDurable(Count(), true);
   return s;
 }
 
@@ -107,6 +122,60 @@ Status Context::Flush(DB* db) {
   fo.wait = true;
   Status s = db->Flush(fo);
   if (s.ok()) history_.MarkDurable(Count(), false);
+  return s;
+}
+
+Status Context::OpenFamilies(const std::vector<std::string>& names,
+                             std::vector<ColumnFamilyHandle*>* handles, std::unique_ptr<DB>* db) {
+  families_ = true;
+  Options o = options;
+  o.env = env();
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  std::vector<ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : names) {
+    descriptors.emplace_back(name, ColumnFamilyOptions(options));
+  }
+  return DB::Open(DBOptions(o), dbname, descriptors, handles, db);
+}
+
+Status Context::CreateFamily(DB* db, const std::string& name, ColumnFamilyHandle** handle) {
+  families_ = true;
+  return db->CreateColumnFamily(ColumnFamilyOptions(options), name, handle);
+}
+
+Status Context::DropFamily(DB* db, ColumnFamilyHandle* family) {
+  crash_states::Write w;
+  w.ops = {{DropMarker(family->GetID()), std::nullopt}};
+  w.wal = false;  // a MANIFEST edit
+  w.issued = Count();
+  Status s = db->DropColumnFamily(family);
+  if (!s.ok()) return s;
+  w.acked = Count();
+  w.durable_in[FamilyOf(w.ops[0].first)] = w.acked;
+  history_.Add(std::move(w));
+  return s;
+}
+
+Status Context::WriteFamilies(DB* db, const std::vector<FamilyOp>& ops, const WriteOptions& wo) {
+  WriteBatch batch;
+  std::vector<std::pair<std::string, std::optional<std::string>>> named;
+  for (const FamilyOp& op : ops) {
+    Status s = op.value.has_value() ? batch.Put(op.family, op.key, *op.value)
+                                    : batch.Delete(op.family, op.key);
+    if (!s.ok()) return s;
+    named.emplace_back(FamilyKey(op.family->GetID(), op.key), op.value);
+  }
+  return Record(db, &batch, std::move(named), wo);
+}
+
+Status Context::FlushFamilies(DB* db, const std::vector<ColumnFamilyHandle*>& families) {
+  FlushOptions fo;
+  fo.wait = true;
+  Status s = db->Flush(fo, families);
+  for (ColumnFamilyHandle* f : families) {
+    if (s.ok()) history_.MarkDurableIn(Count(), std::to_string(f->GetID()));
+  }
   return s;
 }
 
@@ -162,6 +231,8 @@ Recording Context::Finish() {
   r.check.dbname = dbname;
   r.check.options = options;
   r.check.txn = txn_;
+  r.check.families = families_;
+  r.check.writers = writers;
   return r;
 }
 
@@ -322,6 +393,141 @@ Status TwoPhase(Context* c, int policy) {
 Status TwoPhaseCommitted(Context* c) { return TwoPhase(c, 1); }
 Status TwoPhasePrepared(Context* c) { return TwoPhase(c, 2); }
 
+// A family made and written to, alone and in a batch with the default family.
+Status FamilyCreateWrite(Context* c) {
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  std::vector<ColumnFamilyHandle*> h;
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName}, &h, &db));
+  ColumnFamilyHandle* a = nullptr;
+  CS_RETURN_IF_ERROR(c->CreateFamily(db.get(), "a", &a));
+  h.push_back(a);
+  CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(), {{a, Key(0), Val(0, 0, 300)}}));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{a, Key(1), Val(1, 1)}, {h[0], Key(1), Val(1, 1, 200)}}, Sync()));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{a, Key(0), std::nullopt}, {h[0], Key(2), Val(2, 2)}}));
+  return CloseFamilies(&db, &h);
+}
+
+// Batches across three families while they flush at different times: "a" flushes past
+// the WAL that holds batches whose parts in "b" and the default family are not synced;
+// recovery must keep each batch whole in every family and replay none twice.
+Status FamilyBatches(Context* c) {
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  std::vector<ColumnFamilyHandle*> h;
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName, "a", "b"}, &h, &db));
+  ColumnFamilyHandle *def = h[0], *a = h[1], *b = h[2];
+  for (int r = 0; r < 3; r++) {
+    CS_RETURN_IF_ERROR(c->WriteFamilies(
+        db.get(),
+        {{a, Key(r), Val(r, r, 300)}, {b, Key(r), Val(r, r, 200)}, {def, Key(r), Val(r, r)}},
+        r == 1 ? Sync() : WriteOptions()));
+  }
+  CS_RETURN_IF_ERROR(c->FlushFamilies(db.get(), {a}));
+  for (int r = 3; r < 5; r++) {
+    CS_RETURN_IF_ERROR(c->WriteFamilies(
+        db.get(),
+        {{a, Key(r % 3), Val(r, r, 300)}, {b, Key(r), std::nullopt}, {b, Key(0), Val(r, r)}}));
+  }
+  CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(), {{def, Key(0), std::nullopt}}));
+  CS_RETURN_IF_ERROR(c->FlushFamilies(db.get(), {b}));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{a, Key(0), Val(0, 6)}, {def, Key(5), Val(5, 6, 400)}}));
+  return CloseFamilies(&db, &h);
+}
+
+// A family dropped amid unsynced writes, then made again under the same name: the dropped
+// one's data must not come back, in the new family or anywhere.
+Status FamilyDropRecreate(Context* c) {
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  std::vector<ColumnFamilyHandle*> h;
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName, "a"}, &h, &db));
+  ColumnFamilyHandle *def = h[0], *a = h[1];
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{a, Key(0), Val(0, 0, 300)}, {def, Key(0), Val(0, 0)}}));
+  CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(), {{a, Key(1), Val(1, 1, 200)}}));
+  CS_RETURN_IF_ERROR(c->DropFamily(db.get(), a));
+  CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(), {{def, Key(2), Val(2, 2)}}));
+  ColumnFamilyHandle* again = nullptr;
+  CS_RETURN_IF_ERROR(c->CreateFamily(db.get(), "a", &again));
+  h.push_back(again);
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{again, Key(0), Val(0, 3)}, {def, Key(0), Val(0, 3)}}));
+  CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(), {{again, Key(3), Val(3, 4)}}, Sync()));
+  return CloseFamilies(&db, &h);
+}
+
+// A crashed DB with three families (one flushed past the WAL, unsynced batches in the
+// WAL) is reopened with its families and a new one, and that reopen is cut at every point.
+Status FamilyReopenInterrupted(Context* c) {
+  std::unique_ptr<DB> db;
+  std::vector<ColumnFamilyHandle*> h;
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName, "a", "b"}, &h, &db));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{h[1], Key(0), Val(0, 0)}, {h[2], Key(0), Val(0, 0)}}, Sync()));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{h[1], Key(1), Val(1, 1, 600)}, {h[0], Key(1), Val(1, 1)}}));
+  CS_RETURN_IF_ERROR(c->FlushFamilies(db.get(), {h[1]}));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{h[2], Key(2), Val(2, 2, 300)}, {h[0], Key(2), Val(2, 2)}}));
+  for (ColumnFamilyHandle* f : h) CS_RETURN_IF_ERROR(db->DestroyColumnFamilyHandle(f));
+  h.clear();
+  CS_RETURN_IF_ERROR(c->CrashAndKeepEverything(&db));
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName, "a", "b", "c"}, &h, &db));
+  CS_RETURN_IF_ERROR(
+      c->WriteFamilies(db.get(), {{h[3], Key(0), Val(0, 3)}, {h[2], Key(0), Val(0, 3)}}, Sync()));
+  return CloseFamilies(&db, &h);
+}
+
+// atomic_flush: batches across every family without the WAL, each group followed by a
+// flush of all of them together: after any crash the families stand at the same flush.
+Status FamilyAtomicFlush(Context* c) {
+  c->options.atomic_flush = true;
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  std::vector<ColumnFamilyHandle*> h;
+  CS_RETURN_IF_ERROR(c->OpenFamilies({kDefaultColumnFamilyName, "a", "b"}, &h, &db));
+  for (int r = 0; r < 2; r++) {
+    for (int i = 0; i < 2; i++) {
+      CS_RETURN_IF_ERROR(c->WriteFamilies(db.get(),
+                                          {{h[0], Key(i), Val(i, r)},
+                                           {h[1], Key(i), Val(i, r, 300)},
+                                           {h[2], Key(i + r), Val(i, r, 200)}},
+                                          NoWal()));
+    }
+    CS_RETURN_IF_ERROR(c->FlushFamilies(db.get(), h));
+  }
+  return CloseFamilies(&db, &h);
+}
+
+// Four threads write their own keys at once through the write group, every third write
+// synced: each thread's keys a prefix of its writes, and a write acknowledged before
+// another was issued kept whenever the other is (families.h, several writers).
+Status Writers(Context* c) {
+  c->writers = true;
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  CS_RETURN_IF_ERROR(c->Open(&db));
+  std::vector<Status> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([c, &db, &results, t] {
+      const std::string mine = "t" + std::to_string(t) + "/";
+      for (int i = 0; i < 5 && results[t].ok(); i++) {
+        results[t] = c->Put(db.get(), mine + Key(i % 3), Val(i, t, 200),
+                            i % 3 == 2 ? Sync() : WriteOptions());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : results) CS_RETURN_IF_ERROR(s);
+  return db->Close();
+}
+
 // Longer: mixed writes, several WALs, flushes, compactions and reopens.
 Status LongMixed(Context* c) {
   c->options.write_buffer_size = 8192;
@@ -369,6 +575,17 @@ const std::vector<Workload>& AllWorkloads() {
       {"two_phase", "2PC prepare, commit, rollback, one left prepared (WRITE_COMMITTED)", false,
        TwoPhaseCommitted},
       {"write_prepared", "the same under WRITE_PREPARED", false, TwoPhasePrepared},
+      {"cf_create_write", "a family made, written alone and in a batch with the default", false,
+       FamilyCreateWrite},
+      {"cf_batches", "batches across three families flushed at different times", false,
+       FamilyBatches},
+      {"cf_drop_recreate", "a family dropped amid writes and made again by its name", false,
+       FamilyDropRecreate},
+      {"cf_reopen_interrupted", "a crashed DB's reopen with its families and a new one, cut", false,
+       FamilyReopenInterrupted},
+      {"cf_atomic_flush", "atomic_flush: batches without the WAL across families, flushes", false,
+       FamilyAtomicFlush},
+      {"writers", "four threads writing at once, some synced (group commit)", false, Writers},
       {"long_mixed", "mixed writes, WAL switches, flushes, compactions, a reopen", true, LongMixed},
   };
   return kAll;

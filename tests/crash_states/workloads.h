@@ -3,12 +3,15 @@
 // needs (oracle.h). Background flushes and compactions run as usual; their calls land in
 // the log in the order they happened, so one recording is one real interleaving.
 //
-// Thread safety: a Context is used by the one thread running the workload.
+// Thread safety: a Context is used by the one thread running the workload, except that
+// Put, Delete, Write and WriteFamilies may be called from several threads at once (the
+// history is appended under a mutex; set `writers` so that the checker reads it so).
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +20,7 @@
 #include "shale/db.h"
 #include "shale/env.h"
 #include "shale/utilities/transaction_db.h"
+#include "shale/write_batch.h"
 #include "tests/crash_states/oracle.h"
 #include "tests/testutil/recording_env.h"
 
@@ -39,6 +43,8 @@ class Context {
   // The options every Open uses (env and create_if_missing are set by Open).
   Options options;
   const std::string dbname = "/db";
+  // Several threads write, each its own keys "<thread>/<key>" (oracle.h R7).
+  bool writers = false;
 
   // Before StartRecording: an unrecorded DB on the base Env, for a starting state.
   Status OpenUnrecorded(std::unique_ptr<DB>* db);
@@ -63,6 +69,28 @@ class Context {
   // A blocking flush; afterwards every earlier write is durable.
   Status Flush(DB* db);
 
+  // Column families (the checker then opens every family and matches each: oracle.h R7).
+  // Open with these families (the default among them or not; missing ones are created),
+  // handles in their order; the caller releases them with db->DestroyColumnFamilyHandle
+  // before the DB goes. Before StartRecording it opens on the base Env, unrecorded.
+  Status OpenFamilies(const std::vector<std::string>& names,
+                      std::vector<ColumnFamilyHandle*>* handles, std::unique_ptr<DB>* db);
+  Status CreateFamily(DB* db, const std::string& name, ColumnFamilyHandle** handle);
+  // Drops the family (its handle stays the caller's); from its acknowledgement the drop is
+  // durable and the family's data must never come back.
+  Status DropFamily(DB* db, ColumnFamilyHandle* family);
+  struct FamilyOp {
+    ColumnFamilyHandle* family;
+    std::string key;
+    std::optional<std::string> value;  // nullopt: a delete
+  };
+  // One WriteBatch across families.
+  Status WriteFamilies(DB* db, const std::vector<FamilyOp>& ops,
+                       const WriteOptions& wo = WriteOptions());
+  // A blocking flush of these families (together under atomic_flush); afterwards every
+  // earlier write is durable in each of them.
+  Status FlushFamilies(DB* db, const std::vector<ColumnFamilyHandle*>& families);
+
   // Through a TransactionDB (policy 1: WRITE_COMMITTED, 2: WRITE_PREPARED; the checker
   // opens it the same way).
   Status OpenTxn(int policy, std::unique_ptr<TransactionDB>* db);
@@ -82,8 +110,16 @@ class Context {
   std::unique_ptr<RecordingEnv> recording_;
   std::map<std::string, std::string> initial_;
   std::vector<std::string> initial_dirs_;
-  History history_;
+  // Records a write of batch (ops as the history names them).
+  Status Record(DB* db, WriteBatch* batch,
+                std::vector<std::pair<std::string, std::optional<std::string>>> ops,
+                const WriteOptions& wo);
+  Env* env();
+
+  std::mutex history_mu_;
+  History history_;  // appended under history_mu_ by Record
   int txn_ = 0;
+  bool families_ = false;
 };
 
 struct Workload {
