@@ -31,6 +31,15 @@ size_t BlockBuilder::CurrentSizeEstimate() const {
   return size;
 }
 
+size_t BlockBuilder::SizeEstimateAfter(const Slice& key, const Slice& value) const {
+  size_t size = CurrentSizeEstimate() + key.size() + value.size();
+  size += VarintLength(0) + VarintLength(key.size()) + VarintLength(value.size());
+  if (counter_ >= restart_interval_) size += sizeof(uint32_t);  // the entry starts a restart
+  // The hash index takes about a byte per entry.
+  if (hash_index_ != nullptr && hash_index_->Valid()) size += 1;
+  return size;
+}
+
 Slice BlockBuilder::Finish() {
   for (uint32_t r : restarts_) PutFixed32(&buffer_, r);
   auto footer = static_cast<uint32_t>(restarts_.size());

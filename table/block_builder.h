@@ -47,6 +47,9 @@ class BlockBuilder {
 
   // Size of the block if Finish() were called now.
   size_t CurrentSizeEstimate() const;
+  // At least the size the block would have after Add(key, value): the key counted whole,
+  // as if it shared no prefix.
+  size_t SizeEstimateAfter(const Slice& key, const Slice& value) const;
   bool empty() const { return num_entries_ == 0; }
   size_t NumEntries() const { return num_entries_; }
 

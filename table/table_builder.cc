@@ -53,6 +53,7 @@ void TableBuilder::Add(const Slice& key, const Slice& value) {
                                       key.ToString(true));
     return;
   }
+  if (DataBlockAlmostFull(key, value)) FlushDataBlock();
   if (pending_index_entry_) AddPendingIndexEntry(&key);
   if (filter_builder_ != nullptr) filter_builder_->AddKey(ExtractUserKey(key));
 
@@ -68,6 +69,18 @@ void TableBuilder::Add(const Slice& key, const Slice& value) {
   }
   data_block_.Add(key, value);
   if (data_block_.CurrentSizeEstimate() >= options_.table_options.block_size) FlushDataBlock();
+}
+
+bool TableBuilder::DataBlockAlmostFull(const Slice& key, const Slice& value) const {
+  // RocksDB's default cut (its block_size_deviation of 10): a block past 90% of block_size
+  // that this entry would take over it ends before the entry. Cutting only once a block
+  // reached block_size, as LevelDB does, made blocks about half an entry larger than asked
+  // for, and every cache miss reads, checks and decompresses the whole block.
+  if (data_block_.empty()) return false;
+  const size_t block_size = options_.table_options.block_size;
+  const size_t limit = block_size - block_size / 10;
+  return data_block_.CurrentSizeEstimate() > limit &&
+         data_block_.SizeEstimateAfter(key, value) > block_size;
 }
 
 void TableBuilder::AddPendingIndexEntry(const Slice* next_key) {

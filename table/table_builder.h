@@ -80,6 +80,8 @@ class TableBuilder {
  private:
   // Writes the pending data block, if any, and remembers its handle for the index.
   void FlushDataBlock();
+  // Whether the data block should end before this entry (RocksDB's cut by size).
+  bool DataBlockAlmostFull(const Slice& key, const Slice& value) const;
   void AddPendingIndexEntry(const Slice* next_key);
   // Finishes block, compresses it when may_compress and worthwhile, writes it, resets it.
   void WriteBlock(BlockBuilder* block, bool may_compress, BlockHandle* handle);
