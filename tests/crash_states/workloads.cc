@@ -1,5 +1,6 @@
 #include "tests/crash_states/workloads.h"
 
+#include <latch>
 #include <thread>
 
 #include "shale/utilities/transaction.h"
@@ -514,8 +515,10 @@ Status Writers(Context* c) {
   CS_RETURN_IF_ERROR(c->Open(&db));
   std::vector<Status> results(4);
   std::vector<std::thread> threads;
+  std::latch start(4);  // all threads begin writing together, so that their writes overlap
   for (int t = 0; t < 4; t++) {
-    threads.emplace_back([c, &db, &results, t] {
+    threads.emplace_back([c, &db, &results, &start, t] {
+      start.arrive_and_wait();
       const std::string mine = "t" + std::to_string(t) + "/";
       for (int i = 0; i < 5 && results[t].ok(); i++) {
         results[t] = c->Put(db.get(), mine + Key(i % 3), Val(i, t, 200),
