@@ -2,8 +2,9 @@
 // background errors and the sweep of obsolete files. The rest of DBImpl is cut along the
 // data flow: db_impl_write.cc (writes), db_impl_read.cc, db_impl_merge.cc and
 // db_impl_multiget.cc (reads), db_impl_flush.cc and db_impl_compaction.cc (background
-// work), db_impl_open.cc (open and recovery), db_properties.cc, db_info_log.cc and
-// db_debug.cc.
+// work), db_impl_open.cc (open and recovery), db_impl_files.cc (the DB's files for
+// copies: live files, metadata, WALs, the file-deletion count), db_properties.cc,
+// db_info_log.cc and db_debug.cc.
 #include "db/db_impl.h"
 
 #include <algorithm>
