@@ -69,11 +69,68 @@ Status Context::StartRecording() {
   return s;
 }
 
-Env* Context::env() { return recording_ != nullptr ? recording_.get() : base_.get(); }
+Env* Context::env() {
+  if (grouping_ != nullptr) return grouping_.get();
+  return recording_ != nullptr ? recording_.get() : base_.get();
+}
+
+// The WAL's Sync waits for every writer to have a write in flight (GroupWriters).
+class Context::GroupingEnv : public EnvWrapper {
+ public:
+  GroupingEnv(Env* target, Context* context) : EnvWrapper(target), context_(context) {}
+  Status NewWritableFile(const std::string& f, std::unique_ptr<WritableFile>* r,
+                         const EnvOptions& o) override {
+    Status s = target()->NewWritableFile(f, r, o);
+    if (s.ok() && f.ends_with(".log")) *r = std::make_unique<File>(std::move(*r), context_);
+    return s;
+  }
+
+ private:
+  class File : public WritableFile {
+   public:
+    File(std::unique_ptr<WritableFile> file, Context* context)
+        : file_(std::move(file)), context_(context) {}
+    Status Append(const Slice& data) override { return file_->Append(data); }
+    Status Flush() override { return file_->Flush(); }
+    Status Sync() override {
+      context_->WaitForWritersInFlight();
+      return file_->Sync();
+    }
+    Status Fsync() override {
+      context_->WaitForWritersInFlight();
+      return file_->Fsync();
+    }
+    Status Close() override { return file_->Close(); }
+    uint64_t GetFileSize() override { return file_->GetFileSize(); }
+
+   private:
+    std::unique_ptr<WritableFile> file_;
+    Context* context_;
+  };
+  Context* context_;
+};
+
+void Context::GroupWriters() { grouping_ = std::make_unique<GroupingEnv>(recording_.get(), this); }
+
+void Context::WriterBegin() {
+  std::lock_guard<std::mutex> lock(flight_mu_);
+  active_writers_++;
+}
+
+void Context::WriterDone() {
+  std::lock_guard<std::mutex> lock(flight_mu_);
+  active_writers_--;
+  flight_cv_.notify_all();
+}
+
+void Context::WaitForWritersInFlight() {
+  std::unique_lock<std::mutex> lock(flight_mu_);
+  flight_cv_.wait(lock, [this] { return in_flight_ >= active_writers_; });
+}
 
 Status Context::Open(std::unique_ptr<DB>* db) {
   Options o = options;
-  o.env = recording_.get();
+  o.env = grouping_ != nullptr ? grouping_.get() : recording_.get();
   o.create_if_missing = true;
   return DB::Open(o, dbname, db);
 }
@@ -105,7 +162,16 @@ Status Context::Record(DB* db, WriteBatch* batch,
   w.ops = std::move(ops);
   w.wal = !wo.disableWAL;
   w.issued = Count();
+  {
+    std::lock_guard<std::mutex> lock(flight_mu_);
+    in_flight_++;
+    flight_cv_.notify_all();
+  }
   Status s = db->Write(wo, batch);
+  {
+    std::lock_guard<std::mutex> lock(flight_mu_);
+    in_flight_--;
+  }
   if (!s.ok()) return s;  // a failed write is not history
   w.acked = Count();
   // A synced write makes itself durable and every WAL write acknowledged before it was
@@ -511,6 +577,7 @@ Status FamilyAtomicFlush(Context* c) {
 Status Writers(Context* c) {
   c->writers = true;
   CS_RETURN_IF_ERROR(c->StartRecording());
+  c->GroupWriters();
   std::unique_ptr<DB> db;
   CS_RETURN_IF_ERROR(c->Open(&db));
   std::vector<Status> results(4);
@@ -518,12 +585,14 @@ Status Writers(Context* c) {
   std::latch start(4);  // all threads begin writing together, so that their writes overlap
   for (int t = 0; t < 4; t++) {
     threads.emplace_back([c, &db, &results, &start, t] {
+      c->WriterBegin();
       start.arrive_and_wait();
       const std::string mine = "t" + std::to_string(t) + "/";
       for (int i = 0; i < 5 && results[t].ok(); i++) {
         results[t] = c->Put(db.get(), mine + Key(i % 3), Val(i, t, 200),
                             i % 3 == 2 ? Sync() : WriteOptions());
       }
+      c->WriterDone();
     });
   }
   for (std::thread& t : threads) t.join();

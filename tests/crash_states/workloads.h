@@ -8,6 +8,7 @@
 // history is appended under a mutex; set `writers` so that the checker reads it so).
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +46,12 @@ class Context {
   const std::string dbname = "/db";
   // Several threads write, each its own keys "<thread>/<key>" (oracle.h R7).
   bool writers = false;
+  // After StartRecording, before Open: each WAL sync waits until every thread between its
+  // WriterBegin and WriterDone has a write in flight, so that they queue behind the
+  // syncing leader and the next leader commits them as one group.
+  void GroupWriters();
+  void WriterBegin();
+  void WriterDone();
 
   // Before StartRecording: an unrecorded DB on the base Env, for a starting state.
   Status OpenUnrecorded(std::unique_ptr<DB>* db);
@@ -115,6 +122,14 @@ class Context {
                 std::vector<std::pair<std::string, std::optional<std::string>>> ops,
                 const WriteOptions& wo);
   Env* env();
+
+  class GroupingEnv;
+  void WaitForWritersInFlight();
+  std::unique_ptr<Env> grouping_;
+  std::mutex flight_mu_;
+  std::condition_variable flight_cv_;
+  int in_flight_ = 0;       // writes issued, not yet returned (under flight_mu_)
+  int active_writers_ = 0;  // threads not yet done (under flight_mu_)
 
   std::mutex history_mu_;
   History history_;  // appended under history_mu_ by Record
