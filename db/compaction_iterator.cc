@@ -20,8 +20,31 @@ void CompactionIterationStats::Add(const CompactionIterationStats& o) {
   num_single_del_mismatch += o.num_single_del_mismatch;
   num_record_drop_merged += o.num_record_drop_merged;
   num_merge_failures += o.num_merge_failures;
+  num_record_drop_user += o.num_record_drop_user;
   total_input_raw_key_bytes += o.total_input_raw_key_bytes;
   total_input_raw_value_bytes += o.total_input_raw_value_bytes;
+}
+
+Status ChooseCompactionFilter(const Options& options, const CompactionFilter::Context& context,
+                              std::unique_ptr<CompactionFilter>* owned,
+                              const CompactionFilter** filter) {
+  owned->reset();
+  *filter = nullptr;
+  if (context.reason == TableFileCreationReason::kCompaction &&
+      options.compaction_filter != nullptr) {
+    *filter = options.compaction_filter;
+  } else if (options.compaction_filter_factory != nullptr &&
+             options.compaction_filter_factory->ShouldFilterTableFileCreation(context.reason)) {
+    *owned = options.compaction_filter_factory->CreateCompactionFilter(context);
+    *filter = owned->get();
+  }
+  if (*filter != nullptr && !(*filter)->IgnoreSnapshots()) {
+    *filter = nullptr;
+    owned->reset();
+    return Status::NotSupported(
+        "CompactionFilter::IgnoreSnapshots() = false is not supported anymore.");
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -114,6 +137,48 @@ void CompactionIterator::CoverStripe() {
   has_cover_ = true;
 }
 
+CompactionFilter::Decision CompactionIterator::Offer(const ParsedInternalKey& ik,
+                                                     const Slice& value) {
+  using Decision = CompactionFilter::Decision;
+  const CompactionFilter::ValueType type =
+      ik.type == kTypeMerge ? CompactionFilter::kMergeOperand : CompactionFilter::kValue;
+  filter_value_.clear();
+  filter_skip_until_.clear();
+  Decision d =
+      filter_->FilterV3(filter_level_, ik.user_key, type, &value, /*existing_columns=*/nullptr,
+                        &filter_value_, /*new_columns=*/nullptr, &filter_skip_until_);
+  switch (d) {
+    case Decision::kKeep:
+    case Decision::kRemove:
+    case Decision::kChangeValue:
+    case Decision::kPurge: return d;
+    case Decision::kRemoveAndSkipUntil:
+      // A bound not past the key would move backwards: the entry is kept instead.
+      if (ucmp_->Compare(filter_skip_until_, ik.user_key) <= 0) return Decision::kKeep;
+      return d;
+    case Decision::kChangeBlobIndex:
+      status_ = Status::NotSupported(
+          "Only stacked BlobDB's internal compaction filter can return kChangeBlobIndex.");
+      break;
+    case Decision::kIOError:
+      status_ =
+          Status::NotSupported("CompactionFilter for integrated BlobDB should not return kIOError");
+      break;
+    case Decision::kChangeWideColumnEntity:
+      status_ = Status::NotSupported("compaction filter: shale stores no wide-column entities");
+      break;
+    default: status_ = Status::NotSupported("FilterV2/V3 should never return kUndetermined"); break;
+  }
+  return Decision::kUndetermined;
+}
+
+void CompactionIterator::SkipToFilterBound() {
+  std::string target;
+  AppendInternalKey(&target, filter_skip_until_, kMaxSequenceNumber, kValueTypeForSeek);
+  input_->Seek(target);
+  input_unprocessed_ = true;
+}
+
 void CompactionIterator::SeekToFirst() {
   input_unprocessed_ = true;
   has_current_user_key_ = false;
@@ -121,6 +186,7 @@ void CompactionIterator::SeekToFirst() {
   stripe_covered_ = false;
   has_cover_ = false;
   has_dropped_tombstone_ = false;
+  key_offered_ = false;
   queue_.clear();
   queue_pos_ = 0;
   status_ = Status::OK();
@@ -167,18 +233,44 @@ bool CompactionIterator::EmitQueued() {
   return true;
 }
 
-void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
+bool CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
   if (merge_operator_ == nullptr) {
     EmitFromInput(first);
-    return;
+    return true;
   }
+  using Decision = CompactionFilter::Decision;
+  // Operands a snapshot sees are kept without asking the filter.
+  const SequenceNumber latest_snapshot = snapshots_.empty() ? 0 : snapshots_.back();
+  bool skipped = false;  // the filter moved the input past the key
+  // Adds the operand at the input to the run, as the filter decides. False: stop (an
+  // error in status_, or skipped).
+  auto take = [&](const ParsedInternalKey& op) {
+    Decision d = Decision::kKeep;
+    if (filter_ != nullptr && op.sequence > latest_snapshot) d = Offer(op, input_->value());
+    switch (d) {
+      case Decision::kKeep:
+        run_.emplace_back(input_->key().ToString(), input_->value().ToString());
+        return true;
+      case Decision::kChangeValue:
+        run_.emplace_back(input_->key().ToString(), filter_value_);
+        return true;
+      case Decision::kRemove:
+      case Decision::kPurge: stats_.num_record_drop_user++; return true;
+      case Decision::kRemoveAndSkipUntil:
+        stats_.num_record_drop_user++;
+        SkipToFilterBound();
+        skipped = true;
+        return false;
+      default: return false;
+    }
+  };
   // Gather the stripe's run of operands, then look at what lies beneath it.
   run_.clear();
-  run_.emplace_back(input_->key().ToString(), input_->value().ToString());
   enum class Beneath { kPut, kDelete, kSingleDelete, kNothing, kUnknown };
   Beneath beneath = Beneath::kUnknown;
   ParsedInternalKey base;  // the entry beneath, when in the same stripe
-  while (true) {
+  bool more = take(first);
+  while (more) {
     input_->Next();
     input_unprocessed_ = true;
     if (!input_->Valid()) {
@@ -196,7 +288,7 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
     if (base.type == kTypeMerge) {
       CountInput(base, input_->value());
       input_unprocessed_ = false;
-      run_.emplace_back(input_->key().ToString(), input_->value().ToString());
+      more = take(base);
       continue;
     }
     if (base.type == kTypeValue) beneath = Beneath::kPut;
@@ -204,6 +296,13 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
     if (base.type == kTypeSingleDeletion) beneath = Beneath::kSingleDelete;
     break;
   }
+  if (!status_.ok()) return true;
+  // Skipped: the key's older entries were dropped unread, as at another key.
+  if (skipped) beneath = Beneath::kNothing;
+  // Every operand dropped: what lies beneath is judged on its own by the next round.
+  if (run_.empty()) return false;
+  ParsedInternalKey newest;
+  ParseInternalKey(run_.front().first, &newest).PermitUncheckedError();  // parsed once already
 
   std::vector<Slice> operands;  // oldest first
   operands.reserve(run_.size());
@@ -223,7 +322,7 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
       stats_.num_merge_failures++;
       RecordTick(statistics_, NUMBER_MERGE_FAILURES);
       status_ = s;
-      return;
+      return true;
     }
     stats_.num_record_drop_merged += run_.size() - 1;
     if (beneath == Beneath::kPut || beneath == Beneath::kDelete) {
@@ -234,19 +333,20 @@ void CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
     }
     // Covered: only SingleDeletes are still judged below (such as the one beneath).
     CoverStripe();
-    AppendInternalKey(&result_key, user_key, first.sequence, kTypeValue);
+    AppendInternalKey(&result_key, user_key, newest.sequence, kTypeValue);
     EmitCopy(result_key, result);
-    return;
+    return true;
   }
   if (PartialMergeOperands(merge_operator_, user_key, operands, &result, info_log_)) {
     stats_.num_record_drop_merged += run_.size() - 1;
-    AppendInternalKey(&result_key, user_key, first.sequence, kTypeMerge);
+    AppendInternalKey(&result_key, user_key, newest.sequence, kTypeMerge);
     EmitCopy(result_key, result);
-    return;
+    return true;
   }
   queue_.swap(run_);
   queue_pos_ = 0;
   EmitQueued();
+  return true;
 }
 
 void CompactionIterator::NextFromInput() {
@@ -279,6 +379,7 @@ void CompactionIterator::NextFromInput() {
       has_stripe_ = false;
       has_cover_ = false;
       has_dropped_tombstone_ = false;
+      key_offered_ = false;
       after_cancel = false;
     }
     SequenceNumber stripe;
@@ -298,6 +399,39 @@ void CompactionIterator::NextFromInput() {
       }
       EmitFromInput(ik);
       return;
+    }
+    // The entry as it goes on: the input's, or the filter's rewrite of it.
+    Slice entry_key = input_->key();
+    Slice entry_value = input_->value();
+    bool rewritten = false;
+    if (!key_offered_) {
+      key_offered_ = true;
+      if (filter_ != nullptr && ik.type == kTypeValue) {
+        using Decision = CompactionFilter::Decision;
+        const Decision d = Offer(ik, entry_value);
+        if (d == Decision::kUndetermined) return;  // status_ says why
+        if (d == Decision::kRemoveAndSkipUntil) {
+          stats_.num_record_drop_user++;
+          SkipToFilterBound();
+          continue;
+        }
+        if (d != Decision::kKeep) {
+          if (d == Decision::kRemove) ik.type = kTypeDeletion;
+          if (d == Decision::kPurge) ik.type = kTypeSingleDeletion;
+          if (d == Decision::kChangeValue) {
+            rewritten_value_.swap(filter_value_);
+          } else {
+            stats_.num_record_drop_user++;
+            rewritten_value_.clear();
+          }
+          rewritten_key_.clear();
+          AppendInternalKey(&rewritten_key_, ik.user_key, ik.sequence, ik.type);
+          entry_key = rewritten_key_;
+          entry_value = rewritten_value_;
+          ParseInternalKey(entry_key, &ik).PermitUncheckedError();  // just encoded
+          rewritten = true;
+        }
+      }
     }
     if (has_cover_ && stripe > cover_stripe_ && ik.type != kTypeSingleDeletion) {
       // Committed after a newer Put or Delete that every one of its readers also sees
@@ -319,16 +453,16 @@ void CompactionIterator::NextFromInput() {
     }
 
     if (ik.type == kTypeMerge) {
-      ResolveMerge(ik);
-      return;
+      if (ResolveMerge(ik)) return;
+      continue;
     }
 
     if (ik.type == kTypeSingleDeletion) {
       // Hides older entries of this stripe only (see the header).
       stripe_covered_ = true;
       // Peek at the next entry: the Put this SingleDelete cancels, if it is in this stripe.
-      const std::string sd_key = input_->key().ToString();
-      const std::string sd_value = input_->value().ToString();
+      const std::string sd_key = entry_key.ToString();
+      const std::string sd_value = entry_value.ToString();
       input_->Next();
       input_unprocessed_ = true;
       ParsedInternalKey next;
@@ -379,10 +513,14 @@ void CompactionIterator::NextFromInput() {
       stats_.num_record_drop_obsolete++;
       const bool optimized = !compaction_->bottommost_level();
       if (optimized) stats_.num_optimized_del_drop_obsolete++;
-      RememberDroppedTombstone(input_->key(), input_->value(), optimized);
+      RememberDroppedTombstone(entry_key, entry_value, optimized);
       continue;
     }
-    EmitFromInput(ik);
+    if (rewritten) {
+      EmitCopy(entry_key, entry_value);
+    } else {
+      EmitFromInput(ik);
+    }
     return;
   }
 }

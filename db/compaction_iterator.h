@@ -65,6 +65,22 @@
 //    for every entry of the job: it is nobody's stripe, and the earliest snapshot of the
 //    Delete rules is the earliest one not known to be released.
 //
+// With a CompactionFilter (SetCompactionFilter; what each decision means is in
+// shale/compaction_filter.h), as RocksDB applies one:
+//  - The first committed entry of each user key (the newest one, or, with a checker, the
+//    newest the job's snapshot sees) is offered when it is a Put, whatever its stripe, and
+//    no other entry of the key is. kRemove and kPurge turn it into a Delete or a
+//    SingleDelete at its sequence number, kChangeValue gives it the new value; the entry
+//    is then judged by the rules above as if it had been written so. kRemoveAndSkipUntil
+//    drops it and moves the input to the first entry of skip_until (or past the end
+//    bound), dropping everything between unread.
+//  - With a merge operator, each operand of a run newer than the latest snapshot is
+//    offered before the run is resolved: kRemove and kPurge drop the operand,
+//    kChangeValue replaces it, kRemoveAndSkipUntil drops it and skips as above (the run
+//    then ends as at another key). A run whose every operand was dropped resolves to
+//    nothing, and what lies beneath it is judged on its own.
+//  - A decision shale cannot honour stops the iteration with NotSupported.
+//
 // Corrupt internal keys stop the iteration with Corruption; input errors stop it with the
 // input's status.
 //
@@ -74,14 +90,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "db/snapshot_checker.h"
+#include "shale/compaction_filter.h"
 #include "shale/comparator.h"
 #include "shale/env.h"
 #include "shale/merge_operator.h"
+#include "shale/options.h"
 #include "shale/slice.h"
 #include "shale/statistics.h"
 #include "shale/status.h"
@@ -114,11 +133,21 @@ struct CompactionIterationStats {
   uint64_t num_record_drop_merged = 0;
   // Merge operator calls that failed (the iteration stopped with Corruption).
   uint64_t num_merge_failures = 0;
+  // Entries the compaction filter removed, purged or skipped from (COMPACTION_KEY_DROP_USER).
+  uint64_t num_record_drop_user = 0;
   uint64_t total_input_raw_key_bytes = 0;
   uint64_t total_input_raw_value_bytes = 0;
 
   void Add(const CompactionIterationStats& o);
 };
+
+// The filter a job offers entries to: for a compaction, the family's compaction_filter;
+// otherwise (or for a flush) one the family's compaction_filter_factory makes, if
+// ShouldFilterTableFileCreation(context.reason) says so. *owned holds a made one; *filter
+// is null when there is none. NotSupported for a filter whose IgnoreSnapshots() is false.
+Status ChooseCompactionFilter(const Options& options, const CompactionFilter::Context& context,
+                              std::unique_ptr<CompactionFilter>* owned,
+                              const CompactionFilter** filter);
 
 class CompactionIterator {
  public:
@@ -140,6 +169,13 @@ class CompactionIterator {
                      SequenceNumber job_snapshot = kMaxSequenceNumber);
   CompactionIterator(const CompactionIterator&) = delete;
   CompactionIterator& operator=(const CompactionIterator&) = delete;
+
+  // Offers entries to filter, telling it level (see the rules above). Optional (null:
+  // none); before SeekToFirst(). The filter must outlive the iterator.
+  void SetCompactionFilter(const CompactionFilter* filter, int level) {
+    filter_ = filter;
+    filter_level_ = level;
+  }
 
   // Starts at the input's current position.
   void SeekToFirst();
@@ -185,8 +221,15 @@ class CompactionIterator {
   void EmitCopy(const Slice& key, const Slice& value);
   // Resolves the run of operands starting at the input's current Merge entry (the newest
   // of the current stripe): emits the result, or the first of the operands kept, or sets
-  // status_.
-  void ResolveMerge(const ParsedInternalKey& first);
+  // status_, and returns true; false when the filter dropped every operand (nothing
+  // emitted, the input at the next entry to process).
+  bool ResolveMerge(const ParsedInternalKey& first);
+  // Asks the filter about one entry (a Put or an operand) of the current key. Returns the
+  // decision to apply (kRemoveAndSkipUntil only with a skip_until_ past the key; the new
+  // value in filter_value_), or kUndetermined with status_ set.
+  CompactionFilter::Decision Offer(const ParsedInternalKey& ik, const Slice& value);
+  // Moves the input to the first entry at or after filter_skip_until_ (a user key).
+  void SkipToFilterBound();
   // Emits the next queued entry, if any.
   bool EmitQueued();
 
@@ -236,6 +279,16 @@ class CompactionIterator {
   bool has_dropped_tombstone_ = false;
   bool dropped_tombstone_optimized_ = false;
   std::pair<std::string, std::string> dropped_tombstone_;
+
+  const CompactionFilter* filter_ = nullptr;
+  int filter_level_ = 0;
+  // The current key's first committed entry was offered (or was no Put): no other is.
+  bool key_offered_ = false;
+  std::string filter_value_;
+  std::string filter_skip_until_;
+  // The current entry as the filter rewrote it (internal key, value).
+  std::string rewritten_key_;
+  std::string rewritten_value_;
 
   CompactionIterationStats stats_;
 };

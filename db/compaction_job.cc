@@ -9,6 +9,7 @@
 #include "db/job_cpu_time.h"
 #include "db/level_iterator.h"
 #include "db/table_file_writer.h"
+#include "db/version.h"
 #include "table/merging_iterator.h"
 #include "util/logging.h"
 #include "util/statistics.h"
@@ -188,6 +189,7 @@ Status CompactionJob::Run() {
   RecordTick(st, COMPACTION_KEY_DROP_OBSOLETE, stats_.iter.num_record_drop_obsolete);
   RecordTick(st, COMPACTION_OPTIMIZED_DEL_DROP_OBSOLETE,
              stats_.iter.num_optimized_del_drop_obsolete);
+  RecordTick(st, COMPACTION_KEY_DROP_USER, stats_.iter.num_record_drop_user);
   RecordTimeToHistogram(st, COMPACTION_TIME, stats_.elapsed_micros);
   RecordInHistogram(st, NUM_FILES_IN_SINGLE_COMPACTION, stats_.num_input_files);
   RecordInHistogram(st, NUM_SUBCOMPACTIONS_SCHEDULED, stats_.num_subcompactions);
@@ -249,16 +251,27 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
     input->SeekToFirst();
   }
 
+  CompactionFilter::Context context;
+  context.is_full_compaction = IsFullCompaction();
+  context.is_manual_compaction = compaction_->is_manual();
+  context.input_start_level = compaction_->start_level();
+  context.column_family_id = column_family_id_;
+  context.reason = TableFileCreationReason::kCompaction;
+  std::unique_ptr<CompactionFilter> owned_filter;
+  const CompactionFilter* filter = nullptr;
+  Status s = ChooseCompactionFilter(options_, context, &owned_filter, &filter);
+
   const Comparator* ucmp = icmp_->user_comparator();
   const Slice end(sub->end);
   CompactionIterator iter(input.get(), ucmp, snapshots_, compaction_, sub->has_end ? &end : nullptr,
                           options_.merge_operator.get(), options_.info_log.get(),
                           options_.statistics.get(), snapshot_checker_, job_snapshot_);
+  iter.SetCompactionFilter(filter, compaction_->start_level());
   std::string last_user_key;
   bool has_last = false;
   bool cut_pending = false;
-  Status s;
-  for (iter.SeekToFirst(); iter.Valid(); iter.Next()) {
+  if (s.ok()) iter.SeekToFirst();
+  for (; s.ok() && iter.Valid(); iter.Next()) {
     if (shutting_down_ != nullptr && shutting_down_->load(std::memory_order_relaxed)) {
       s = Status::ShutdownInProgress("compaction stopped: the DB is closing");
       break;
@@ -325,6 +338,13 @@ Status CompactionJob::FinishOutput(SubcompactionState* sub) {
   Status s = sub->writer->Finish(table_cache_, &meta);
   if (s.ok()) sub->outputs.push_back(std::move(meta));
   return s;
+}
+
+bool CompactionJob::IsFullCompaction() const {
+  const Version* v = compaction_->input_version();
+  size_t total = 0;
+  for (int level = 0; level < v->NumLevels(); level++) total += v->NumFiles(level);
+  return compaction_->num_input_files() == total;
 }
 
 void CompactionJob::DeleteOutputs(const std::vector<uint64_t>& numbers) {

@@ -17,6 +17,10 @@
 // Failure: Run() returns the first error (input corruption, I/O error, ShutdownInProgress
 // when the shutting-down flag is raised) after deleting every output file it created.
 //
+// A compaction filter (shale/compaction_filter.h) is chosen per subcompaction: the
+// family's shared one, or one its factory makes for that subcompaction alone; entries are
+// offered to it from the subcompaction's thread.
+//
 // Thread safety: Run() is called once, WITHOUT the DB mutex, from one thread (it starts
 // and joins its own subcompaction threads). new_file_number and register_output are called
 // from those threads but never concurrently with each other (the job serializes them); they
@@ -82,6 +86,10 @@ class CompactionJob {
     job_snapshot_ = job_snapshot;
   }
 
+  // The family the job compacts, as a compaction filter factory is told it. Optional
+  // (default 0, the default family); before Run().
+  void SetColumnFamilyId(uint32_t id) { column_family_id_ = id; }
+
   // Does the work; see the contract above.
   Status Run();
 
@@ -104,6 +112,8 @@ class CompactionJob {
   Status OpenOutput(SubcompactionState* sub);
   Status FinishOutput(SubcompactionState* sub);
   void DeleteOutputs(const std::vector<uint64_t>& numbers);
+  // Whether the inputs are every file of the tree (CompactionFilter::Context).
+  bool IsFullCompaction() const;
 
   const Options& options_;
   const std::string dbname_;
@@ -115,6 +125,7 @@ class CompactionJob {
   const std::function<void(uint64_t)> register_output_;
   Directory* const db_dir_;
   uint64_t job_id_ = 0;
+  uint32_t column_family_id_ = 0;
   const std::atomic<bool>* shutting_down_ = nullptr;
   const SnapshotChecker* snapshot_checker_ = nullptr;
   SequenceNumber job_snapshot_ = kMaxSequenceNumber;

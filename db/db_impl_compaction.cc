@@ -100,6 +100,7 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
         db_dir_.get());
     job.SetShuttingDown(&shutting_down_);
     job.SetJobId(next_job_id_.fetch_add(1));
+    job.SetColumnFamilyId(cfd->id());
     job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
     UnlockDb();  // the job reads and writes SST files without the DB mutex
     s = job.Run();

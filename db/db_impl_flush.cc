@@ -205,6 +205,7 @@ Status DBImpl::FlushImmutables(const FlushPick& pick) {
                                        u.cfd->table_cache(), db_dir_.get(), u.mem, snaps.snapshots,
                                        u.number);
     u.job->SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
+    u.job->SetColumnFamilyId(u.cfd->id());
   }
   scheduler_.BeginFlush();
   UnlockDb();  // the SSTs are written and synced without the DB mutex

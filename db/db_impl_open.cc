@@ -255,6 +255,7 @@ Status DBImpl::FlushRecoveredMemtable(ColumnFamilyData* cfd, MemTable* mem, Vers
   FlushJob job(*job_options, dbname_, &cfd->internal_comparator(), cfd->table_cache(),
                db_dir_.get(), mem, snaps.snapshots, number);
   job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
+  job.SetColumnFamilyId(cfd->id());
   UnlockDb();  // the SST is written without the DB mutex, as a background flush's
   Status s = job.Run();
   LockDb();

@@ -25,16 +25,24 @@ FlushJob::FlushJob(const Options& options, const std::string& dbname,
 Status FlushJob::Run() {
   const uint64_t start = options_.env->NowMicros();
   const uint64_t cpu_start = ThreadCpuMicros();
+  CompactionFilter::Context context;
+  context.column_family_id = column_family_id_;
+  context.reason = TableFileCreationReason::kFlush;
+  std::unique_ptr<CompactionFilter> owned_filter;
+  const CompactionFilter* filter = nullptr;
+  Status s = ChooseCompactionFilter(options_, context, &owned_filter, &filter);
+  if (!s.ok()) return s;
   std::unique_ptr<InternalIterator> input(mem_->NewIterator());
   input->SeekToFirst();
   CompactionIterator iter(input.get(), icmp_->user_comparator(), snapshots_,
                           /*compaction=*/nullptr, /*end_user_key=*/nullptr,
                           options_.merge_operator.get(), options_.info_log.get(),
                           options_.statistics.get(), snapshot_checker_, job_snapshot_);
+  iter.SetCompactionFilter(filter, /*level=*/0);
   // Gets reached this memtable (it kept a filter): they will search the L0 file too.
   const uint64_t key_filter_keys = mem_->has_filter() ? mem_->num_entries() : 0;
-  Status s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true,
-                        key_filter_keys, table_cache_, &meta_);
+  s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true, key_filter_keys,
+                 table_cache_, &meta_);
   if (s.ok() && meta_.file_size > 0) {
     s = SyncDirectory(db_dir_);
     if (!s.ok()) DeleteTableFile(options_.env, dbname_, meta_.number, table_cache_);

@@ -3,8 +3,10 @@
 //
 // The memtable's entries pass through a CompactionIterator with the live snapshots, so the
 // file keeps exactly what some reader can still see: versions hidden from every snapshot
-// go, and so do Puts cancelled by their SingleDelete. When nothing survives there is no
-// file at all (meta().file_size == 0) and the edit adds none.
+// go, and so do Puts cancelled by their SingleDelete. A compaction filter sees the entries
+// only when the family's factory asks for flushes (ShouldFilterTableFileCreation(kFlush)),
+// as RocksDB's; the filter made for the flush serves it alone. When nothing survives there
+// is no file at all (meta().file_size == 0) and the edit adds none.
 //
 // Lifecycle: construct under the DB mutex (the caller has allocated the file number and
 // registered it as a pending output, and keeps the memtable referenced), Run() WITHOUT the
@@ -45,6 +47,10 @@ class FlushJob {
     job_snapshot_ = job_snapshot;
   }
 
+  // The family flushed, as a compaction filter factory is told it. Optional (default 0,
+  // the default family); before Run().
+  void SetColumnFamilyId(uint32_t id) { column_family_id_ = id; }
+
   // Writes, syncs and verifies the file, then syncs the directory so that the MANIFEST may
   // name it. On failure no file is left behind and the memtable is untouched.
   Status Run();
@@ -66,6 +72,7 @@ class FlushJob {
   const std::vector<SequenceNumber> snapshots_;
   const SnapshotChecker* snapshot_checker_ = nullptr;
   SequenceNumber job_snapshot_ = kMaxSequenceNumber;
+  uint32_t column_family_id_ = 0;
   FileMetaData meta_;
   uint64_t elapsed_micros_ = 0;
   uint64_t cpu_micros_ = 0;

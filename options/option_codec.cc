@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shale/compaction_filter.h"
 #include "shale/merge_operator.h"
 #include "table/filter.h"
 #include "table/table_factory.h"
@@ -199,6 +200,14 @@ std::string FormatTableFactory(const TableFactory* factory) {
 
 std::string FormatMergeOperator(const MergeOperator* merge_operator) {
   return merge_operator != nullptr ? merge_operator->Name() : "nullptr";
+}
+
+std::string FormatCompactionFilter(const CompactionFilter* filter) {
+  return filter != nullptr ? filter->Name() : "nullptr";
+}
+
+std::string FormatCompactionFilterFactory(const CompactionFilterFactory* factory) {
+  return factory != nullptr ? factory->Name() : "nullptr";
 }
 
 std::string FormatFilterPolicy(const FilterPolicy* policy) {

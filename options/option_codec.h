@@ -43,6 +43,8 @@ bool ParseDataBlockIndexType(const std::string& text,
 std::string FormatComparator(const Comparator* comparator);
 std::string FormatTableFactory(const TableFactory* factory);
 std::string FormatMergeOperator(const MergeOperator* merge_operator);
+std::string FormatCompactionFilter(const CompactionFilter* filter);
+std::string FormatCompactionFilterFactory(const CompactionFilterFactory* factory);
 // "nullptr", "bloomfilter:<bits>:false" or "ribbonfilter:<bits>:<bloom_before_level>".
 std::string FormatFilterPolicy(const FilterPolicy* policy);
 // Objects RocksDB does not persist; spelled for the LOG only.
@@ -144,6 +146,12 @@ struct Codec<std::shared_ptr<TableFactory>> : SharedObjectCodec<TableFactory, Fo
 template <>
 struct Codec<std::shared_ptr<MergeOperator>>
     : SharedObjectCodec<MergeOperator, FormatMergeOperator> {};
+template <>
+struct Codec<const CompactionFilter*> : ObjectCodec<const CompactionFilter*, FormatCompactionFilter> {
+};
+template <>
+struct Codec<std::shared_ptr<CompactionFilterFactory>>
+    : SharedObjectCodec<CompactionFilterFactory, FormatCompactionFilterFactory> {};
 template <>
 struct Codec<std::shared_ptr<const FilterPolicy>>
     : SharedObjectCodec<const FilterPolicy, FormatFilterPolicy> {};

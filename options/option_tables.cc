@@ -175,6 +175,10 @@ const OptionInfo kCFOptions[] = {
     {CF_OPTION(max_successive_merges), .default_value = "0", .flags = kOptionMutable,
      .help = "Operands of one key in the memtable before a Merge folds them; 0: never",
      .bench_flag = kSame},
+    {CF_OPTION(compaction_filter), .default_value = "nullptr", .flags = kOptionObject,
+     .help = "Offered each key's newest value in compaction"},
+    {CF_OPTION(compaction_filter_factory), .default_value = "nullptr", .flags = kOptionObject,
+     .help = "Makes a compaction filter per compaction"},
 };
 
 const OptionInfo kBlockBasedTableOptions[] = {

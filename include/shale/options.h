@@ -27,6 +27,8 @@ class Logger;
 class Snapshot;
 class Statistics;
 class MergeOperator;
+class CompactionFilter;
+class CompactionFilterFactory;
 class WriteBufferManager;
 
 // What recovery does with a WAL that is damaged, as RocksDB defines the four modes.
@@ -128,6 +130,15 @@ struct ColumnFamilyOptions {
   // writes it as a Put instead, so reads never fold more than this many memtable operands.
   // Costs a read on such writes. 0 turns it off. Mutable. Default: 0.
   size_t max_successive_merges = 0;
+
+  // ---- Compaction filter (see shale/compaction_filter.h).
+  // Offered each key's newest value (and newer merge operands) in every compaction of this
+  // family; it may drop or change them. Shared by concurrent compactions: it must be
+  // thread-safe, and outlive the DB. Written to the OPTIONS file by name. Default: nullptr.
+  const CompactionFilter* compaction_filter = nullptr;
+  // Makes a filter per (sub)compaction, told what the job is; ignored when
+  // compaction_filter is set. Written to the OPTIONS file by name. Default: nullptr.
+  std::shared_ptr<CompactionFilterFactory> compaction_filter_factory;
 
   ColumnFamilyOptions() = default;
 };

@@ -11,4 +11,12 @@ using SequenceNumber = uint64_t;
 
 inline constexpr SequenceNumber kMinUnCommittedSeq = 1;  // 0 is always committed
 
+// Why an SST file is being written (what a CompactionFilterFactory is asked about).
+enum class TableFileCreationReason {
+  kFlush,
+  kCompaction,
+  kRecovery,
+  kMisc,
+};
+
 }  // namespace shale
