@@ -85,7 +85,7 @@ const std::vector<FileMetaPtr>& Compaction::output_level_inputs() const {
 }
 
 bool Compaction::IsTrivialMove() const {
-  if (start_level_ == output_level_) return false;
+  if (!trivial_move_allowed_ || start_level_ == output_level_) return false;
   if (num_input_files() != 1 || inputs_[0].files.size() != 1) return false;
   if (!output_level_inputs().empty()) return false;
   // The single input must not overlap the output level at all (the picker found no

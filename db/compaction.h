@@ -92,6 +92,8 @@ class Compaction {
   // only: one input file, a different output level with no overlapping file in it, and
   // no more grandparent overlap than max_grandparent_overlap_bytes().
   bool IsTrivialMove() const;
+  // Makes IsTrivialMove() false: the files are rewritten (for a compaction filter).
+  void DisallowTrivialMove() { trivial_move_allowed_ = false; }
   // For a trivial move: delete the input from the start level and add it to the output
   // level unchanged.
   void AddTrivialMoveEdit(VersionEdit* edit) const;
@@ -126,6 +128,7 @@ class Compaction {
   const double score_;
   const bool is_manual_;
   uint32_t max_subcompactions_ = 0;
+  bool trivial_move_allowed_ = true;
   uint64_t total_input_bytes_ = 0;
   std::string smallest_user_key_;
   std::string largest_user_key_;

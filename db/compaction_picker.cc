@@ -224,10 +224,17 @@ std::unique_ptr<Compaction> CompactionPicker::SetupOtherInputs(
     inputs[1].level = output_level;
     inputs[1].files = std::move(output_inputs);
   }
-  return std::make_unique<Compaction>(
+  auto c = std::make_unique<Compaction>(
       v, icmp_, level, output_level, std::move(inputs), std::move(grandparents),
       MaxFileSizeForLevel(*options_, output_level, ScoresOf(v).base_level), max_bytes, score,
       is_manual);
+  // A manual compaction rewrites what it moves when a compaction filter may want a say, as
+  // RocksDB's does.
+  if (is_manual &&
+      (options_->compaction_filter != nullptr || options_->compaction_filter_factory != nullptr)) {
+    c->DisallowTrivialMove();
+  }
+  return c;
 }
 
 std::unique_ptr<Compaction> CompactionPicker::CompactRange(
