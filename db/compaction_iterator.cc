@@ -246,7 +246,7 @@ bool CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
   // error in status_, or skipped).
   auto take = [&](const ParsedInternalKey& op) {
     Decision d = Decision::kKeep;
-    if (filter_ != nullptr && (true || op.sequence > latest_snapshot)) d = Offer(op, input_->value());
+    if (filter_ != nullptr && op.sequence > latest_snapshot) d = Offer(op, input_->value());
     switch (d) {
       case Decision::kKeep:
         run_.emplace_back(input_->key().ToString(), input_->value().ToString());
