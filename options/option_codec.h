@@ -147,8 +147,8 @@ template <>
 struct Codec<std::shared_ptr<MergeOperator>>
     : SharedObjectCodec<MergeOperator, FormatMergeOperator> {};
 template <>
-struct Codec<const CompactionFilter*> : ObjectCodec<const CompactionFilter*, FormatCompactionFilter> {
-};
+struct Codec<const CompactionFilter*>
+    : ObjectCodec<const CompactionFilter*, FormatCompactionFilter> {};
 template <>
 struct Codec<std::shared_ptr<CompactionFilterFactory>>
     : SharedObjectCodec<CompactionFilterFactory, FormatCompactionFilterFactory> {};

@@ -202,14 +202,13 @@ class DB {
 
   // Named properties (see Properties). The "rocksdb." spellings answer too.
   struct Properties {
-    // The family's per-level table (files, size, score, read/write GB, write-amp,
-    // compaction seconds and count), then the DB's cumulative writes and write stalls.
+    // kCFStats: the family's per-level table ("** Compaction Stats [name] **": files,
+    // size, score, read/write GB, write-amp, compaction seconds and count) and flush
+    // figures; kDBStats: the DB's uptime, writes, WAL and stalls; kStats: the two together.
     static const std::string kStats;                           // "shale.stats"
-    static const std::string kLevelStats;                      // "shale.levelstats"
-    // One family's compaction table ("** Compaction Stats [name] **") and flush figures;
-    // the DB's uptime, writes, WAL and stalls. kStats is the two together.
     static const std::string kCFStats;                         // "shale.cfstats"
     static const std::string kDBStats;                         // "shale.dbstats"
+    static const std::string kLevelStats;                      // "shale.levelstats"
     static const std::string kNumFilesAtLevelPrefix;           // "shale.num-files-at-level<N>"
     static const std::string kEstimateNumKeys;                 // "shale.estimate-num-keys"
     static const std::string kCurSizeAllMemTables;             // "shale.cur-size-all-mem-tables"
