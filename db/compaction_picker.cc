@@ -74,7 +74,17 @@ bool CompactionPicker::OutputRangeBusy(int output_level, const Slice& smallest,
     if (ucmp->Compare(c->smallest_user_key(), largest) > 0) continue;
     return true;
   }
+  for (const Reservation& r : reserved_) {
+    if (r.level == output_level && ucmp->Compare(r.largest, smallest) >= 0 &&
+        ucmp->Compare(r.smallest, largest) <= 0) {
+      return true;
+    }
+  }
   return false;
+}
+
+void CompactionPicker::ReserveOutputRange(int level, const Slice& smallest, const Slice& largest) {
+  reserved_.push_back({level, smallest.ToString(), largest.ToString()});
 }
 
 void CompactionPicker::Register(Compaction* c) {

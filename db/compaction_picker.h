@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <set>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -84,6 +85,15 @@ class CompactionPicker {
   int NumRunningCompactions() const { return static_cast<int>(running_.size()); }
   bool IsLevel0CompactionRunning() const;
 
+  // Whether a running compaction, or a reservation, writes into output_level within the
+  // user keys [smallest, largest].
+  bool OutputRangeBusy(int output_level, const Slice& smallest, const Slice& largest) const;
+  // Keeps compactions out of [smallest, largest] (user keys) at `level` until
+  // ClearReservations: an ingestion's file is going there, and a compaction picked before
+  // it is recorded would not see it.
+  void ReserveOutputRange(int level, const Slice& smallest, const Slice& largest);
+  void ClearReservations() { reserved_.clear(); }
+
   const Options& options() const { return *options_; }
   // The options changed (SetOptions): later picks and scores use these.
   void SetOptions(std::shared_ptr<const Options> options);
@@ -99,8 +109,6 @@ class CompactionPicker {
   std::unique_ptr<Compaction> SetupOtherInputs(Version* v, int level, int output_level,
                                                std::vector<FileMetaPtr> start_inputs, double score,
                                                bool is_manual, bool may_expand_start);
-  // Whether a running compaction writes into output_level within [smallest, largest].
-  bool OutputRangeBusy(int output_level, const Slice& smallest, const Slice& largest) const;
   bool AnyBeingCompacted(const std::vector<FileMetaPtr>& files) const;
   void Register(Compaction* c);
   void UnregisterCompaction(Compaction* c);
@@ -108,6 +116,11 @@ class CompactionPicker {
   std::shared_ptr<const Options> options_;
   const InternalKeyComparator* const icmp_;
   std::set<Compaction*> running_;
+  struct Reservation {
+    int level;
+    std::string smallest, largest;  // user keys
+  };
+  std::vector<Reservation> reserved_;
   std::unordered_set<uint64_t> compacting_;  // input file numbers of running_
 
   // ScoresOf's cache: the Version scored (pointer and number, since a freed Version's

@@ -67,6 +67,8 @@ int CompactionThreads(const Options& options);
   mutex_, versions_->db_mutex(), default_cf_->db_mutex(), internal_stats_->db_mutex(), \
       families_.db_mutex()
 
+class ExternalFileIngestion;
+
 class DBImpl final : public DB,
                      public DBForTransactions,
                      public MergeFolder,
@@ -156,6 +158,11 @@ class DBImpl final : public DB,
   void GetColumnFamilyMetaData(ColumnFamilyHandle* cf, ColumnFamilyMetaData* metadata) override;
   // LiveFilesSource (db/live_files.h).
   Status CutLiveFiles(uint64_t wal_size_for_flush, LiveFilesCut* cut) override;
+  // Bulk ingestion (db_impl_files.cc; the job is db/external_file_ingestion.h).
+  using DB::IngestExternalFile;
+  Status IngestExternalFile(ColumnFamilyHandle* cf, const std::vector<std::string>& files,
+                            const IngestExternalFileOptions& o) override;
+  Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) override;
 
   // Internal entry points (also used by tests).
   // Recovers the DB at open: REQUIRES mutex_ held.
@@ -390,6 +397,12 @@ class DBImpl final : public DB,
   // oldest WAL recovery would read (db_impl_files.cc).
   // REQUIRES: the caller is WithQueueAlone's fn.
   Status CutTablesAndManifest(LiveFilesCut* cut, uint64_t* min_wal) EXCLUDES(mutex_);
+  // An ingestion's steps 2 to 4 (db/external_file_ingestion.h) for jobs[i] into cfds[i],
+  // and the MANIFEST write that records them all. REQUIRES: the caller is WithQueueAlone's
+  // fn. *recording: the MANIFEST write was tried and may have reached the disk.
+  Status RecordIngestion(const std::vector<ColumnFamilyData*>& cfds,
+                         const std::vector<ExternalFileIngestion*>& jobs, bool* recording)
+      EXCLUDES(mutex_);
   // allow_2pc: the oldest WAL recovery will need once the MANIFEST's log number is
   // data_log: that one, or an older WAL holding an unresolved prepare or the prepared
   // records of a commit in a memtable not yet flushed (other than those in `flushed`).

@@ -1,6 +1,7 @@
 // DBImpl's files as callers outside it see them: the live files and their metadata, the
-// WALs, the count that holds back the obsolete-file sweep (db_impl.cc), and the consistent
-// cut a checkpoint copies (db/live_files.h).
+// WALs, the count that holds back the obsolete-file sweep (db_impl.cc), the consistent
+// cut a checkpoint copies (db/live_files.h), and the files an ingestion brings in
+// (db/external_file_ingestion.h).
 //
 // A MANIFEST's length only describes the current Versions when no MANIFEST write is under
 // way, and the VersionSet does not say when that is. So a cut makes a MANIFEST write of
@@ -10,6 +11,7 @@
 #include <algorithm>
 
 #include "db/db_impl.h"
+#include "db/external_file_ingestion.h"
 #include "db/filename.h"
 #include "db/write_batch_internal.h"
 #include "util/logging.h"
@@ -290,6 +292,181 @@ void DBImpl::GetColumnFamilyMetaData(ColumnFamilyHandle* cf, ColumnFamilyMetaDat
     metadata->file_count += files.size();
     metadata->levels.emplace_back(level, size, std::move(files));
   }
+}
+
+// ---- Ingestion.
+
+Status DBImpl::IngestExternalFile(ColumnFamilyHandle* cf, const std::vector<std::string>& files,
+                                  const IngestExternalFileOptions& o) {
+  IngestExternalFileArg arg;
+  arg.column_family = cf;
+  arg.external_files = files;
+  arg.options = o;
+  return IngestExternalFiles({arg});
+}
+
+Status DBImpl::IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) {
+  if (args.empty()) return Status::InvalidArgument("ingestion arg list is empty");
+  if (options_.two_write_queues) {
+    return Status::NotSupported("IngestExternalFile with two_write_queues");
+  }
+  std::vector<ColumnFamilyData*> cfds;
+  std::vector<std::unique_ptr<ExternalFileIngestion>> owned;
+  std::vector<ExternalFileIngestion*> jobs;
+  for (const IngestExternalFileArg& arg : args) {
+    if (arg.column_family == nullptr)
+      return Status::InvalidArgument("column family handle is null");
+    if (!IsOwnFamily(arg.column_family)) {
+      return Status::InvalidArgument("column family is not this DB's");
+    }
+    ColumnFamilyData* cfd = CfdOf(arg.column_family);
+    if (cfd->dropped()) return Status::ColumnFamilyDropped(cfd->name());
+    if (std::find(cfds.begin(), cfds.end(), cfd) != cfds.end()) {
+      return Status::InvalidArgument("column family " + cfd->name() +
+                                     " appears more than once in the ingestion");
+    }
+    cfds.push_back(cfd);
+    owned.push_back(std::make_unique<ExternalFileIngestion>(env_, dbname_, &cfd->options(),
+                                                            &cfd->internal_comparator(),
+                                                            arg.external_files, arg.options));
+    jobs.push_back(owned.back().get());
+    Status s = jobs.back()->CheckOptions();
+    if (!s.ok()) return s;
+  }
+
+  // Numbers for the files, kept from the sweep until the ingestion is recorded or undone.
+  std::vector<std::vector<uint64_t>> numbers(jobs.size());
+  {
+    DbLock l(this);
+    for (size_t i = 0; i < jobs.size(); i++) {
+      for (size_t f = 0; f < jobs[i]->NumFiles(); f++) {
+        numbers[i].push_back(versions_->NewFileNumber());
+        pending_outputs_.insert(numbers[i].back());
+      }
+    }
+  }
+  Status s;
+  for (size_t i = 0; s.ok() && i < jobs.size(); i++) s = jobs[i]->Prepare(numbers[i]);
+  // The files' names must be durable before a MANIFEST names them.
+  if (s.ok()) s = db_dir_->Fsync();
+
+  // Flush the memtables the files overlap now, while writes go on; what is written into
+  // their ranges meanwhile is flushed again with the writes held.
+  if (s.ok()) {
+    std::vector<ColumnFamilyHandle*> to_flush;
+    {
+      DbLock l(this);
+      for (size_t i = 0; s.ok() && i < jobs.size(); i++) {
+        HeldFor(cfds[i]);
+        std::vector<MemTable*> mems = cfds[i]->imm();
+        mems.push_back(cfds[i]->mem());
+        if (!jobs[i]->OverlapsMemtables(mems)) continue;
+        if (!jobs[i]->allow_blocking_flush()) {
+          s = Status::InvalidArgument("External file requires flush");
+        }
+        to_flush.push_back(args[i].column_family);
+      }
+    }
+    if (s.ok() && !to_flush.empty()) s = Flush(FlushOptions(), to_flush);
+  }
+
+  bool recording = false;
+  if (s.ok()) {
+    s = pipeline_->WithQueueAlone(
+        [this, &cfds, &jobs, &recording] { return RecordIngestion(cfds, jobs, &recording); });
+  }
+  // After a MANIFEST write that failed the files stay: the write may have reached the
+  // disk, and the background error it left stops the sweep.
+  if (!(recording && !s.ok())) {
+    for (ExternalFileIngestion* job : jobs) job->Finish(s.ok());
+  }
+  DbLock l(this);
+  for (const auto& list : numbers) {
+    for (uint64_t n : list) pending_outputs_.erase(n);
+  }
+  size_t files = 0;
+  for (const ExternalFileIngestion* job : jobs) files += job->NumFiles();
+  SHALE_LOG_INFO(info_log_, "Ingesting %zu external file(s) into %zu column family(ies): %s", files,
+                 jobs.size(), s.ToString().c_str());
+  return s;
+}
+
+Status DBImpl::RecordIngestion(const std::vector<ColumnFamilyData*>& cfds,
+                               const std::vector<ExternalFileIngestion*>& jobs, bool* recording) {
+  *recording = false;
+  // Every write acknowledged so far is in its memtable and published.
+  pipeline_->WaitForMemtableWriters();
+  DbLock l(this);
+  std::vector<ColumnFamilyData*> full;
+  for (size_t i = 0; i < jobs.size(); i++) {
+    HeldFor(cfds[i]);
+    std::vector<MemTable*> mems = cfds[i]->imm();
+    mems.push_back(cfds[i]->mem());
+    if (!jobs[i]->OverlapsMemtables(mems)) continue;
+    if (!jobs[i]->allow_blocking_flush()) {
+      return Status::InvalidArgument("External file requires flush");
+    }
+    full.push_back(cfds[i]);
+  }
+  if (!full.empty()) {
+    Status s = MakeRoomForWrite(&full, 0, /*no_slowdown=*/false);
+    for (size_t i = 0; s.ok() && i < full.size(); i++) s = WaitForFlushOf(full[i]);
+    if (!s.ok()) return s;
+  }
+  if (!bg_error_.ok()) return bg_error_;
+  bool snapshots_exist;
+  {
+    MutexLock sl(&snapshots_mu_);
+    snapshots_exist = !snapshots_.empty();
+  }
+  std::vector<uint64_t> seqnos(jobs.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < jobs.size(); i++) {
+    ColumnFamilyData* cfd = cfds[i];
+    HeldFor(cfd);
+    if (cfd->dropped()) return Status::ColumnFamilyDropped(cfd->name());
+    Version* v = versions_->current(cfd->id());
+    const int base_level = cfd->picker()->ScoresOf(v).base_level;
+    Status s = jobs[i]->Assign(v, cfd->table_cache(), *cfd->picker(), base_level, snapshots_exist,
+                               &seqnos[i]);
+    if (!s.ok()) return s;
+    total += seqnos[i];
+  }
+  // The numbers come after every write acknowledged before; they are published once the
+  // files are in place, so that a read or snapshot at one of them sees the files.
+  const SequenceNumber first = pipeline_->NextSequenceAlone();
+  const SequenceNumber last = first + total - 1;  // first - 1 when none is needed
+  SequenceNumber next = first;
+  std::vector<VersionEdit*> group;
+  for (size_t i = 0; i < jobs.size(); i++) {
+    HeldFor(cfds[i]);
+    jobs[i]->BuildEdit(next, cfds[i]->id(), cfds[i]->picker());
+    next += seqnos[i];
+    jobs[i]->edit()->SetLastSequence(last);
+    group.push_back(jobs[i]->edit());
+  }
+  *recording = true;
+  Status s = versions_->LogAndApply(group);
+  for (ColumnFamilyData* cfd : cfds) {
+    HeldFor(cfd);
+    cfd->picker()->ClearReservations();
+  }
+  bg_cv_.SignalAll();  // manual compactions waiting on a reserved range
+  if (!s.ok()) {
+    // An edit that does not apply is refused before any I/O.
+    if (s.IsInvalidArgument()) {
+      *recording = false;
+    } else {
+      RecordBackgroundError(s);
+    }
+    return s;
+  }
+  for (ColumnFamilyData* cfd : cfds) InstallNewSuperVersion(cfd);
+  if (total > 0) pipeline_->PublishAlone(last);
+  tree_version_++;
+  RecalculateWriteStallConditions();
+  MaybeScheduleCompaction();
+  return Status::OK();
 }
 
 }  // namespace shale

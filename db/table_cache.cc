@@ -69,6 +69,7 @@ Status TableCache::OpenTable(const FileMetaData& f, std::shared_ptr<TableReader>
   options.file_name = fname;
   options.statistics = statistics_;
   options.is_level0 = f.added_at_level0;
+  options.largest_seqno = f.largest_seqno;
   std::unique_ptr<TableReader> opened;
   s = TableReader::Open(options, std::move(file), f.file_size, &opened);
   if (s.ok()) *reader = std::shared_ptr<TableReader>(std::move(opened));

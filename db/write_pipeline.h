@@ -170,6 +170,16 @@ class WritePipeline {
   SequenceNumber LastPublished() const { return last_published_.load(std::memory_order_acquire); }
   // REQUIRES: the caller is the WAL leader (every number handed out is inserted).
   SequenceNumber LastAllocated() const { return last_allocated_.load(std::memory_order_relaxed); }
+  // Numbers for data that reaches the DB without the WAL (an ingested file). REQUIRES for
+  // both: the caller is WithQueueAlone's fn, after WaitForMemtableWriters, with one write
+  // queue (no two_write_queues: the second one numbers on its own), so that every number
+  // taken so far is published and nobody else takes one meanwhile.
+  // The next number, which no write has taken.
+  SequenceNumber NextSequenceAlone() const {
+    return last_allocated_.load(std::memory_order_relaxed) + 1;
+  }
+  // Takes and publishes every number up to last (once the data is in place).
+  void PublishAlone(SequenceNumber last);
 
   // ---- Tests.
   // Called at the start of every memtable insert, on the inserting thread. Set before

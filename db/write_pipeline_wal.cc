@@ -302,6 +302,12 @@ Status WritePipeline::CloseWals() {
   return result.ok() ? closed : result;
 }
 
+void WritePipeline::PublishAlone(SequenceNumber last) {
+  MutexLock l(&alloc_mutex_);
+  last_allocated_.store(last, std::memory_order_relaxed);
+  last_published_.store(last, std::memory_order_release);
+}
+
 void WritePipeline::SetLastSequence(SequenceNumber seq) {
   last_allocated_.store(seq, std::memory_order_relaxed);
   last_published_.store(seq, std::memory_order_release);

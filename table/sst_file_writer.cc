@@ -81,6 +81,7 @@ Status SstFileWriter::Open(const std::string& file_path) {
   tbo.table_options = static_cast<const BlockBasedTableFactory*>(factory)->table_options();
   tbo.compression = r->options.compression;
   tbo.file_name = file_path;
+  tbo.external_file_version = kVersion;
   Status s = r->options.env->NewWritableFile(file_path, &r->file, r->env_options);
   if (!s.ok()) return s;
   r->file_path = file_path;

@@ -34,6 +34,7 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     filter_builder_ = NewFilterBitsBuilder(*topts.filter_policy, context);
   }
   props_.comparator_name = options_.icmp->user_comparator()->Name();
+  props_.external_sst_file_version = options_.external_file_version;
   if (filter_builder_ != nullptr) props_.filter_policy_name = topts.filter_policy->Name();
   props_.compression_name = CompressionTypeToString(
       options_.compression == kDisableCompressionOption ? kNoCompression : options_.compression);

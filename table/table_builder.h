@@ -41,6 +41,9 @@ struct TableBuilderOptions {
   // Write no filter block even when the table options ask for one
   // (optimize_filters_for_hits on the last level).
   bool skip_filters = false;
+  // SstFileWriter's format version, recorded in the properties
+  // (TableProperties::external_sst_file_version); 0 for the DB's own files.
+  uint64_t external_file_version = 0;
 };
 
 class TableBuilder {

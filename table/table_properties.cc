@@ -24,6 +24,7 @@ constexpr char kNumMergeOperands[] = "rocksdb.merge.operands";
 constexpr char kComparator[] = "rocksdb.comparator";
 constexpr char kFilterPolicy[] = "rocksdb.filter.policy";
 constexpr char kCompression[] = "rocksdb.compression";
+constexpr char kExternalSstFileVersion[] = "rocksdb.external_sst_file.version";
 
 }  // namespace
 
@@ -44,6 +45,9 @@ std::string TableProperties::ToString() const {
   r.append("comparator=").append(comparator_name).append("; ");
   r.append("filter_policy=").append(filter_policy_name).append("; ");
   r.append("compression=").append(compression_name);
+  if (external_sst_file_version != 0) {
+    r.append("; external_sst_file_version=").append(std::to_string(external_sst_file_version));
+  }
   return r;
 }
 
@@ -62,6 +66,9 @@ std::string EncodeTableProperties(const TableProperties& props) {
   sorted[kComparator] = props.comparator_name;
   sorted[kFilterPolicy] = props.filter_policy_name;
   sorted[kCompression] = props.compression_name;
+  if (props.external_sst_file_version != 0) {
+    num(kExternalSstFileVersion, props.external_sst_file_version);
+  }
 
   BlockBuilder builder(1);
   for (const auto& [name, value] : sorted) builder.Add(name, value);
@@ -80,6 +87,7 @@ Status DecodeTableProperties(const Slice& contents, const std::string* file_name
       {kNumEntries, &props->num_entries},
       {kNumDeletions, &props->num_deletions},
       {kNumMergeOperands, &props->num_merge_operands},
+      {kExternalSstFileVersion, &props->external_sst_file_version},
   };
   const std::map<std::string, std::string*, std::less<>> names = {
       {kComparator, &props->comparator_name},

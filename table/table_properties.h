@@ -30,6 +30,10 @@ struct TableProperties {
   std::string comparator_name;     // the user comparator's Name()
   std::string filter_policy_name;  // empty when the file has no filter
   std::string compression_name;
+  // The format version of a file SstFileWriter made for ingestion (RocksDB's
+  // rocksdb.external_sst_file.version): its entries all carry sequence number 0 and a DB
+  // reads them with the one the ingestion assigned. 0: a file the DB wrote itself.
+  uint64_t external_sst_file_version = 0;
 
   std::string ToString() const;
 };

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "table/filter.h"
+#include "table/global_seqno.h"
 #include "table/readahead_file.h"
 #include "table/table_reader_internal.h"
 #include "table/two_level_iterator.h"
@@ -247,6 +248,7 @@ Status TableReader::ReadMetaBlocks() {
   s = DecodeTableProperties(contents.data, name, properties_handle.offset(), &props_);
   if (!s.ok()) return s;
   expect_compressed_ = props_.compression_name != CompressionTypeToString(kNoCompression);
+  if (props_.external_sst_file_version != 0) global_seqno_ = options_.largest_seqno;
   const char* cmp_name = options_.icmp->user_comparator()->Name();
   if (props_.comparator_name != cmp_name) {
     return Status::InvalidArgument(
@@ -436,8 +438,10 @@ InternalIterator* TableReader::NewIterator(const ReadOptions& read_options) {
   auto* index_iter = new Block::Iter(index.block, options_.icmp, kInternalKeyMin);
   const Block* index_block = index.block;
   index.TransferTo(index_iter);
-  return NewTwoLevelIterator(
+  InternalIterator* iter = NewTwoLevelIterator(
       std::make_unique<BlockIterState>(this, read_options, index_block, index_iter), index_iter);
+  if (global_seqno_ == 0) return iter;
+  return NewGlobalSeqnoIterator(iter, global_seqno_, options_.icmp->user_comparator());
 }
 
 bool TableReader::FilterMayMatch(const ReadOptions& read_options, const Slice& ikey,
@@ -461,6 +465,22 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
   if (ikey.size() < 8) {
     return Status::InvalidArgument(options_.file_name + ": lookup key shorter than 8 bytes");
   }
+  if (global_seqno_ != 0) {
+    // An ingested file: its one entry of the key is found at sequence 0 and shown at the
+    // global one, which a read below it does not see.
+    GlobalSeqnoKey keys(global_seqno_);
+    if (!keys.Visible(ikey)) return Status::OK();
+    GlobalSeqnoKey shown(global_seqno_);
+    return LookupFrom(read_options, keys.LookupKey(ikey),
+                      [&](const Slice& k, const Slice& v, BlockRef* block) {
+                        return visit(shown.Rewrite(k), v, block);
+                      });
+  }
+  return LookupFrom(read_options, ikey, visit);
+}
+
+template <typename Visit>
+Status TableReader::LookupFrom(const ReadOptions& read_options, const Slice& ikey, Visit&& visit) {
   Statistics* const stats = options_.statistics;
   bool filtered = false;
   if (!FilterMayMatch(read_options, ikey, &filtered)) {
@@ -554,6 +574,17 @@ Status TableReader::SearchFrom(const ReadOptions& read_options, Block::Iter* ind
 template <typename Visit>
 void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, size_t n,
                                Visit&& visit) {
+  if (global_seqno_ != 0) {
+    // An ingested file: each key alone (GetImpl shows its entries at the global sequence).
+    for (size_t i = 0; i < n; i++) {
+      BatchKey& k = keys[i];
+      k.status =
+          GetImpl(read_options, k.ikey, [&](const Slice& key, const Slice& value, BlockRef* block) {
+            return visit(k.arg, key, value, block);
+          });
+    }
+    return;
+  }
   Statistics* const stats = options_.statistics;
   FilterRef filter;
   GetFilter(read_options, &filter);

@@ -51,6 +51,11 @@ struct TableReaderOptions {
   bool is_level0 = false;
   // Where block cache and filter tickers are recorded; may be null; must outlive the reader.
   Statistics* statistics = nullptr;
+  // The largest sequence number the DB records for the file. An ingested file (its
+  // properties name an external_sst_file_version) is read with this as every entry's
+  // sequence number, its global sequence number (table/global_seqno.h); 0 reads it as
+  // written.
+  SequenceNumber largest_seqno = 0;
 };
 
 class TableReader {
@@ -165,6 +170,9 @@ class TableReader {
                                          const RandomAccessFile* file = nullptr) const;
   template <typename Visit>
   Status GetImpl(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
+  // GetImpl's lookup of ikey as the file holds it (an ingested file's at sequence 0).
+  template <typename Visit>
+  Status LookupFrom(const ReadOptions& read_options, const Slice& ikey, Visit&& visit);
   template <typename Visit>
   void MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, size_t n, Visit&& visit);
   // The entries of ikey and after, from index_iter's position (the first index entry >=
@@ -228,6 +236,8 @@ class TableReader {
   // entry names is known to end at or before the entry's key (CheckBlockEnd).
   static constexpr uint32_t kMinIndexEntry = 5;
   std::unique_ptr<std::atomic<uint64_t>[]> block_end_checked_;
+  // An ingested file's global sequence number (table/global_seqno.h), or 0.
+  SequenceNumber global_seqno_ = 0;
   // Get may use the data blocks' hash indexes: equal user keys are equal bytes under the
   // comparator (data_block_hash_index.h).
   bool use_hash_index_ = false;

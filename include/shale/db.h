@@ -55,6 +55,13 @@ struct GetMergeOperandsOptions {
   int expected_max_number_of_operands = 0;
 };
 
+// One family's part of DB::IngestExternalFiles.
+struct IngestExternalFileArg {
+  ColumnFamilyHandle* column_family = nullptr;
+  std::vector<std::string> external_files;
+  IngestExternalFileOptions options;
+};
+
 class DB {
  public:
   // Opens the DB in directory `name`. On success *dbptr is the DB, owned by the caller;
@@ -357,6 +364,26 @@ class DB {
   void GetColumnFamilyMetaData(ColumnFamilyMetaData* metadata) {
     GetColumnFamilyMetaData(DefaultColumnFamily(), metadata);
   }
+
+  // Bulk loading: takes table files SstFileWriter made into the family, as they are (each
+  // one copied or linked into the DB directory under a new number). Each file lands in the
+  // lowest level it fits in without overlapping anything newer; its keys read as written
+  // after every write the call returns behind (writes are held while it is recorded), and
+  // a key in several files of one call reads as the last file has it. On failure the DB is
+  // as before and no file of the call is left in it. Statuses: InvalidArgument for an
+  // empty list, a file that is not a finished SstFileWriter file of this family's
+  // comparator, or what the options forbid (see IngestExternalFileOptions); Corruption for
+  // a damaged file; the Env's error for a file that cannot be read or copied.
+  virtual Status IngestExternalFile(ColumnFamilyHandle* column_family,
+                                    const std::vector<std::string>& external_files,
+                                    const IngestExternalFileOptions& options) = 0;
+  Status IngestExternalFile(const std::vector<std::string>& external_files,
+                            const IngestExternalFileOptions& options) {
+    return IngestExternalFile(DefaultColumnFamily(), external_files, options);
+  }
+  // Several families' ingestions, all or none: one MANIFEST write records every family's
+  // files, so that a crash leaves all of them ingested or none. A family may appear once.
+  virtual Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) = 0;
 };
 
 // Deletes the DB's files in `name` (and the directory if then empty). The DB must not be

@@ -344,4 +344,35 @@ struct FlushOptions {
   // first, as RocksDB does with allow_write_stall = true.)
 };
 
+// How DB::IngestExternalFile(s) takes in files SstFileWriter made.
+struct IngestExternalFileOptions {
+  // Hard-link the files into the DB instead of copying them, and unlink the originals once
+  // the ingestion succeeded. Default: false.
+  bool move_files = false;
+  // Hard-link them as move_files does, but keep the originals. At most one of move_files
+  // and link_files. Default: false.
+  bool link_files = false;
+  // Copy a file that cannot be hard-linked (another file system, say); false makes that
+  // failure the ingestion's. Default: true.
+  bool failed_move_fall_back_to_copy = true;
+  // A snapshot taken before the ingestion does not see the ingested keys: while any
+  // snapshot is live the files get a sequence number newer than all of them. false: they
+  // may get sequence number 0 (when nothing in the DB overlaps them), which existing
+  // snapshots then see. Default: true.
+  bool snapshot_consistency = true;
+  // Allow giving the files a sequence number of their own (the global sequence number),
+  // needed when their keys overlap the DB's or the files overlap each other, or by
+  // snapshot_consistency; false makes such an ingestion fail with InvalidArgument.
+  // Default: true.
+  bool allow_global_seqno = true;
+  // Flush the memtables whose keys the files overlap, and wait; false makes such an
+  // ingestion fail with InvalidArgument("External file requires flush"). Default: true.
+  bool allow_blocking_flush = true;
+  // Read every block of the files (checking its checksum) before ingesting them; without
+  // it only the blocks the key checks read are checked. Default: false.
+  bool verify_checksums_before_ingest = false;
+  // Fail with TryAgain unless every file lands in the last level. Default: false.
+  bool fail_if_not_bottommost_level = false;
+};
+
 }  // namespace shale

@@ -234,6 +234,15 @@ class StackableDB : public DB {
                                ColumnFamilyMetaData* metadata) override {
     db_->GetColumnFamilyMetaData(column_family, metadata);
   }
+  using DB::IngestExternalFile;
+  Status IngestExternalFile(ColumnFamilyHandle* column_family,
+                            const std::vector<std::string>& external_files,
+                            const IngestExternalFileOptions& options) override {
+    return db_->IngestExternalFile(column_family, external_files, options);
+  }
+  Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) override {
+    return db_->IngestExternalFiles(args);
+  }
 
  protected:
   DB* db_;  // owned
