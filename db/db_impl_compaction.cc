@@ -211,12 +211,13 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf
     int output;
     if (level == last && level > 0) {
       // The bottommost level: rewrite it in place only when asked to, or by default when
-      // a merge operator may fold what lies there (see BottommostLevelCompaction).
+      // the family has a compaction filter to run over it (see BottommostLevelCompaction).
       const auto mode = o.bottommost_level_compaction;
-      const bool rewrite = mode == BottommostLevelCompaction::kForce ||
-                           mode == BottommostLevelCompaction::kForceOptimized ||
-                           (mode == BottommostLevelCompaction::kIfHaveCompactionFilter &&
-                            family.merge_operator != nullptr);
+      const bool rewrite =
+          mode == BottommostLevelCompaction::kForce ||
+          mode == BottommostLevelCompaction::kForceOptimized ||
+          (mode == BottommostLevelCompaction::kIfHaveCompactionFilter &&
+           (family.compaction_filter != nullptr || family.compaction_filter_factory != nullptr));
       if (!rewrite) break;
       output = level;
     } else {

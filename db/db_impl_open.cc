@@ -256,6 +256,7 @@ Status DBImpl::FlushRecoveredMemtable(ColumnFamilyData* cfd, MemTable* mem, Vers
                db_dir_.get(), mem, snaps.snapshots, number);
   job.SetSnapshotChecker(snaps.checker.get(), snaps.job_snapshot);
   job.SetColumnFamilyId(cfd->id());
+  job.SetReason(TableFileCreationReason::kRecovery);
   UnlockDb();  // the SST is written without the DB mutex, as a background flush's
   Status s = job.Run();
   LockDb();

@@ -27,7 +27,7 @@ Status FlushJob::Run() {
   const uint64_t cpu_start = ThreadCpuMicros();
   CompactionFilter::Context context;
   context.column_family_id = column_family_id_;
-  context.reason = TableFileCreationReason::kFlush;
+  context.reason = reason_;
   std::unique_ptr<CompactionFilter> owned_filter;
   const CompactionFilter* filter = nullptr;
   Status s = ChooseCompactionFilter(options_, context, &owned_filter, &filter);

@@ -4,9 +4,10 @@
 // The memtable's entries pass through a CompactionIterator with the live snapshots, so the
 // file keeps exactly what some reader can still see: versions hidden from every snapshot
 // go, and so do Puts cancelled by their SingleDelete. A compaction filter sees the entries
-// only when the family's factory asks for flushes (ShouldFilterTableFileCreation(kFlush)),
-// as RocksDB's; the filter made for the flush serves it alone. When nothing survives there
-// is no file at all (meta().file_size == 0) and the edit adds none.
+// only when the family's factory asks for flushes (ShouldFilterTableFileCreation(kFlush),
+// or kRecovery for a memtable replayed at open), as RocksDB's; the filter made for the
+// flush serves it alone. When nothing survives there is no file at all
+// (meta().file_size == 0) and the edit adds none.
 //
 // Lifecycle: construct under the DB mutex (the caller has allocated the file number and
 // registered it as a pending output, and keeps the memtable referenced), Run() WITHOUT the
@@ -23,6 +24,7 @@
 #include "memtable/memtable.h"
 #include "shale/env.h"
 #include "shale/options.h"
+#include "shale/types.h"
 #include "util/dbformat.h"
 
 namespace shale {
@@ -51,6 +53,11 @@ class FlushJob {
   // the default family); before Run().
   void SetColumnFamilyId(uint32_t id) { column_family_id_ = id; }
 
+  // Why the file is made, as a compaction filter factory is asked and told it: kFlush
+  // (default) or kRecovery for a memtable replayed from the WAL at open, as RocksDB's.
+  // Before Run().
+  void SetReason(TableFileCreationReason reason) { reason_ = reason; }
+
   // Writes, syncs and verifies the file, then syncs the directory so that the MANIFEST may
   // name it. On failure no file is left behind and the memtable is untouched.
   Status Run();
@@ -73,6 +80,7 @@ class FlushJob {
   const SnapshotChecker* snapshot_checker_ = nullptr;
   SequenceNumber job_snapshot_ = kMaxSequenceNumber;
   uint32_t column_family_id_ = 0;
+  TableFileCreationReason reason_ = TableFileCreationReason::kFlush;
   FileMetaData meta_;
   uint64_t elapsed_micros_ = 0;
   uint64_t cpu_micros_ = 0;

@@ -12,7 +12,8 @@
 //  - Merge operands (kMergeOperand) newer than the latest live snapshot, one by one as the
 //    compaction meets them; operands a snapshot sees are kept without asking.
 //  - Flush offers nothing, unless a factory's ShouldFilterTableFileCreation(kFlush) is true:
-//    then the memtable's entries are offered as in compaction (level 0).
+//    then the memtable's entries are offered as in compaction (level 0). A memtable
+//    replayed from the WAL at open is flushed for kRecovery, and asks about that reason.
 //  - Deletions are never offered.
 //
 // What a decision does:
@@ -81,7 +82,7 @@ class CompactionFilter {
     int input_start_level = 0;
     // The family the job writes.
     uint32_t column_family_id = 0;
-    // Flush or compaction.
+    // Flush, recovery (the flush of a memtable replayed at open) or compaction.
     TableFileCreationReason reason = TableFileCreationReason::kCompaction;
   };
 

@@ -306,7 +306,7 @@ struct WriteOptions {
 enum class BottommostLevelCompaction {
   // Skip it.
   kSkip,
-  // Compact it only if a merge operator is set (compaction filters do not exist here).
+  // Compact it only if the family has a compaction_filter or compaction_filter_factory.
   kIfHaveCompactionFilter,
   // Always compact it.
   kForce,

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shale/db.h"
@@ -75,14 +76,30 @@ class KeepAll : public CompactionFilter {
   mutable std::atomic<int> calls_{0};
 };
 
-// Removes every value (and, through FilterMergeOperand, the operand "100").
+// Removes every value (and, through FilterMergeOperand, the operand "100"). Records the
+// operands offered as "key:number".
 class RemoveAll : public CompactionFilter {
  public:
   bool Filter(int, const Slice&, const Slice&, std::string*, bool*) const override { return true; }
-  bool FilterMergeOperand(int, const Slice&, const Slice& operand) const override {
-    return operand.size() == 8 && DecodeFixed64(operand.data()) == 100;
+  bool FilterMergeOperand(int, const Slice& key, const Slice& operand) const override {
+    const bool fixed = operand.size() == 8;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      operands_.insert(key.ToString() + ":" +
+                       (fixed ? std::to_string(DecodeFixed64(operand.data())) : "?"));
+    }
+    return fixed && DecodeFixed64(operand.data()) == 100;
   }
   const char* Name() const override { return "RemoveAll"; }
+
+  std::multiset<std::string> TakeOperands() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return std::exchange(operands_, {});
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::multiset<std::string> operands_;
 };
 
 class SnapshotAware : public KeepAll {
@@ -90,13 +107,13 @@ class SnapshotAware : public KeepAll {
   bool IgnoreSnapshots() const override { return false; }
 };
 
-// Records the contexts it was asked for; makes PrefixFilters.
+// Records the contexts it was asked for; makes PrefixFilters for compactions and for the
+// other reasons it is given.
 class RecordingFactory : public CompactionFilterFactory {
  public:
-  explicit RecordingFactory(bool on_flush) : on_flush_(on_flush) {}
+  explicit RecordingFactory(std::set<TableFileCreationReason> also = {}) : also_(std::move(also)) {}
   bool ShouldFilterTableFileCreation(TableFileCreationReason reason) const override {
-    return reason == TableFileCreationReason::kCompaction ||
-           (on_flush_ && reason == TableFileCreationReason::kFlush);
+    return reason == TableFileCreationReason::kCompaction || also_.count(reason) > 0;
   }
   std::unique_ptr<CompactionFilter> CreateCompactionFilter(
       const CompactionFilter::Context& context) override {
@@ -111,7 +128,7 @@ class RecordingFactory : public CompactionFilterFactory {
   }
 
  private:
-  const bool on_flush_;
+  const std::set<TableFileCreationReason> also_;
   std::mutex mu_;
   std::vector<CompactionFilter::Context> contexts_;
 };
@@ -128,6 +145,8 @@ class Add64 : public AssociativeMergeOperator {
   }
   const char* Name() const override { return "Add64"; }
 };
+
+const std::set<TableFileCreationReason> kOnFlush = {TableFileCreationReason::kFlush};
 
 std::string U64(uint64_t v) {
   std::string s;
@@ -191,7 +210,7 @@ TEST_F(CompactionFilterTest, RemovedValueStaysHiddenOverOlderLevels) {
   // A flush whose filter judges the new values writes its outcome above "old" (a
   // CompactRange would take the old file in too, down to the bottom; an automatic L0 to L1
   // move of one file is trivial and offers nothing, as RocksDB's).
-  options_.compaction_filter_factory = std::make_shared<RecordingFactory>(/*on_flush=*/true);
+  options_.compaction_filter_factory = std::make_shared<RecordingFactory>(kOnFlush);
   Open();
   ASSERT_OK(Put("rm", "new"));
   ASSERT_OK(Put("sk", "new"));
@@ -310,6 +329,9 @@ TEST_F(CompactionFilterTest, MergeOperandsNewerThanTheLatestSnapshot) {
     ASSERT_OK(Flush());
   }
   ASSERT_OK(CompactForced());
+  // The operand the snapshot sees was never offered (the first n:100).
+  EXPECT_EQ(remove_.TakeOperands(),
+            (std::multiset<std::string>{"m:1", "m:100", "m:2", "n:100", "n:5"}));
   EXPECT_EQ(Get("m"), U64(3));
   EXPECT_EQ(Get("n"), U64(105));
   EXPECT_EQ(Get("n", snap), U64(100));
@@ -322,7 +344,7 @@ TEST_F(CompactionFilterTest, MergeOperandsNewerThanTheLatestSnapshot) {
 }
 
 TEST_F(CompactionFilterTest, FactoryContextAndFlush) {
-  auto factory = std::make_shared<RecordingFactory>(/*on_flush=*/false);
+  auto factory = std::make_shared<RecordingFactory>();
   options_.compaction_filter_factory = factory;
   Open();
   ASSERT_OK(Put("ch", "x"));
@@ -351,7 +373,7 @@ TEST_F(CompactionFilterTest, FactoryContextAndFlush) {
   Close();
 
   // A factory that asks for flushes: the flush's filter changes the value.
-  auto on_flush = std::make_shared<RecordingFactory>(/*on_flush=*/true);
+  auto on_flush = std::make_shared<RecordingFactory>(kOnFlush);
   options_.compaction_filter_factory = on_flush;
   Open();
   ASSERT_OK(Put("ch2", "y"));
@@ -364,8 +386,104 @@ TEST_F(CompactionFilterTest, FactoryContextAndFlush) {
   EXPECT_FALSE(cs[0].is_full_compaction);
 }
 
+// A memtable replayed from the WAL at open is written for TableFileCreationReason::kRecovery,
+// as RocksDB's: the factory is asked about that reason, not kFlush.
+TEST_F(CompactionFilterTest, RecoveryAsksForRecovery) {
+  auto on_flush = std::make_shared<RecordingFactory>(kOnFlush);
+  options_.compaction_filter_factory = on_flush;
+  Open();
+  ASSERT_OK(Put("ch1", "x"));
+  Reopen();  // the WAL is replayed and its memtable flushed
+  EXPECT_EQ(Get("ch1"), "x");
+  EXPECT_TRUE(on_flush->contexts().empty());
+  Close();
+
+  auto on_recovery = std::make_shared<RecordingFactory>(
+      std::set<TableFileCreationReason>{TableFileCreationReason::kRecovery});
+  options_.compaction_filter_factory = on_recovery;
+  Open();
+  ASSERT_OK(Put("ch2", "y"));
+  Reopen();
+  EXPECT_EQ(Get("ch1"), "x");
+  EXPECT_EQ(Get("ch2"), "y!");
+  std::vector<CompactionFilter::Context> cs = on_recovery->contexts();
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].reason, TableFileCreationReason::kRecovery);
+  EXPECT_FALSE(cs[0].is_manual_compaction);
+  EXPECT_FALSE(cs[0].is_full_compaction);
+  // An ordinary flush is not one it asked for.
+  ASSERT_OK(Put("ch3", "z"));
+  ASSERT_OK(Flush());
+  EXPECT_EQ(Get("ch3"), "z");
+  EXPECT_EQ(on_recovery->contexts().size(), 1u);
+}
+
+// CompactRange's default (kIfHaveCompactionFilter) rewrites the bottommost level when the
+// family has a filter or a factory, and only then: a merge operator alone does not count.
+TEST_F(CompactionFilterTest, BottommostLevelIfHaveCompactionFilter) {
+  options_.compaction_filter = &prefix_;
+  Open();
+  ASSERT_OK(Put("ch", "x"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());  // L0 to L1, which is then the bottommost level
+  ASSERT_EQ(FilesPerLevel(), "0,1");
+  EXPECT_EQ(Get("ch"), "x!");
+  ASSERT_OK(CompactAll());  // L1 alone, rewritten through the filter
+  EXPECT_EQ(Get("ch"), "x!!");
+  Close();
+
+  auto factory = std::make_shared<RecordingFactory>();
+  options_.compaction_filter = nullptr;
+  options_.compaction_filter_factory = factory;
+  Open();
+  ASSERT_OK(CompactAll());
+  EXPECT_EQ(Get("ch"), "x!!!");
+  EXPECT_EQ(factory->contexts().size(), 1u);
+  Close();
+
+  options_.compaction_filter_factory = nullptr;
+  options_.merge_operator = std::make_shared<Add64>();
+  Open();
+  std::vector<std::string> before;
+  uint64_t manifest_size = 0;
+  ASSERT_OK(db_->GetLiveFiles(before, &manifest_size, /*flush_memtable=*/false));
+  ASSERT_OK(CompactAll());
+  std::vector<std::string> after;
+  ASSERT_OK(db_->GetLiveFiles(after, &manifest_size, /*flush_memtable=*/false));
+  EXPECT_EQ(after, before);  // the L1 file was left as it was
+  EXPECT_EQ(FilesPerLevel(), "0,1");
+}
+
+// A factory on a family other than the default is told that family's id.
+TEST_F(CompactionFilterTest, FactoryContextNamesTheFamily) {
+  Open();
+  auto factory = std::make_shared<RecordingFactory>(kOnFlush);
+  ColumnFamilyOptions cf_opts = options_;
+  cf_opts.compaction_filter_factory = factory;
+  ColumnFamilyHandle* cf = nullptr;
+  ASSERT_OK(db_->CreateColumnFamily(cf_opts, "second", &cf));
+  ColumnFamilyHandle* cf2 = nullptr;
+  ASSERT_OK(db_->CreateColumnFamily(cf_opts, "third", &cf2));
+  std::unique_ptr<ColumnFamilyHandle> owned(cf);
+  std::unique_ptr<ColumnFamilyHandle> owned2(cf2);
+  ASSERT_NE(cf2->GetID(), 0u);
+  ASSERT_OK(db_->Put(WriteOptions(), cf2, "ch", "x"));
+  ASSERT_OK(db_->Flush(FlushOptions(), cf2));
+  ASSERT_OK(CompactForced(cf2));
+  std::string v;
+  ASSERT_OK(db_->Get(ReadOptions(), cf2, "ch", &v));
+  EXPECT_EQ(v, "x!!");
+  std::vector<CompactionFilter::Context> cs = factory->contexts();
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_EQ(cs[0].reason, TableFileCreationReason::kFlush);
+  EXPECT_EQ(cs[1].reason, TableFileCreationReason::kCompaction);
+  for (const auto& c : cs) EXPECT_EQ(c.column_family_id, cf2->GetID());
+  ASSERT_OK(db_->DestroyColumnFamilyHandle(owned.release()));
+  ASSERT_OK(db_->DestroyColumnFamilyHandle(owned2.release()));
+}
+
 TEST_F(CompactionFilterTest, SharedFilterWinsOverFactory) {
-  auto factory = std::make_shared<RecordingFactory>(/*on_flush=*/false);
+  auto factory = std::make_shared<RecordingFactory>();
   options_.compaction_filter_factory = factory;
   options_.compaction_filter = &keep_;
   Open();
@@ -398,7 +516,7 @@ TEST_F(CompactionFilterTest, PerFamilyFilters) {
 }
 
 TEST_F(CompactionFilterTest, WrittenToTheOptionsFile) {
-  auto factory = std::make_shared<RecordingFactory>(/*on_flush=*/false);
+  auto factory = std::make_shared<RecordingFactory>();
   options_.compaction_filter = &prefix_;
   options_.compaction_filter_factory = factory;
   Open();
