@@ -74,6 +74,11 @@ MemTable* ColumnFamilySet::MemFor(uint32_t id) {
   return cfd == nullptr ? nullptr : cfd->mem_for_wal_leader();
 }
 
+const Comparator* ColumnFamilySet::UserComparatorFor(uint32_t id) const {
+  const ColumnFamilyData* cfd = id == 0 ? default_cf_ : LiveFamilyFor(id);
+  return cfd == nullptr ? nullptr : cfd->user_comparator();
+}
+
 ColumnFamilyData* ColumnFamilySet::LiveFamilyFor(uint32_t id) const {
   const Snapshot* view = writers_view_.load(std::memory_order_acquire);
   auto it = view->find(id);

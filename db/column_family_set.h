@@ -61,6 +61,7 @@ class ColumnFamilySet final : public ColumnFamilyMemTables {
   // ColumnFamilyMemTables, for writers (any thread, no mutex).
   bool IsLive(uint32_t id) const override;
   MemTable* MemFor(uint32_t id) override;
+  const Comparator* UserComparatorFor(uint32_t id) const override;
   // The live family with this id as writers see it (no mutex), or null.
   ColumnFamilyData* LiveFamilyFor(uint32_t id) const;
   // Whether a live family other than the default has a full active memtable (the WAL

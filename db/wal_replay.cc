@@ -33,6 +33,9 @@ class WalReplayer::Pass : public WriteBatch::Handler {
   Status MergeCF(uint32_t cf, const Slice& key, const Slice& value) override {
     return Record(kTypeMerge, cf, key, value);
   }
+  Status DeleteRangeCF(uint32_t cf, const Slice& begin, const Slice& end) override {
+    return Record(kTypeRangeDeletion, cf, begin, end);
+  }
 
   Status MarkBeginPrepare(bool) override {
     if (!r_->allow_2pc_) {
@@ -137,7 +140,12 @@ class WalReplayer::Pass : public WriteBatch::Handler {
   void Insert(uint32_t cf, ValueType type, const Slice& key, const Slice& value) {
     if (!r_->AppliesRecordsOf(log_)) return;
     MemTable* mem = targets_->For(cf, log_);
-    if (mem != nullptr) mem->Add(seq_, type, key, value);
+    if (mem == nullptr) return;
+    if (type != kTypeRangeDeletion) {
+      mem->Add(seq_, type, key, value);
+    } else if (mem->internal_comparator().user_comparator()->Compare(key, value) < 0) {
+      mem->AddRangeTombstone(seq_, key, value);  // an empty range took its number only
+    }
   }
 
   WalReplayer* const r_;

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <utility>
 
 #include "shale/comparator.h"
 #include "shale/write_buffer_manager.h"
@@ -184,6 +185,37 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key, co
   const bool inserted =
       allow_concurrent ? table_.InsertConcurrently(node_key) : table_.Insert(node_key);
   if (inserted) CountAdded(1, IsDeletion(type) ? 1 : 0, seq);
+}
+
+void MemTable::AddRangeTombstone(SequenceNumber seq, const Slice& begin, const Slice& end) {
+  char* buf = arena_.Allocate(begin.size() + end.size() + 1);  // never zero bytes
+  memcpy(buf, begin.data(), begin.size());
+  memcpy(buf + begin.size(), end.data(), end.size());
+  {
+    MutexLock l(&range_mu_);
+    range_tombstones_.push_back(
+        RangeTombstoneRef{Slice(buf, begin.size()), Slice(buf + begin.size(), end.size()), seq});
+    fragmented_.reset();
+  }
+  num_range_deletes_.fetch_add(1, std::memory_order_relaxed);
+  CountAdded(1, 1, seq);
+}
+
+std::shared_ptr<const FragmentedRangeTombstones> MemTable::RangeTombstones() const {
+  // A tombstone added before the caller's view was published is counted in its view: the
+  // publication of the sequence number orders the count before the read.
+  if (num_range_deletes_.load(std::memory_order_relaxed) == 0) return nullptr;
+  MutexLock l(&range_mu_);
+  if (fragmented_ == nullptr) {
+    std::vector<RangeTombstone> all;
+    all.reserve(range_tombstones_.size());
+    for (const RangeTombstoneRef& t : range_tombstones_) {
+      all.push_back(RangeTombstone{t.begin.ToString(), t.end.ToString(), t.seq});
+    }
+    fragmented_ = std::make_shared<const FragmentedRangeTombstones>(
+        std::move(all), comparator_.icmp.user_comparator());
+  }
+  return fragmented_;
 }
 
 void MemTable::GroupAdder::Add(SequenceNumber seq, ValueType type, const Slice& user_key,

@@ -7,6 +7,13 @@
 // whose equal keys have equal bytes, a filter of user-key hashes (MemTableFilter) lets Get
 // answer for a key never added here without searching the skip list.
 //
+// Range tombstones (DB::DeleteRange) are kept apart from the point entries, in a list under
+// a mutex of their own (they are rare; their keys and ends are copied into the arena, so
+// they count towards the write buffer), and read as one fragmented view
+// (util/range_tombstone.h), built at the first read after a change and shared until the
+// next one. Get and the iterators here serve point entries only: the DB above applies the
+// tombstones of every memtable and file to them.
+//
 // Lifetime: intrusive reference count. A new MemTable has no references; whoever keeps
 // it calls Ref(), and the last Unref() deletes it. Entries (and the keys and values that
 // Get/iterators hand out) live as long as the memtable.
@@ -21,7 +28,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "memtable/concurrent_arena.h"
 #include "memtable/memtable_filter.h"
@@ -33,6 +42,8 @@
 #include "util/dbformat.h"
 #include "util/hash.h"
 #include "util/internal_iterator.h"
+#include "util/mutexlock.h"
+#include "util/range_tombstone.h"
 #include "util/read_callback.h"
 
 namespace shale {
@@ -82,6 +93,19 @@ class MemTable {
   // its group is linked: at the Add that fills the group, at Flush, or at destruction. Used
   // by one thread at a time; with allow_concurrent, others may insert meanwhile.
   class GroupAdder;
+
+  // Adds the range tombstone [begin, end)@seq. Thread-safe with every other call (serialized
+  // with other AddRangeTombstone calls by a mutex). An empty range (begin >= end under the
+  // comparator) deletes nothing; it is counted but never served.
+  void AddRangeTombstone(SequenceNumber seq, const Slice& begin, const Slice& end);
+
+  // The range tombstones added so far, fragmented; null when there are none. The result is
+  // immutable and owns its keys: it may outlive the memtable. Thread-safe.
+  std::shared_ptr<const FragmentedRangeTombstones> RangeTombstones() const;
+  // Whether any range tombstone was added (a relaxed read: a reader that must see the ones
+  // added before its snapshot was published reads them through RangeTombstones()).
+  bool HasRangeTombstones() const { return num_range_deletes() != 0; }
+  uint64_t num_range_deletes() const { return num_range_deletes_.load(std::memory_order_relaxed); }
 
   // Looks up the newest entry for key.user_key() with sequence <= the LookupKey's sequence
   // that `callback` (may be null) says is visible. Returns true if it found a Put (*s = OK,
@@ -143,7 +167,7 @@ class MemTable {
   }
 
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
-  // Deletions and single deletions.
+  // Deletions, single deletions and range deletions (which num_entries() counts too).
   uint64_t num_deletes() const { return num_deletes_.load(std::memory_order_relaxed); }
   // Smallest sequence added, kMaxSequenceNumber if empty.
   SequenceNumber first_seqno() const { return first_seqno_.load(std::memory_order_relaxed); }
@@ -215,6 +239,12 @@ class MemTable {
 
   class Iter;
 
+  struct RangeTombstoneRef {
+    Slice begin;
+    Slice end;
+    SequenceNumber seq;
+  };
+
   // The entry encoded into arena_ and the filter told of its key; returns its skip-list key,
   // allocated but not linked.
   char* Encode(SequenceNumber seq, ValueType type, const Slice& user_key, const Slice& value,
@@ -258,6 +288,13 @@ class MemTable {
   std::atomic<SequenceNumber> earliest_seqno_{0};
   std::atomic<uint64_t> min_prep_log_{0};
   const MergeContext::Keeper keeper_{&RefThunk, &UnrefThunk, this};
+
+  std::atomic<uint64_t> num_range_deletes_{0};
+  mutable Mutex range_mu_;
+  // In order of addition; begin and end point into arena_.
+  std::vector<RangeTombstoneRef> range_tombstones_ GUARDED_BY(range_mu_);
+  // The fragmented view of range_tombstones_, or null when it must be rebuilt.
+  mutable std::shared_ptr<const FragmentedRangeTombstones> fragmented_ GUARDED_BY(range_mu_);
 };
 
 class MemTable::GroupAdder {

@@ -1,7 +1,8 @@
 // WriteBatch: a list of updates applied atomically by DB::Write, in order.
 //
 // Format (RocksDB's): an 8-byte sequence number and a 4-byte count, then per record a tag
-// byte, an optional varint32 column family id, and varint32-length-prefixed key and value.
+// byte, an optional varint32 column family id, and varint32-length-prefixed key and value
+// (a range deletion's value is its end key).
 // Two-phase commit markers are a tag byte, followed for EndPrepare, Commit and Rollback by
 // the length-prefixed transaction name (xid); they are not counted.
 // Thread safety: const methods may be called concurrently; anything else needs one owner.
@@ -38,6 +39,14 @@ class WriteBatch {
   // A merge operand for key, folded by the column family's merge operator at read time.
   Status Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
   Status Merge(const Slice& key, const Slice& value) { return Merge(nullptr, key, value); }
+  // Deletes every key in [begin_key, end_key) of the column family, as DB::DeleteRange. An
+  // empty range (begin_key == end_key) deletes nothing; a reversed one fails the write that
+  // carries it with InvalidArgument, as RocksDB's does.
+  Status DeleteRange(ColumnFamilyHandle* column_family, const Slice& begin_key,
+                     const Slice& end_key);
+  Status DeleteRange(const Slice& begin_key, const Slice& end_key) {
+    return DeleteRange(nullptr, begin_key, end_key);
+  }
   // A blob carried into the WAL but not applied to the DB.
   Status PutLogData(const Slice& blob);
 
@@ -81,6 +90,12 @@ class WriteBatch {
           "non-default column family and SingleDeleteCF not implemented");
     }
     virtual void SingleDelete(const Slice& /*key*/) {}
+    // As RocksDB's: no default-family fallback; a handler that expects range deletions
+    // overrides this.
+    virtual Status DeleteRangeCF(uint32_t /*column_family_id*/, const Slice& /*begin_key*/,
+                                 const Slice& /*end_key*/) {
+      return Status::InvalidArgument("DeleteRangeCF not implemented");
+    }
     virtual Status MergeCF(uint32_t column_family_id, const Slice& key, const Slice& value) {
       if (column_family_id == 0) {
         Merge(key, value);
@@ -122,6 +137,7 @@ class WriteBatch {
   bool HasPut() const;
   bool HasDelete() const;
   bool HasSingleDelete() const;
+  bool HasDeleteRange() const;
   bool HasMerge() const;
   bool HasBeginPrepare() const;
   bool HasEndPrepare() const;

@@ -95,6 +95,14 @@ class WriteBatchWithIndex {
   Status SingleDelete(const Slice& key);
   Status Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
   Status Merge(const Slice& key, const Slice& value);
+  // As RocksDB's: an indexed batch takes no range deletion (its reads could not honour one).
+  Status DeleteRange(ColumnFamilyHandle* /*column_family*/, const Slice& /*begin_key*/,
+                     const Slice& /*end_key*/) {
+    return Status::NotSupported("DeleteRange unsupported in WriteBatchWithIndex");
+  }
+  Status DeleteRange(const Slice& /*begin_key*/, const Slice& /*end_key*/) {
+    return Status::NotSupported("DeleteRange unsupported in WriteBatchWithIndex");
+  }
   // Goes into the batch (and the WAL) but not into the index.
   Status PutLogData(const Slice& blob);
   // Empties the batch and the index, and drops the save points.
