@@ -46,6 +46,8 @@ class BlockHandle {
 };
 
 inline constexpr size_t kBlockTrailerSize = 5;
+// The metaindex name of the range-deletion block, RocksDB's.
+inline constexpr char kRangeDelBlockName[] = "rocksdb.range_del";
 inline constexpr uint64_t kShaleTableMagicNumber = 0x73686c6554424c31ull;  // "1LBTelhs"
 inline constexpr uint32_t kShaleTableFormatVersion = 5;
 

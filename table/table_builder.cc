@@ -1,6 +1,8 @@
 #include "table/table_builder.h"
 
+#include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "table/compression.h"
 #include "table/filter.h"
@@ -175,9 +177,25 @@ Status TableBuilder::Finish() {
     WriteRawBlock(EncodeTableProperties(props_), kNoCompression, &properties_handle);
   }
 
+  BlockHandle range_del_handle;
+  if (status_.ok() && !range_tombstones_.empty()) {
+    const InternalKeyComparator& icmp = *options_.icmp;
+    std::vector<std::pair<std::string, Slice>> entries;  // internal key, end
+    entries.reserve(range_tombstones_.size());
+    for (const RangeTombstone& t : range_tombstones_) {
+      InternalKey k(t.begin, t.seq, kTypeRangeDeletion);
+      entries.emplace_back(k.Encode().ToString(), Slice(t.end));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [&icmp](const auto& a, const auto& b) { return icmp.Compare(a.first, b.first) < 0; });
+    BlockBuilder block(1);
+    for (const auto& [key, end] : entries) block.Add(key, end);
+    WriteBlock(&block, false, &range_del_handle);
+  }
+
   BlockHandle metaindex_handle;
   if (status_.ok()) {
-    // Names in bytewise order: "filter.*" sorts before "properties".
+    // Names in bytewise order: "filter.*", "properties", "rocksdb.range_del".
     BlockBuilder metaindex(1);
     std::string handle;
     if (filter_builder_ != nullptr) {
@@ -189,6 +207,11 @@ Status TableBuilder::Finish() {
     handle.clear();
     properties_handle.EncodeTo(&handle);
     metaindex.Add("properties", handle);
+    if (!range_tombstones_.empty()) {
+      handle.clear();
+      range_del_handle.EncodeTo(&handle);
+      metaindex.Add(kRangeDelBlockName, handle);
+    }
     WriteBlock(&metaindex, false, &metaindex_handle);
   }
 
@@ -203,6 +226,12 @@ Status TableBuilder::Finish() {
     if (status_.ok()) offset_ += encoded.size();
   }
   return status_;
+}
+
+void TableBuilder::AddRangeTombstone(const Slice& begin, const Slice& end, SequenceNumber seq) {
+  if (options_.icmp->user_comparator()->Compare(begin, end) >= 0) return;
+  range_tombstones_.push_back(RangeTombstone{begin.ToString(), end.ToString(), seq});
+  props_.num_range_deletions++;
 }
 
 void TableBuilder::Abandon() {

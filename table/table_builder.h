@@ -2,9 +2,12 @@
 // internal-key order.
 //
 // Layout written: data blocks, filter block (when a filter policy is set,
-// whole_key_filtering is on and skip_filters is off), index block, properties block, metaindex
-// block, footer (see format.h). Data and index blocks are compressed with options.compression when
-// that saves at least 1/8; the other blocks are stored uncompressed.
+// whole_key_filtering is on and skip_filters is off), index block, properties block, the
+// range-deletion block (when range tombstones were added; RocksDB's "rocksdb.range_del":
+// internal keys begin@seq of kTypeRangeDeletion with the end key as value, in internal-key
+// order, one restart point per entry), metaindex block, footer (see format.h). Data and index
+// blocks are compressed with options.compression when that saves at least 1/8; the other
+// blocks are stored uncompressed.
 //
 // Thread safety: one thread at a time. The WritableFile is not owned, is appended to from
 // offset 0, and is neither synced nor closed here.
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "shale/compression_type.h"
 #include "shale/env.h"
@@ -22,6 +26,7 @@
 #include "table/format.h"
 #include "table/table_properties.h"
 #include "util/dbformat.h"
+#include "util/range_tombstone.h"
 
 namespace shale {
 
@@ -60,6 +65,12 @@ class TableBuilder {
   // called. A key out of order or shorter than 8 bytes fails the builder with
   // InvalidArgument instead of writing a broken file.
   void Add(const Slice& internal_key, const Slice& value);
+
+  // Adds a range tombstone [begin, end)@seq to the range-deletion block, in any order
+  // relative to Add and to each other (they are sorted at Finish). The caller makes the
+  // file's boundaries cover it (RangeTombstoneBounds). An empty range is dropped.
+  void AddRangeTombstone(const Slice& begin, const Slice& end, SequenceNumber seq);
+  uint64_t NumRangeTombstones() const { return range_tombstones_.size(); }
 
   // The first error met (writing, or a bad Add), or OK.
   Status status() const { return status_; }
@@ -107,6 +118,7 @@ class TableBuilder {
   std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null when no filter is written
   BlockCompressor compressor_;                         // for data and index blocks
   TableProperties props_;
+  std::vector<RangeTombstone> range_tombstones_;
 };
 
 }  // namespace shale

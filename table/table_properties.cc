@@ -21,6 +21,7 @@ constexpr char kNumDataBlocks[] = "rocksdb.num.data.blocks";
 constexpr char kNumEntries[] = "rocksdb.num.entries";
 constexpr char kNumDeletions[] = "rocksdb.deleted.keys";
 constexpr char kNumMergeOperands[] = "rocksdb.merge.operands";
+constexpr char kNumRangeDeletions[] = "rocksdb.num.range-deletions";
 constexpr char kComparator[] = "rocksdb.comparator";
 constexpr char kFilterPolicy[] = "rocksdb.filter.policy";
 constexpr char kCompression[] = "rocksdb.compression";
@@ -42,6 +43,7 @@ std::string TableProperties::ToString() const {
   num("num_entries", num_entries);
   num("num_deletions", num_deletions);
   num("num_merge_operands", num_merge_operands);
+  if (num_range_deletions != 0) num("num_range_deletions", num_range_deletions);
   r.append("comparator=").append(comparator_name).append("; ");
   r.append("filter_policy=").append(filter_policy_name).append("; ");
   r.append("compression=").append(compression_name);
@@ -66,6 +68,8 @@ std::string EncodeTableProperties(const TableProperties& props) {
   sorted[kComparator] = props.comparator_name;
   sorted[kFilterPolicy] = props.filter_policy_name;
   sorted[kCompression] = props.compression_name;
+  // Written only when there are some, so that files without keep their old bytes.
+  if (props.num_range_deletions != 0) num(kNumRangeDeletions, props.num_range_deletions);
   if (props.external_sst_file_version != 0) {
     num(kExternalSstFileVersion, props.external_sst_file_version);
   }
@@ -87,6 +91,7 @@ Status DecodeTableProperties(const Slice& contents, const std::string* file_name
       {kNumEntries, &props->num_entries},
       {kNumDeletions, &props->num_deletions},
       {kNumMergeOperands, &props->num_merge_operands},
+      {kNumRangeDeletions, &props->num_range_deletions},
       {kExternalSstFileVersion, &props->external_sst_file_version},
   };
   const std::map<std::string, std::string*, std::less<>> names = {

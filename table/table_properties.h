@@ -27,6 +27,8 @@ struct TableProperties {
   uint64_t num_entries = 0;
   uint64_t num_deletions = 0;  // deletions and single deletions
   uint64_t num_merge_operands = 0;
+  // Range tombstones in the range-deletion block.
+  uint64_t num_range_deletions = 0;
   std::string comparator_name;     // the user comparator's Name()
   std::string filter_policy_name;  // empty when the file has no filter
   std::string compression_name;

@@ -218,6 +218,8 @@ Status TableReader::ReadMetaBlocks() {
   BlockHandle properties_handle;
   bool have_filter = false;
   BlockHandle filter_handle;
+  bool have_range_del = false;
+  BlockHandle range_del_handle;
   {
     std::unique_ptr<InternalIterator> iter(metaindex.NewIterator(BytewiseComparator()));
     for (iter->SeekToFirst(); iter->Valid(); iter->Next()) {
@@ -228,6 +230,9 @@ Status TableReader::ReadMetaBlocks() {
       } else if (!filter_name.empty() && iter->key() == Slice(filter_name)) {
         target = &filter_handle;
         have_filter = true;
+      } else if (iter->key() == Slice(kRangeDelBlockName)) {
+        target = &range_del_handle;
+        have_range_del = true;
       } else {
         continue;
       }
@@ -258,10 +263,38 @@ Status TableReader::ReadMetaBlocks() {
 
   s = LoadIndex(footer_.index_handle());
   if (!s.ok()) return s;
+  if (have_range_del) {
+    s = LoadRangeTombstones(range_del_handle);
+    if (!s.ok()) return s;
+  }
   if (have_filter && options_.table_options.whole_key_filtering) {
     s = LoadFilter(filter_handle);
     if (!s.ok()) return s;
   }
+  return Status::OK();
+}
+
+Status TableReader::LoadRangeTombstones(const BlockHandle& handle) {
+  BlockContents contents;
+  Status s = ReadBlockAt(handle, /*verify=*/true, &contents);
+  if (!s.ok()) return s;
+  Block block(std::move(contents), &options_.file_name, handle.offset());
+  if (!block.status().ok()) return block.status();
+  std::unique_ptr<InternalIterator> iter(block.NewIterator(options_.icmp));
+  std::unique_ptr<FragmentedRangeTombstones> list;
+  s = FragmentedRangeTombstones::FromIterator(iter.get(), options_.icmp->user_comparator(), &list);
+  if (!s.ok()) {
+    return CorruptionAt(&options_.file_name, handle.offset(), "bad range-deletion block",
+                        s.ToString());
+  }
+  if (global_seqno_ != 0) {
+    // An ingested file's tombstones are read at its global sequence number, as its keys.
+    std::vector<RangeTombstone> tombstones = list->ToTombstones();
+    for (RangeTombstone& t : tombstones) t.seq = global_seqno_;
+    list = std::make_unique<FragmentedRangeTombstones>(std::move(tombstones),
+                                                       options_.icmp->user_comparator());
+  }
+  range_tombstones_ = std::move(list);
   return Status::OK();
 }
 

@@ -37,6 +37,7 @@
 #include "table/table_properties.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
+#include "util/range_tombstone.h"
 
 namespace shale {
 
@@ -115,6 +116,12 @@ class TableReader {
                 PinningGetHandler handle);
 
   const TableProperties& GetTableProperties() const { return props_; }
+  // The file's range tombstones (its range-deletion block, read and fragmented once at
+  // Open), or null when it has none. Sequence numbers as written, or the global one for an
+  // ingested file. Shared: may outlive the reader.
+  const std::shared_ptr<const FragmentedRangeTombstones>& range_tombstones() const {
+    return range_tombstones_;
+  }
 
   // Approximately where in the file the data for ikey begins: the offset of the data
   // block that would hold it, or the size of all data blocks if ikey is past the last key.
@@ -146,6 +153,8 @@ class TableReader {
   // Reads the index or filter block at Open: kept in the reader, or put in the cache (and
   // kept referenced when pinned).
   Status LoadIndex(const BlockHandle& handle);
+  // Reads and fragments the range-deletion block into range_tombstones_.
+  Status LoadRangeTombstones(const BlockHandle& handle);
   // Corruption unless index (at index_handle) is what a builder writes: internal keys of a
   // type a table holds (or the seek type of a shortened separator), strictly increasing,
   // each with a block handle that decodes and points before the index, past the block
@@ -216,6 +225,7 @@ class TableReader {
   const uint64_t file_size_;
   Footer footer_;
   TableProperties props_;
+  std::shared_ptr<const FragmentedRangeTombstones> range_tombstones_;  // set at Open
   // The file was written with compression (a hint for ReadBlock, set once props_ is read).
   bool expect_compressed_ = false;
   Cache* cache_ = nullptr;  // null: no block cache

@@ -256,6 +256,7 @@ const char* ValueTypeName(ValueType type) {
     case kTypeDeletion: return "DEL";
     case kTypeSingleDeletion: return "SINGLEDEL";
     case kTypeMerge: return "MERGE";
+    case kTypeRangeDeletion: return "RANGEDEL";
     default: return "?";
   }
 }
@@ -269,7 +270,8 @@ bool ParseInternalKeyText(const std::string& text, std::string* internal_key) {
   const unsigned long long seq = strtoull(seq_text.c_str(), &end, 10);
   if (seq_text.empty() || *end != '\0' || seq > kMaxSequenceNumber) return false;
   const std::string type_name = text.substr(comma + 1);
-  for (ValueType t : {kTypeValue, kTypeDeletion, kTypeSingleDeletion, kTypeMerge}) {
+  for (ValueType t :
+       {kTypeValue, kTypeDeletion, kTypeSingleDeletion, kTypeMerge, kTypeRangeDeletion}) {
     if (type_name == ValueTypeName(t)) {
       internal_key->clear();
       AppendInternalKey(internal_key, text.substr(0, hash), seq, t);

@@ -72,8 +72,8 @@ std::string Printable(const Slice& bytes);
 // The inverse of Printable: \xNN escapes back to bytes; false on a malformed escape.
 bool Unescape(const std::string& text, std::string* bytes);
 
-// Internal keys written "user_key#seq,TYPE" with TYPE one of SET, DEL, SINGLEDEL, MERGE
-// (Pebble's spelling). The user key may not contain '#'.
+// Internal keys written "user_key#seq,TYPE" with TYPE one of SET, DEL, SINGLEDEL, MERGE,
+// RANGEDEL (Pebble's spelling). The user key may not contain '#'.
 bool ParseInternalKeyText(const std::string& text, std::string* internal_key);
 std::string InternalKeyText(const Slice& internal_key);
 const char* ValueTypeName(ValueType type);  // "SET", ...; "?" for others
