@@ -2,9 +2,10 @@
 // binaries write the same shape of data:
 //  - a key is key_size bytes: the key number big-endian in (at most) its first 8 bytes,
 //    then '0' characters;
-//  - values come from a 1 MiB buffer of printable random text built from 100-byte
-//    pieces, each a random prefix of compression_ratio * 100 bytes repeated, so that a
-//    block compressor shrinks values to about that fraction.
+//  - values come from a 1 MiB buffer built from 100-byte pieces, each a random prefix of
+//    compression_ratio * 100 bytes (each byte 0..126, as RocksDB 11's generator draws them)
+//    repeated, so that a block compressor shrinks values to about that fraction. With the
+//    same generator and seed the buffer is byte for byte RocksDB's.
 //
 // Thread safety: every class here belongs to one benchmark thread.
 #pragma once

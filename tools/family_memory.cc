@@ -122,7 +122,9 @@ int main(int argc, char** argv) {
       static_cast<double>(max_sample) / budget, samples > 0 ? sum / 1048576.0 / samples : 0.0,
       static_cast<unsigned long long>(over), static_cast<unsigned long long>(samples),
       writes.load() / secs, errors.load());
-  for (kv::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
+  for (kv::ColumnFamilyHandle* h : handles) {
+    if (!db->DestroyColumnFamilyHandle(h).ok()) errors++;
+  }
   delete db;
   return errors.load() == 0 ? 0 : 1;
 }
