@@ -109,6 +109,7 @@ void Compaction::AddTrivialMoveEdit(VersionEdit* edit) const {
 }
 
 bool Compaction::KeyNotExistsBeyondOutputLevel(const Slice& user_key) const {
+  if (ingest_behind_) return false;
   if (bottommost_level_) return true;
   return input_version_->KeyNotInLevelsBelow(output_level_, user_key);
 }

@@ -105,6 +105,13 @@ class Compaction {
   // of it that no snapshot needs may be dropped. Thread-safe.
   bool KeyNotExistsBeyondOutputLevel(const Slice& user_key) const;
 
+  // Files may still be ingested beneath the output (allow_ingest_behind): it is never the
+  // bottom, and no key is known to be absent below it.
+  void SetIngestBehind() {
+    ingest_behind_ = true;
+    bottommost_level_ = false;
+  }
+
   // Adds a DeleteFile for every input file.
   void AddInputDeletions(VersionEdit* edit) const;
 
@@ -133,6 +140,7 @@ class Compaction {
   std::string smallest_user_key_;
   std::string largest_user_key_;
   bool bottommost_level_ = false;
+  bool ingest_behind_ = false;
   CompactionPicker* picker_ = nullptr;  // registry this compaction is in, if any
   bool released_ = false;
 };

@@ -244,6 +244,7 @@ std::unique_ptr<Compaction> CompactionPicker::SetupOtherInputs(
       (options_->compaction_filter != nullptr || options_->compaction_filter_factory != nullptr)) {
     c->DisallowTrivialMove();
   }
+  if (options_->allow_ingest_behind) c->SetIngestBehind();
   return c;
 }
 

@@ -153,7 +153,9 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf
   if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");
   ColumnFamilyData* cfd = CfdOf(cf);
   const Options& family = cfd->options();
-  if (o.target_level >= family.num_levels) {
+  // A level kept for ingest_behind is never compacted into, nor out of.
+  const int levels = CompactionLevels(family, family.num_levels);
+  if (o.target_level >= levels) {
     return Status::InvalidArgument("target_level beyond num_levels");
   }
   // Data still in memtables is part of the range: flush it first. Switching the memtable
@@ -202,7 +204,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf
   // The deepest level holding data in the range.
   int last = -1;
   if (Version* current = versions_->current(cfd->id()); current != nullptr) {
-    for (int level = 0; level < current->NumLevels(); level++) {
+    for (int level = 0; level < levels; level++) {
       if (current->OverlapInLevel(level, begin, end)) last = level;
     }
   }
@@ -224,7 +226,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& o, ColumnFamilyHandle* cf
       Version* current = versions_->current(cfd->id());
       if (current == nullptr) break;  // dropped meanwhile
       output = level == 0 ? cfd->picker()->ScoresOf(current).base_level : level + 1;
-      if (output >= family.num_levels) break;
+      if (output >= levels) break;
     }
     s = RunManualCompaction(cfd, level, output, b, e, o.max_subcompactions);
     final_level = output;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "db/filename.h"
+#include "db/level_scores.h"
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "memtable/memtable.h"
@@ -43,6 +44,15 @@ Status ExternalFileIngestion::CheckOptions() const {
   if (options_.move_files && options_.link_files) {
     return Status::InvalidArgument("`move_files` and `link_files` can not both be true.");
   }
+  if (options_.ingest_behind) {
+    if (!family_->allow_ingest_behind) {
+      return Status::InvalidArgument(
+          "Can't ingest_behind file in DB with allow_ingest_behind=false");
+    }
+    if (CompactionLevels(*family_, family_->num_levels) == family_->num_levels) {
+      return Status::InvalidArgument("ingest_behind needs num_levels >= 3");
+    }
+  }
   return Status::OK();
 }
 
@@ -66,6 +76,10 @@ Status ExternalFileIngestion::Prepare(const std::vector<uint64_t>& numbers) {
         0) {
       files_overlap_ = true;
     }
+  }
+  if (files_overlap_ && options_.ingest_behind) {
+    return Status::NotSupported(
+        "Files with overlapping ranges cannot be ingested with ingestion behind mode.");
   }
   if (files_overlap_ && !options_.allow_global_seqno) {
     return Status::InvalidArgument(
@@ -185,6 +199,7 @@ Status ExternalFileIngestion::CopyFile(const std::string& from, const std::strin
 // ---- Step 2.
 
 bool ExternalFileIngestion::OverlapsMemtables(const std::vector<MemTable*>& mems) const {
+  if (options_.ingest_behind) return false;  // beneath everything, the memtables too
   const Comparator* ucmp = icmp_->user_comparator();
   for (MemTable* mem : mems) {
     if (mem->IsEmpty()) continue;
@@ -229,7 +244,19 @@ Status ExternalFileIngestion::Assign(Version* v, TableCache* table_cache,
                                      bool snapshots_exist, uint64_t* seqnos) {
   *seqnos = 0;
   const int last = v->NumLevels() - 1;
-  if (files_overlap_) {
+  if (options_.ingest_behind) {
+    // At sequence 0 in the last level, which compactions leave alone.
+    for (File& f : files_) {
+      const Slice smallest = SmallestUserKey(f);
+      const Slice largest = LargestUserKey(f);
+      if (v->OverlapInLevel(last, &smallest, &largest)) {
+        return Status::InvalidArgument(
+            "Can't ingest_behind file as it doesn't fit at the bottommost level!");
+      }
+      f.level = last;
+      f.needs_seqno = false;
+    }
+  } else if (files_overlap_) {
     // One number each, in the order given, all in L0 where files may overlap.
     for (File& f : files_) {
       f.level = 0;

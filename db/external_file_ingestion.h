@@ -17,7 +17,9 @@
 //      (the first such level was found), when a live snapshot must not see it
 //      (snapshot_consistency), or when the files overlap each other (then each takes its
 //      own, in the order given, and goes to L0). A file that needs none keeps 0, which
-//      reads as older than everything, correct since nothing shares its keys. Returns
+//      reads as older than everything, correct since nothing shares its keys. With
+//      ingest_behind every file goes to the last level (kept for it, allow_ingest_behind)
+//      at 0, older than everything by intent, and needs no flush. Returns
 //      how many numbers it needs; the DB allocates them (with the writes still held, so
 //      that they come after every write acknowledged before) and calls BuildEdit.
 //   4. BuildEdit: the files at their levels, each with its smallest and largest key and

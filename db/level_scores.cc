@@ -18,9 +18,10 @@ uint64_t MultiplySaturating(uint64_t a, double b) {
 LevelScores ComputeLevelScores(const Options& options, const Version& v,
                                const std::function<bool(const FileMetaData&)>& being_compacted) {
   LevelScores r;
-  const int num_levels = v.NumLevels();
-  r.level_max_bytes.assign(num_levels, UINT64_MAX);
-  r.score.assign(num_levels, 0.0);
+  // A level kept for ingest_behind has no target and no score, as if it did not exist.
+  const int num_levels = CompactionLevels(options, v.NumLevels());
+  r.level_max_bytes.assign(v.NumLevels(), UINT64_MAX);
+  r.score.assign(v.NumLevels(), 0.0);
   const double multiplier = std::max(options.max_bytes_for_level_multiplier, 1.0);
   const uint64_t base_bytes = std::max<uint64_t>(options.max_bytes_for_level_base, 1);
   if (num_levels > 0) r.level_max_bytes[0] = base_bytes;

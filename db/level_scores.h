@@ -44,6 +44,12 @@ struct LevelScores {
   bool NeedsCompaction() const { return !sorted.empty() && sorted[0].first >= 1; }
 };
 
+// The levels compactions use: all of them, or with allow_ingest_behind (and more than two
+// levels) all but the last, which is kept for files ingested behind the rest.
+inline int CompactionLevels(const Options& options, int num_levels) {
+  return options.allow_ingest_behind && num_levels > 2 ? num_levels - 1 : num_levels;
+}
+
 // Computes v's scores under options; files for which being_compacted returns true do not
 // count towards a level's size or file count (their compaction is already under way).
 LevelScores ComputeLevelScores(const Options& options, const Version& v,

@@ -89,6 +89,8 @@ const OptionInfo kDBOptions[] = {
      .help = "A second write queue for WAL-only writes", .bench_flag = kSame},
     {DB_OPTION(allow_2pc), .default_value = "false",
      .help = "Two-phase commit: prepared transactions in the WAL (TransactionDB)"},
+    {DB_OPTION(allow_ingest_behind), .default_value = "false",
+     .help = "Keep the last level for files ingested behind the rest"},
     {DB_OPTION(enable_write_thread_adaptive_yield), .default_value = "true",
      .help = "Writers yield before blocking while they wait", .bench_flag = kSame},
     {DB_OPTION(write_thread_max_yield_usec), .default_value = "100",

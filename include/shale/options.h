@@ -247,6 +247,11 @@ struct DBOptions {
   // is kept, with every WAL after it, until it is resolved and its commit flushed. A WAL
   // with a prepared batch refuses to open without it. Default: false.
   bool allow_2pc = false;
+  // Keep the last level for files ingested with IngestExternalFileOptions::ingest_behind:
+  // compactions never write into it nor read from it, and keep the tombstones and sequence
+  // numbers they would drop at the bottom (older data may still arrive beneath). Needs
+  // num_levels >= 3. Set it when the DB is created. Default: false.
+  bool allow_ingest_behind = false;
   // How a writer waits for its group's leader: it spins briefly, then, with adaptive
   // yield, yields the CPU for up to write_thread_max_yield_usec (giving up early once
   // yields take longer than write_thread_slow_yield_usec, a sign of a busy CPU), then
@@ -373,6 +378,11 @@ struct IngestExternalFileOptions {
   bool verify_checksums_before_ingest = false;
   // Fail with TryAgain unless every file lands in the last level. Default: false.
   bool fail_if_not_bottommost_level = false;
+  // Put the files beneath everything the DB holds: in the last level, at sequence number
+  // 0, so that a key the DB already has keeps its value (a backfill of older data). Needs
+  // DBOptions::allow_ingest_behind; the files must not overlap each other nor the last
+  // level's files (InvalidArgument). Default: false.
+  bool ingest_behind = false;
 };
 
 }  // namespace shale

@@ -359,6 +359,48 @@ TEST_F(ExternalFileIngestionTest, FailIfNotBottommostLevel) {
   EXPECT_EQ(Files().back().level, options_.num_levels - 1);
 }
 
+TEST_F(ExternalFileIngestionTest, IngestBehindPutsOlderDataBeneath) {
+  IngestExternalFileOptions behind;
+  behind.ingest_behind = true;
+  Open();
+  Status s = Ingest({File({PutEntry("a", "old")})}, behind);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  Destroy();
+  options_.allow_ingest_behind = true;
+  Open();
+  const int last = options_.num_levels - 1;
+  ASSERT_OK(Put("k", "new"));
+  ASSERT_OK(Put("d", "x"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Delete("d"));
+  ASSERT_OK(Merge("m", "x"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
+  for (const LiveFileMetaData& f : Files()) EXPECT_LT(f.level, last) << "the last level is kept";
+  // The compaction kept d's tombstone and m's operand: older data may come beneath.
+  ASSERT_OK(Put("mem", "new"));
+  ASSERT_OK(Ingest({File({PutEntry("d", "old"), PutEntry("j", "old"), PutEntry("k", "old"),
+                          PutEntry("m", "base"), PutEntry("mem", "old")})},
+                   behind));
+  EXPECT_EQ(Files().back().level, last);
+  EXPECT_EQ(Files().back().largest_seqno, 0u);
+  EXPECT_EQ(Contents(), "j=old,k=new,m=base,x,mem=new,");
+  // Compactions leave the last level alone, and the answers stay.
+  ASSERT_OK(Put("j", "newer"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(CompactAll());
+  EXPECT_EQ(Contents(), "j=newer,k=new,m=base,x,mem=new,");
+  EXPECT_EQ(FilesPerLevel().back(), '1');
+  Reopen();
+  EXPECT_EQ(Contents(), "j=newer,k=new,m=base,x,mem=new,");
+  // Refusals: files overlapping each other, or the last level's files.
+  s = Ingest({File({PutEntry("p", "1"), PutEntry("r", "1")}), File({PutEntry("q", "1")})}, behind);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  s = Ingest({File({PutEntry("e", "1")})}, behind);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  ExpectNoStrayTables();
+}
+
 TEST_F(ExternalFileIngestionTest, SeveralFamiliesAtOnceAllOrNone) {
   Open();
   ColumnFamilyHandle* raw = nullptr;
