@@ -75,7 +75,9 @@ void PowerLossAtEveryStep(bool with_memtable) {
     ASSERT_OK(db->Put(sync, "a", "base"));
     ASSERT_OK(db->Put(sync, "b", "base"));
     ASSERT_OK(db->Flush(FlushOptions()));
-    if (with_memtable) ASSERT_OK(db->Put(sync, "k", "mem"));
+    if (with_memtable) {
+      ASSERT_OK(db->Put(sync, "k", "mem"));
+    }
 
     env.DeactivateAfter(n);
     Status s = db->IngestExternalFile({file}, IngestExternalFileOptions());
