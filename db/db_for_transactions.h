@@ -60,7 +60,8 @@ class DBForTransactions {
   //              these records go to is flushed.
   // With seq_per_batch (WritePrepared) instead: a prepare goes to the memtable too, under
   // its own numbers; every write takes one number per sub-batch, a wal_only one exactly one
-  // (with the WAL off: a commit that only takes its number); there is no txn_batch.
+  // (with the WAL off: a commit that only takes its number); there is no txn_batch, and
+  // prep_log is kept until the memtable `batch`'s records go to is flushed.
   // pre_release: called with the numbers before they can be published
   // (db/pre_release_callback.h says when, per write mode).
   // *log_used (may be null): the WAL the batch went to. *seq_used (may be null): the first

@@ -100,6 +100,9 @@ Status WritePipeline::Classify(const WriteOptions& o, WriteBatch* batch, const T
     }
     w->keys = t.wal_only ? 0 : count;
     w->seq_count = sub_batches;
+    // A commit's or rollback's records keep the prepare's WAL until their memtable is
+    // flushed: before that, a power loss may take them while the prepare is in a table.
+    if (!t.wal_only) w->prep_log = t.prep_log;
     return Status::OK();
   }
   if (t.wal_only) {
@@ -293,9 +296,9 @@ Status WritePipeline::LeadMemtableStage(WriteGroup* group, PendingWrite* w) {
 void WritePipeline::InsertOwnBatch(PendingWrite* w, bool concurrent) {
   if (w->wal_only) return;  // logged only (a prepare or a marker)
   if (test_before_insert_) test_before_insert_();
-  w->status =
-      WriteBatchInternal::InsertInto(w->batch, w->sequence, w->mem, host_->FamilyMemtables(),
-                                     concurrent, seq_per_batch_ ? w->seq_count : 0, folder_);
+  w->status = WriteBatchInternal::InsertInto(
+      w->batch, w->sequence, w->mem, host_->FamilyMemtables(), concurrent,
+      seq_per_batch_ ? w->seq_count : 0, folder_, seq_per_batch_ ? w->prep_log : 0);
   if (w->status.ok() && w->txn_batch != nullptr) {
     // Before the commit returns and the prepare is resolved: its WAL then stays until
     // every memtable the prepared records go to (one per family) is flushed.

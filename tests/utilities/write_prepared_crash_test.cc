@@ -28,9 +28,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shale/utilities/transaction.h"
@@ -328,7 +331,8 @@ TEST(WritePreparedCrashTest, PowerLoss) {
               if (CrashWriterOptions(t).sync) m.Ack(t, i, stage);
             });
           },
-          [&] { db.reset(); }));
+          [&] { db.reset(); }))
+          << where;
 
       s = OpenDB(c, &env, dbname, &db);
       ASSERT_TRUE(s.ok()) << "reopen " << where << ": " << s.ToString();
@@ -338,6 +342,94 @@ TEST(WritePreparedCrashTest, PowerLoss) {
     }
     fprintf(stderr, "%s: %d power losses, %d transactions, %d prepared ones recovered\n", c.name,
             CrashRounds() * 2, begun, recovered);
+  }
+}
+
+// Holds every flush inside the creation of its table file until Release(), so that a test
+// can write while the flush is under way (past its switch to a new WAL, before its
+// MANIFEST edit).
+class FlushHoldingEnv : public EnvWrapper {
+ public:
+  explicit FlushHoldingEnv(Env* target) : EnvWrapper(target) {}
+  Status NewWritableFile(const std::string& f, std::unique_ptr<WritableFile>* r,
+                         const EnvOptions& o) override {
+    if (f.ends_with(".sst")) {
+      std::unique_lock<std::mutex> l(mu_);
+      held_ = true;
+      cv_.notify_all();
+      cv_.wait(l, [this] { return released_; });
+    }
+    return EnvWrapper::NewWritableFile(f, r, o);
+  }
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return held_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool released_ = false;
+};
+
+// Found by PowerLoss (TwoQueues, seed 55807423655831, under load): a rollback whose restoring
+// records were not yet durable when a flush of the prepare's memtable recorded the WALs to
+// keep. The prepare is in WAL 1 and its memtable; the flush switches to WAL 2 and, while it
+// writes the table, the transaction rolls back (unsynced, into WAL 2). The flush then
+// recorded that WAL 1 need not be replayed any more: nothing held it once the rollback
+// resolved the prepare. The power loss takes WAL 2's tail, recovery starts at WAL 2, the
+// prepare is unknown, and its records in the table read as committed: the rolled-back value
+// was visible. The memtable the rollback's records go to must hold the prepare's WAL until it
+// is flushed itself, as a WRITE_COMMITTED commit's does. The same for a commit with
+// commit-time records (the prepared value may then be visible, but as committed).
+TEST(WritePreparedCrashTest, RollbackUnsyncedWhileThePreparesMemtableFlushes) {
+  for (const Config& c : kWritePreparedConfigs) {
+    SCOPED_TRACE(c.name);
+    TempDirectory dir("wp_rollback_flush");
+    const std::string dbname = dir.File("db");
+    FaultInjectionTestEnv fault(Env::Default());
+    FlushHoldingEnv env(&fault);
+    std::unique_ptr<TransactionDB> db;
+    ASSERT_OK(OpenDB(c, &env, dbname, &db));
+    WriteOptions sync;
+    sync.sync = true;
+    ASSERT_OK(db->Put(sync, "k", "old"));
+    std::unique_ptr<Transaction> txn(db->BeginTransaction(WriteOptions()));
+    ASSERT_OK(txn->SetName("rolled_back"));
+    ASSERT_OK(txn->Put("k", "new"));
+    ASSERT_OK(txn->Prepare());
+    Status flushed;
+    std::thread flush([&] { flushed = db->Flush(FlushOptions()); });
+    env.WaitUntilHeld();
+    ASSERT_OK(txn->Rollback());
+    env.Release();
+    flush.join();
+    ASSERT_OK(flushed);
+    txn.reset();
+    // The rollback's records are in the current WAL, unsynced: the power loss takes them.
+    fault.SetFilesystemActive(false);
+    db.reset();
+    ASSERT_OK(fault.SimulatePowerLoss());
+    fault.SetFilesystemActive(true);
+
+    ASSERT_OK(OpenDB(c, &fault, dbname, &db));
+    std::string v;
+    ASSERT_OK(db->Get(ReadOptions(), "k", &v));
+    EXPECT_EQ("old", v) << "the rolled-back prepare is visible";
+    std::vector<Transaction*> prepared;
+    db->GetAllPreparedTransactions(&prepared);
+    ASSERT_EQ(1u, prepared.size()) << "the prepare, its rollback lost, comes back prepared";
+    EXPECT_EQ("rolled_back", prepared[0]->GetName());
+    ASSERT_OK(prepared[0]->Rollback());
+    delete prepared[0];
+    ASSERT_OK(db->Get(ReadOptions(), "k", &v));
+    EXPECT_EQ("old", v);
   }
 }
 

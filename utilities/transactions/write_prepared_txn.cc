@@ -53,7 +53,8 @@ Status WritePreparedTxn::CommitInternal() {
     // it: recovery finds the records with the marker that resolves the prepare.
     WriteBatch records = commit_time_batch_;
     WriteBatchInternal::MarkCommit(&records, name_);
-    s = wp_db_->WriteAndCommit(write_options_, &records, {prepare_seq_, prepare_count_});
+    s = wp_db_->WriteAndCommit(write_options_, &records, {prepare_seq_, prepare_count_},
+                               log_number_);
   } else {
     WriteBatch marker;
     WriteBatchInternal::MarkCommit(&marker, name_);
@@ -92,7 +93,7 @@ Status WritePreparedTxn::RollbackInternal() {
     }
   }
   WriteBatchInternal::MarkRollback(&restore, name_);
-  s = wp_db_->WriteAndCommit(write_options_, &restore, {prepare_seq_, prepare_count_});
+  s = wp_db_->WriteAndCommit(write_options_, &restore, {prepare_seq_, prepare_count_}, log_number_);
   if (s.ok()) engine_->MarkPrepareResolved(log_number_);
   return s;
 }

@@ -257,8 +257,10 @@ const Snapshot* WritePreparedTxnDB::GetSnapshot() {
 // ---- Writes.
 
 Status WritePreparedTxnDB::WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
-                                          std::pair<SequenceNumber, uint64_t> prepared) {
+                                          std::pair<SequenceNumber, uint64_t> prepared,
+                                          uint64_t prep_log) {
   DBForTransactions::TxnWrite t;
+  t.prep_log = prep_log;
   if (!two_write_queues_) {
     // One write, committed at its own last number before it is published.
     CommitCallback commit(&visibility_, prepared, {0, 0}, /*commit_own=*/true);

@@ -99,9 +99,11 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   // ---- For WritePreparedTxn.
   WritePreparedVisibility* visibility() { return &visibility_; }
   // Writes batch and commits it; with prepared (count > 0), the prepare at prepared.first ..
-  // + count - 1 commits with it (a rollback).
+  // + count - 1 commits with it (a rollback), and prep_log, the prepare's WAL, is kept
+  // until batch's memtable is flushed (a power loss before may take batch's records).
   Status WriteAndCommit(const WriteOptions& options, WriteBatch* batch,
-                        std::pair<SequenceNumber, uint64_t> prepared = {0, 0});
+                        std::pair<SequenceNumber, uint64_t> prepared = {0, 0},
+                        uint64_t prep_log = 0);
   // Logs and inserts prepared (BeginPrepare, records, EndPrepare(name)), its numbers
   // recorded as prepared: *prepare_seq .. + *count - 1, in WAL *log. Unchanged on failure.
   Status Prepare(const WriteOptions& options, WriteBatch* prepared, SequenceNumber* prepare_seq,
