@@ -39,6 +39,11 @@ every family's keys, and a kill between a family's drop and its re-creation leav
 its keys as it was or absent. With --disable_wal the families flush as one (db_stress
 turns atomic_flush on) and none is dropped, and the prefix rule holds across all of them.
 
+Each run draws db_stress's --enable_compaction_filter as RocksDB's crash test does (on in one
+run of four; never with --disable_wal): a compaction filter then removes the keys the
+oracle holds deleted, and that run takes no snapshots. --enable_compaction_filter=0 or 1
+pins it.
+
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
 kills or --duration seconds, whichever comes first, then a last run verifies again.
@@ -93,6 +98,9 @@ def parse_args():
     p.add_argument("--clear_column_family_one_in", type=int, default=1000,
                    help="with several column families: db_stress drops a family and creates "
                    "it again, empty, before 1 operation in N (0: never)")
+    p.add_argument("--enable_compaction_filter", choices=["0", "1", "drawn"], default="drawn",
+                   help="db_stress --enable_compaction_filter in each run: 0, 1, or drawn "
+                   "(1 in 4 runs, as RocksDB's crash test; 0 with --disable_wal)")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -167,6 +175,7 @@ def main():
     policy = None  # --use_txn: the write policy of the current DB
     policy_kills = collections.Counter()  # --use_txn: kills by write policy
     clears = 0  # --column_families: families dropped and re-created, as the runs printed
+    filtered = 0  # runs with --enable_compaction_filter
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -188,6 +197,15 @@ def main():
             cmd.append("--txn_write_policy=" + policy)
         if fresh:
             cmd.append("--destroy_db_initially")
+        if args.disable_wal or args.enable_compaction_filter == "0":
+            use_filter = 0
+        elif args.enable_compaction_filter == "1":
+            use_filter = 1
+        else:
+            use_filter = rng.choice([0, 0, 0, 1])
+        filtered += use_filter
+        # Before the arguments after `--`, which may override it.
+        cmd.insert(1, "--enable_compaction_filter=%d" % use_filter)
         recovery_run = recover_next
         recover_next = False
         if args.mode == "blackbox":
@@ -278,8 +296,9 @@ def main():
         " with --use_optimistic_txn" if args.use_optimistic_txn else "") + (
         " with %d column families (%d dropped and re-created)" % (args.column_families, clears)
         if args.column_families > 1 else "")
-    print("db_crashtest: %s: %d kills, %d runs, %.0f s, 0 failures (--seed=%d)%s%s" %
-          (mode, kills, runs, elapsed,
+    print("db_crashtest: %s: %d kills, %d runs (%d with the compaction filter), %.0f s, "
+          "0 failures (--seed=%d)%s%s" %
+          (mode, kills, runs, filtered, elapsed,
            seed,
            "; kill points: " + ", ".join("%s %d" % kv for kv in sorted(points.items()))
            if points else "",

@@ -35,6 +35,7 @@
 #include "shale/table.h"
 #include "shale/utilities/merge_operators.h"
 #include "tools/db_stress_env.h"
+#include "tools/db_stress_filter.h"
 #include "tools/db_stress_prefix.h"
 #include "tools/db_stress_txn.h"
 
@@ -193,6 +194,8 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
   // Transactions keep the WAL: two-phase commit lives in it, and the prefix rule of runs
   // without it has no notion of a transaction.
   if (FLAGS_use_txn || FLAGS_use_optimistic_txn) d->write_options.disableWAL = false;
+  // The compaction filter keeps the WAL too (db_stress_filter.h).
+  if (FLAGS_enable_compaction_filter) d->write_options.disableWAL = false;
   if (d->write_options.disableWAL) d->write_options.sync = false;
 
   // Drawn last, so that the draws above stay what they were for a given seed.
@@ -221,7 +224,7 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            "--wal_recovery_mode=%d --allow_concurrent_memtable_write=%d "
            "--enable_pipelined_write=%d --unordered_write=%d --two_write_queues=%d --sync=%d "
            "--disable_wal=%d --cache_type=%s --data_block_hash_index=%d --mmap_read=%d "
-           "--atomic_flush=%d (cache_index_and_filter_blocks=%d)",
+           "--atomic_flush=%d --enable_compaction_filter=%d (cache_index_and_filter_blocks=%d)",
            compression.c_str(), t.block_size, filter.c_str(), static_cast<long long>(cache),
            o.write_buffer_size, static_cast<unsigned long long>(o.max_bytes_for_level_base),
            static_cast<unsigned long long>(o.target_file_size_base),
@@ -229,7 +232,7 @@ bool DrawOptions(uint64_t seed, Drawn* d) {
            o.allow_concurrent_memtable_write, o.enable_pipelined_write, o.unordered_write,
            o.two_write_queues, d->write_options.sync, d->write_options.disableWAL,
            cache_type.c_str(), hash_index, o.allow_mmap_reads, o.atomic_flush,
-           t.cache_index_and_filter_blocks);
+           FLAGS_enable_compaction_filter, t.cache_index_and_filter_blocks);
   d->summary = buf;
   return true;
 }
@@ -399,6 +402,14 @@ int Run() {
   }
   KeyLocks locks(max_key, FLAGS_log2_keys_per_lock);
   Context ctx;
+  std::shared_ptr<StressFilterFactory> filter_factory;
+  if (FLAGS_enable_compaction_filter) {
+    // A snapshot could read what the filter removed (db_stress_filter.h).
+    FLAGS_snapshot_weight = 0;
+    filter_factory = std::make_shared<StressFilterFactory>(&ctx);
+    ctx.filter_factory = filter_factory.get();
+    drawn.options.compaction_filter_factory = filter_factory;
+  }
   ctx.state = state.get();
   ctx.locks = &locks;
   ctx.max_key = max_key;
@@ -449,6 +460,9 @@ int Run() {
     if (!os.ok()) return Fail(&ctx, "Open: " + os.ToString());
     ctx.db = db.get();
     if (!families) ctx.cfs = {db->DefaultColumnFamily()};
+    for (size_t f = 0; filter_factory != nullptr && f < ctx.cfs.size(); f++) {
+      filter_factory->SetFamily(ctx.cfs[f]->GetID(), f);
+    }
     // Before anything reads: the prepared transactions of a dead run, resolved as it meant to.
     if (!ResolvePrepared(&ctx)) return false;
     const bool prefix = after_crash && state->prefix_mode();
@@ -521,6 +535,10 @@ int Run() {
   }
   if (txn) line += TxnCounts(ctx);
   if (families) line += " clear_column_family=" + std::to_string(ctx.cf_clears.load());
+  if (filter_factory != nullptr) {
+    line += "; compaction filter removed " + std::to_string(filter_factory->removed()) + " (kept " +
+            std::to_string(filter_factory->busy()) + " with their lock busy)";
+  }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (ctx.seq_writes.load() > 0) {

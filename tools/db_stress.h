@@ -31,6 +31,8 @@ class TransactionDB;
 
 namespace shale::stress {
 
+class StressFilterFactory;
+
 struct Context {
   DB* db = nullptr;
   ExpectedState* state = nullptr;
@@ -77,6 +79,9 @@ struct Context {
   // 2 rolled back).
   uint64_t recovered_commits = 0, recovered_rollbacks = 0;
   std::vector<int> resolved;
+  // --enable_compaction_filter: the families' filter factory (db_stress_filter.h), told
+  // each family's id after an open or a re-creation.
+  StressFilterFactory* filter_factory = nullptr;
   std::atomic<bool> failed{false};
   std::atomic<bool> stop{false};
 };

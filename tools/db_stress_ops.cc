@@ -9,6 +9,7 @@
 #include "shale/iterator.h"
 #include "shale/write_batch.h"
 #include "tools/db_stress.h"
+#include "tools/db_stress_filter.h"
 #include "tools/db_stress_prefix.h"
 #include "tools/db_stress_txn.h"
 #include "util/coding.h"
@@ -523,6 +524,7 @@ bool ClearColumnFamily(Context* ctx, ThreadState* t) {
   ctx->cfs[f] = nullptr;
   if (s.ok()) s = ctx->db->CreateColumnFamily(ctx->cf_options, desc.name, &ctx->cfs[f]);
   if (!s.ok()) return Fail(ctx, "re-creating column family " + desc.name + ": " + s.ToString());
+  if (ctx->filter_factory != nullptr) ctx->filter_factory->SetFamily(ctx->cfs[f]->GetID(), f);
   for (uint64_t key = first; key < end; key++) state->Commit(key, 0);
   ctx->cf_generation[f].fetch_add(1);
   ctx->cf_clears.fetch_add(1, std::memory_order_relaxed);

@@ -19,6 +19,8 @@ class CAPABILITY("mutex") Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   void Lock() ACQUIRE() { mu_.lock(); }
+  // Takes the mutex if it is free; true if it did.
+  bool TryLock() TRY_ACQUIRE(true) { return mu_.try_lock(); }
   void Unlock() RELEASE() { mu_.unlock(); }
   void AssertHeld() ASSERT_CAPABILITY(this) {}
 

@@ -15,6 +15,7 @@
 #define EXCLUDES(...) SHALE_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) SHALE_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) SHALE_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define TRY_ACQUIRE(...) SHALE_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define ACQUIRE_SHARED(...) SHALE_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
 #define RELEASE_SHARED(...) SHALE_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define CAPABILITY(x) SHALE_THREAD_ANNOTATION(capability(x))
