@@ -217,6 +217,7 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"compress", &B::CompressBench, false},
       {"uncompress", &B::UncompressBench, false},
       {"compact", &B::Compact, false},
+      {"ingestexternalfile", &B::IngestExternalFiles, false},
       {"mergerandom", &B::MergeRandom, false, true},
       {"readrandommergerandom", &B::ReadRandomMergeRandom, false, true},
       {"readwhilemerging", &B::ReadWhileMerging, false, true},

@@ -154,6 +154,8 @@ class Benchmark {
   void CompressBench(ThreadState* thread);
   void UncompressBench(ThreadState* thread);
   void ReadRandomFast(ThreadState* thread);
+  // ingestexternalfile (db_bench_ingest.cc).
+  void IngestExternalFiles(ThreadState* thread);
 
   // The transaction workload (db_bench_txn.cc).
   static bool TransactionSetsValid();

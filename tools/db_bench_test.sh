@@ -20,7 +20,7 @@ RESULT_RE='^[A-Za-z0-9]+ *: +[0-9]+\.[0-9]{3} micros/op [0-9]+ ops/sec [0-9]+\.[
 for b in fillseq fillbatch fillrandom filluniquerandom fillsync fill100K overwrite readseq \
          readreverse readrandom readrandomfast readmissing seekrandom readwhilewriting \
          readrandomwriterandom updaterandom deleteseq deleterandom compact compress \
-         uncompress; do
+         uncompress ingestexternalfile; do
   out=$DIR/$b.out
   case $b in fill*|compress|uncompress) list=$b ;; *) list=fillseq,$b ;; esac
   extra=(--threads=2)
@@ -28,6 +28,8 @@ for b in fillseq fillbatch fillrandom filluniquerandom fillsync fill100K overwri
     seekrandom) extra+=(--seek_nexts=4) ;;
     filluniquerandom|compress|uncompress) extra=(--threads=1) ;;
     compact) extra+=(--write_buffer_size=65536) ;;
+    ingestexternalfile)
+      extra=(--threads=1 --ingest_external_file_batch_size=2 --ingest_external_file_num_batches=3) ;;
   esac
   if ! "$BIN" --db="$DIR/db" --benchmarks="$list" --num=1000 --histogram=1 "${extra[@]}" \
        >"$out" 2>"$out.err"; then
