@@ -174,6 +174,9 @@ DEFINE_string(merge_operator, "",
               "or max (or the operator's Name()). Empty: none, and the merge benchmarks "
               "are skipped. A DB written with one operator needs the same one to be read");
 OPTION_FLAG(int32, int32_t, max_successive_merges);
+DEFINE_bool(use_keep_filter, false,
+            "Whether to use a noop compaction filter (RocksDB's flag: one that keeps "
+            "everything, to measure what running a filter costs compaction)");
 
 DEFINE_bool(histogram, false, "Print histogram of operation timings");
 DEFINE_int64(stats_interval, 0,

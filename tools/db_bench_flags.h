@@ -68,6 +68,7 @@ DECLARE_bool(sync);
 DECLARE_bool(disable_wal);
 DECLARE_string(merge_operator);
 DECLARE_int32(max_successive_merges);
+DECLARE_bool(use_keep_filter);
 DECLARE_int64(cache_size);
 DECLARE_string(cache_type);
 DECLARE_int32(cache_numshardbits);

@@ -2,15 +2,18 @@
 // maps them. A flag that sets one option is mapped through the option tables
 // (options/option_table.h); the few the tables mark kOptionBenchByHand (compression by
 // name, block cache, filter, statistics, merge operator, arena and huge pages) are mapped
-// here by hand.
+// here by hand, and so is --use_keep_filter (a compaction filter, not an option value).
 #include <strings.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "options/option_table.h"
 #include "shale/cache.h"
+#include "shale/compaction_filter.h"
 #include "shale/compression_type.h"
 #include "shale/filter_policy.h"
 #include "shale/table.h"
@@ -20,6 +23,16 @@
 
 namespace shale::tools {
 namespace {
+
+// --use_keep_filter: offered every entry, keeps every one, as RocksDB db_bench's KeepFilter.
+class KeepFilter : public CompactionFilter {
+ public:
+  bool Filter(int /*level*/, const Slice& /*key*/, const Slice& /*value*/,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    return false;
+  }
+  const char* Name() const override { return "KeepFilter"; }
+};
 
 bool ParseCompression(const std::string& s, CompressionType* type) {
   static const struct {
@@ -134,6 +147,11 @@ bool Benchmark::BuildOptions(std::string* error) {
   }
   options_ = Options();
   options_.merge_operator = std::move(merge_operator);
+  if (FLAGS_use_keep_filter) {
+    static const KeepFilter keep_filter;  // stateless: shared by every DB and thread
+    options_.compaction_filter = &keep_filter;
+    fprintf(stdout, "A noop compaction filter is used\n");
+  }
   options_.create_if_missing = true;
   // As RocksDB's: harmless with one family, and --num_column_families needs it.
   options_.create_missing_column_families = true;

@@ -424,4 +424,16 @@ grep -q 'Column families not opened: column_family_name_000002' "$DIR/hot.err" \
 grep -qx 'column_family_distribution items must sum to 100' "$DIR/cf.err" \
   || fail "--column_family_distribution: not RocksDB's message"
 
+# --use_keep_filter (RocksDB's flag): compactions run with a filter that keeps everything;
+# the DB says so in its OPTIONS file and every key is still there after compact.
+keep=(--db="$DIR/keep" --num=2000 --use_keep_filter --threads=1)
+"$BIN" "${keep[@]}" --benchmarks=fillseq,compact,readseq >"$DIR/keep.out" 2>"$DIR/keep.err" \
+  || fail "--use_keep_filter: $(tail -1 "$DIR/keep.err")"
+grep -qx 'A noop compaction filter is used' "$DIR/keep.out" \
+  || fail "--use_keep_filter: not RocksDB's line"
+grep -q '^compaction_filter=KeepFilter' <(sed 's/^ *//' "$(ls "$DIR"/keep/OPTIONS-* | tail -1)") \
+  || fail "--use_keep_filter: the DB was not opened with the filter"
+grep -Eq '^readseq .* 2000 operations;' "$DIR/keep.out" \
+  || fail "--use_keep_filter: keys lost in compaction"
+
 finish db_bench_test
