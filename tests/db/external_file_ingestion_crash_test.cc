@@ -201,15 +201,21 @@ TEST(ExternalFileIngestionModelTest, MixedWithWritesMatchesAModel) {
   ExpectOnlyLiveTables(db.get(), Env::Default(), dbname);
 }
 
+// The write modes an ingestion holds writes back in: "ordered" (the default), "pipelined",
+// "unordered".
+class ExternalFileIngestionConcurrencyTest : public testing::TestWithParam<std::string> {};
+
 // Writers and readers run while files are ingested into the ranges they write: each
 // ingested key reads as ingested from the moment its ingestion returns, and every write
 // is kept.
-TEST(ExternalFileIngestionConcurrencyTest, IngestWhileOthersWriteAndRead) {
+TEST_P(ExternalFileIngestionConcurrencyTest, IngestWhileOthersWriteAndRead) {
   TempDirectory dir("ingest_threads");
   const std::string dbname = dir.File("db");
   Options options;
   options.create_if_missing = true;
   options.write_buffer_size = 32 << 10;
+  options.enable_pipelined_write = GetParam() == "pipelined";
+  options.unordered_write = GetParam() == "unordered";
   std::unique_ptr<DB> db;
   ASSERT_OK(DB::Open(options, dbname, &db));
   constexpr int kWriters = 3;
@@ -271,6 +277,9 @@ TEST(ExternalFileIngestionConcurrencyTest, IngestWhileOthersWriteAndRead) {
       EXPECT_EQ(all[ingested(t, i)], "f");
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(WriteModes, ExternalFileIngestionConcurrencyTest,
+                         testing::Values("ordered", "pipelined", "unordered"));
 
 }  // namespace
 }  // namespace shale

@@ -345,6 +345,15 @@ TEST_F(ExternalFileIngestionTest, BadFilesAreRefusedAndLeaveNothing) {
   EXPECT_EQ(Contents(), "a=1,k=v,");
 }
 
+TEST_F(ExternalFileIngestionTest, TwoWriteQueuesAreNotSupportedYet) {
+  options_.two_write_queues = true;
+  Open();
+  Status s = Ingest({File({PutEntry("a", "1")})});
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_EQ(Contents(), "");
+  ExpectNoStrayTables();
+}
+
 TEST_F(ExternalFileIngestionTest, FailIfNotBottommostLevel) {
   Open();
   ASSERT_OK(Put("k", "v"));
