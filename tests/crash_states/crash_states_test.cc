@@ -325,6 +325,76 @@ TEST(FamilyOracleTest, WritersKeepTheWalOrder) {
   EXPECT_NE(MatchFamilies(h, 7, 3, {{"t2/c", "3"}}, {}), "");
 }
 
+// One put of a writer, with its calls and sequence number.
+Write Numbered(const std::string& key, const std::string& value, size_t issued, size_t acked,
+               uint64_t seq) {
+  Write w;
+  w.ops = {{key, value}};
+  w.issued = issued;
+  w.acked = acked;
+  w.seq = seq;
+  return w;
+}
+
+// Several writers with their sequence numbers: the history in the WAL's order, checked as
+// one prefix. Two writes that overlapped in time may come back either one alone by the
+// real-time rule; by their numbers only the first alone. A synced write makes every write
+// numbered before it durable, whenever that one was acknowledged.
+TEST(WritersOracleTest, SequenceOrderIsTheWalOrder) {
+  History h;
+  Write synced = Numbered("t2/c", "3", 3, 6, 7);
+  synced.durable = 6;
+  h.Add(Numbered("t1/b", "2", 2, 3, 6));  // recorded in the order they returned
+  h.Add(Numbered("t0/a", "1", 1, 4, 5));
+  h.Add(synced);
+  EXPECT_EQ(MatchFamilies(h, 5, 3, {{"t1/b", "2"}}, {}), "");
+  EXPECT_EQ(MatchFamilies(h, 5, 3, {{"t0/a", "1"}}, {}), "");
+
+  ASSERT_TRUE(h.OrderBySequence());
+  EXPECT_TRUE(h.by_sequence());
+  ASSERT_EQ(h.writes()[0].seq, 5u);
+  size_t lo, hi;
+  h.Bounds(5, &lo, &hi);
+  EXPECT_EQ(lo, 0u);
+  EXPECT_EQ(hi, 3u);
+  EXPECT_LT(MatchPrefix(h, lo, hi, {{"t1/b", "2"}}), 0);
+  EXPECT_EQ(MatchPrefix(h, lo, hi, {{"t0/a", "1"}}), 1);
+  h.Bounds(6, &lo, &hi);
+  EXPECT_EQ(lo, 3u);
+  EXPECT_LT(MatchPrefix(h, lo, hi, {{"t0/a", "1"}, {"t2/c", "3"}}), 0);
+  EXPECT_EQ(MatchPrefix(h, lo, hi, {{"t0/a", "1"}, {"t1/b", "2"}, {"t2/c", "3"}}), 3);
+  // Saved and loaded, the order stays.
+  History back;
+  ASSERT_TRUE(History::Decode(h.Encode(), &back).ok());
+  EXPECT_TRUE(back.by_sequence());
+  back.Bounds(5, &lo, &hi);
+  EXPECT_LT(MatchPrefix(back, lo, hi, {{"t1/b", "2"}}), 0);
+
+  // A write numbered after one not yet issued at the point cannot be there.
+  History late;
+  late.Add(Numbered("t0/a", "1", 4, 5, 1));
+  late.Add(Numbered("t1/b", "2", 2, 6, 2));
+  ASSERT_TRUE(late.OrderBySequence());
+  late.Bounds(3, &lo, &hi);
+  EXPECT_EQ(hi, 0u);
+}
+
+// The writers workload records each write's number: its history is in the WAL's order.
+TEST(WritersOracleTest, WorkloadRecordsTheNumbers) {
+  const auto& all = AllWorkloads();
+  auto w =
+      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == "writers"; });
+  ASSERT_NE(w, all.end());
+  Context context;
+  ASSERT_TRUE(w->run(&context).ok());
+  Recording rec = context.Finish();
+  ASSERT_TRUE(rec.history.by_sequence());
+  ASSERT_EQ(rec.history.writes().size(), 20u);
+  for (size_t i = 1; i < rec.history.writes().size(); i++) {
+    EXPECT_LT(rec.history.writes()[i - 1].seq, rec.history.writes()[i].seq);
+  }
+}
+
 // Every short workload, every crash point, exhaustively, under the journal model (ext4,
 // xfs); the posix model's one finding is checked below. One test per workload, so that
 // ctest runs them in parallel.

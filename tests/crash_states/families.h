@@ -23,10 +23,12 @@
 //     RocksDB's does, so one family flushed past a WAL cannot keep what another lost).
 // A family may stand past another only as far as no batch breaks and the WAL order holds.
 //
-// Several writers (CheckOptions::writers): the same rule with each thread's keys as a
-// "family" of the one default family ("<thread>/<key>" in the DB itself): each thread's
-// keys are a prefix of its own writes, and the WAL order rule gives the prefix across
-// threads in real time (group commit may order concurrent writes either way).
+// Several writers (CheckOptions::writers) whose writes' sequence numbers are not known (a
+// history recorded without them; with them the checker uses R2 in sequence order instead,
+// oracle.h): the same rule with each thread's keys as a "family" of the one default family
+// ("<thread>/<key>" in the DB itself): each thread's keys are a prefix of its own writes,
+// and the WAL order rule gives the prefix across threads in real time (group commit may
+// order concurrent writes either way).
 //
 // Thread safety: none; functions only.
 #pragma once

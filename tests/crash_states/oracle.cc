@@ -26,6 +26,23 @@ void History::MarkDurableIn(size_t at, const std::string& family) {
   for (Write& w : writes_) w.durable_in.emplace(family, at);  // an earlier mark stays
 }
 
+bool History::OrderBySequence() {
+  for (const Write& w : writes_) {
+    if (w.wal && w.seq == 0) return false;
+  }
+  std::stable_sort(writes_.begin(), writes_.end(),
+                   [](const Write& a, const Write& b) { return a.seq < b.seq; });
+  size_t durable = static_cast<size_t>(-1);  // the earliest durability of a later WAL write
+  for (size_t i = writes_.size(); i-- > 0;) {
+    Write& w = writes_[i];
+    if (!w.wal) continue;
+    durable = std::min(durable, w.durable);
+    w.durable = durable;
+  }
+  by_sequence_ = true;
+  return true;
+}
+
 void Apply(const Write& w, std::map<std::string, std::string>* m) {
   for (const auto& [k, v] : w.ops) {
     if (v.has_value()) {
@@ -43,10 +60,13 @@ void Apply(const Write& w, std::map<std::string, std::string>* m) {
 void History::Bounds(size_t point, size_t* lo, size_t* hi) const {
   *lo = 0;
   *hi = 0;
+  bool leading = true;
   for (size_t i = 0; i < writes_.size(); i++) {
     if (writes_[i].durable <= point) *lo = i + 1;
     // Issued at 0: before the recording began (a nested recovery's starting state).
-    if (writes_[i].issued < point || writes_[i].issued == 0) *hi = i + 1;
+    const bool issued = writes_[i].issued < point || writes_[i].issued == 0;
+    leading = leading && issued;
+    if (issued && (leading || !by_sequence_)) *hi = i + 1;
   }
   if (*hi < *lo) *hi = *lo;
 }
@@ -66,6 +86,7 @@ std::string History::Encode() const {
     out << "prepare " << p.name << ' ' << p.issued << ' ' << p.acked << ' ' << count(p.resolved)
         << '\n';
   }
+  if (by_sequence_) out << "by_sequence\n";
   for (const Write& w : writes_) {
     out << "write " << w.wal << ' ' << w.issued << ' ' << w.acked << ' '
         << static_cast<long long>(w.durable == static_cast<size_t>(-1) ? -1 : w.durable) << ' '
@@ -93,6 +114,10 @@ Status History::Decode(const std::string& text, History* history) {
       in >> p.name >> p.issued >> p.acked >> resolved;
       p.resolved = resolved < 0 ? static_cast<size_t>(-1) : static_cast<size_t>(resolved);
       history->AddPrepare(std::move(p));
+      continue;
+    }
+    if (word == "by_sequence") {  // the writes come in sequence order (OrderBySequence)
+      history->by_sequence_ = true;
       continue;
     }
     if (word != "write") return Status::Corruption("history: expected write, got " + word);
@@ -347,7 +372,7 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       if (mode == WALRecoveryMode::kSkipAnyCorruptedRecords) {
         const std::string bad = CheckSalvage(history, got);
         if (!bad.empty()) r.violations.push_back(where + bad);
-      } else if (co.families || co.writers) {
+      } else if (co.families || (co.writers && !history.by_sequence())) {
         const std::string bad = MatchFamilies(history, state.point, hi, got, present);
         if (!bad.empty()) r.violations.push_back(where + bad);
       } else if (MatchPrefix(history, lo, hi, got) < 0) {

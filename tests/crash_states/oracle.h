@@ -29,7 +29,10 @@
 //       each family at its own n, with lo per family (a family's flush makes only its own
 //       writes durable), a dropped family absent from its drop on, and every batch that
 //       spans families in all of them or in none, and the WAL's order kept across them.
-//       The same rule checks several writing threads, each thread's keys a family.
+//       The same rule checks several writing threads, each thread's keys a family, when
+//       their writes' sequence numbers are not known; when they are, the history is put
+//       in sequence order, the WAL's, and R2 holds across all threads
+//       (History::OrderBySequence).
 //   R6. Through a TransactionDB (CheckOptions::txn): a transaction whose synced Prepare was
 //       acknowledged and whose Commit or Rollback had not begun comes back prepared; none
 //       comes back that had not begun to prepare. The checker rolls the recovered ones
@@ -63,6 +66,8 @@ struct Write {
   size_t durable = static_cast<size_t>(-1);
   // Durable in one family only, from a call count on (that family's flush; families.h).
   std::map<std::string, size_t> durable_in;
+  // The sequence number the engine gave the write's first record (0: not known).
+  uint64_t seq = 0;
 };
 
 // Applies w's ops to contents m.
@@ -92,6 +97,14 @@ class History {
   void MarkDurable(size_t at, bool wal_only, size_t acked_by = static_cast<size_t>(-1));
   // From call count `at`, every write so far is durable in `family` (families.h).
   void MarkDurableIn(size_t at, const std::string& family);
+  // Several writers whose every WAL write knows its sequence number: puts the writes in
+  // sequence order, the WAL's, and makes each write durable whenever a write after it in
+  // that order is (a synced write syncs the WAL up to itself). The history is then one
+  // order, checked by R2 as a single writer's; Bounds' hi counts only the leading writes
+  // issued before the point (a write may take a number before an earlier-issued one).
+  // Returns false, changing nothing, if some WAL write has no number.
+  bool OrderBySequence();
+  bool by_sequence() const { return by_sequence_; }
   void Bounds(size_t point, size_t* lo, size_t* hi) const;
   // Contents after the first n writes.
   std::map<std::string, std::string> StateAfter(size_t n) const;
@@ -104,6 +117,7 @@ class History {
  private:
   std::vector<Write> writes_;
   std::vector<Prepare> prepares_;
+  bool by_sequence_ = false;
 };
 
 struct CheckOptions {

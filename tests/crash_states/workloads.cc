@@ -1,8 +1,10 @@
 #include "tests/crash_states/workloads.h"
 
+#include <cstdio>
 #include <latch>
 #include <thread>
 
+#include "db/db_for_transactions.h"
 #include "shale/utilities/transaction.h"
 #include "tests/crash_states/families.h"
 
@@ -161,13 +163,25 @@ Status Context::Record(DB* db, WriteBatch* batch,
   crash_states::Write w;
   w.ops = std::move(ops);
   w.wal = !wo.disableWAL;
+  // Writers write through the transaction layer's entry, which says what sequence the
+  // write got: the checker then knows the WAL's order of their writes
+  // (History::OrderBySequence).
+  DBForTransactions* engine = writers ? DBForTransactions::From(db) : nullptr;
+  if (writers && engine == nullptr) return Status::NotSupported("writers: not a shale DB");
   w.issued = Count();
   {
     std::lock_guard<std::mutex> lock(flight_mu_);
     in_flight_++;
     flight_cv_.notify_all();
   }
-  Status s = db->Write(wo, batch);
+  Status s;
+  if (engine != nullptr) {
+    DBForTransactions::TxnWrite t;
+    t.seq_used = &w.seq;
+    s = engine->WriteTxn(wo, batch, t);
+  } else {
+    s = db->Write(wo, batch);
+  }
   {
     std::lock_guard<std::mutex> lock(flight_mu_);
     in_flight_--;
@@ -295,6 +309,11 @@ Recording Context::Finish() {
   r.initial_dirs = initial_dirs_;
   if (recording_ != nullptr) r.ops = recording_->Ops();
   r.history = history_;
+  if (writers && !r.history.OrderBySequence()) {
+    // Every writers' write is numbered by Record: an unnumbered one leaves the real-time
+    // order rule (families.h) in charge.
+    std::fprintf(stderr, "crash_states: a writers' write without its sequence number\n");
+  }
   r.check.dbname = dbname;
   r.check.options = options;
   r.check.txn = txn_;
