@@ -79,6 +79,22 @@ bool IsDrop(const Write& w) {
 
 }  // namespace
 
+std::map<std::string, size_t> FamilyPrefixes(const History& h, size_t hi,
+                                             const std::map<std::string, std::string>& got,
+                                             const std::set<std::string>& present) {
+  std::map<std::string, size_t> out;
+  std::map<std::string, std::string> m;
+  hi = std::min(hi, h.writes().size());
+  for (size_t n = 0;; n++) {
+    for (const std::string& f : present) {
+      if (out.count(f) == 0 && Part(m, f) == Part(got, f)) out[f] = n;
+    }
+    if (n >= hi) break;
+    Apply(h.writes()[n], &m);
+  }
+  return out;
+}
+
 std::string MatchFamilies(const History& h, size_t point, size_t hi,
                           const std::map<std::string, std::string>& got,
                           const std::set<std::string>& present) {
@@ -136,10 +152,16 @@ std::string MatchFamilies(const History& h, size_t point, size_t hi,
   }
 
   // WAL writes in real-time order across families: y acknowledged before x was issued.
+  // Writes from before the recording (issued at 0: a nested recovery's starting state)
+  // come in the order the history gives them.
+  auto precedes = [&](size_t y, size_t x) {
+    if (writes[x].issued == 0 && writes[y].issued == 0) return y < x;
+    return writes[y].acked <= writes[x].issued;
+  };
   std::vector<std::pair<size_t, size_t>> before;  // (y, x)
   for (size_t x = 0; x < writes.size(); x++) {
     for (size_t y = 0; y < writes.size(); y++) {
-      if (x != y && writes[x].wal && writes[y].wal && writes[y].acked <= writes[x].issued &&
+      if (x != y && writes[x].wal && writes[y].wal && precedes(y, x) &&
           !(touched[x] == touched[y] && touched[x].size() == 1)) {
         before.emplace_back(y, x);
       }

@@ -77,5 +77,11 @@ class FamilyDb {
 std::string MatchFamilies(const History& h, size_t point, size_t hi,
                           const std::map<std::string, std::string>& got,
                           const std::set<std::string>& present);
+// For each family present in got: the least n <= hi whose first n writes leave it as got
+// holds it, skipping families without one (what a recovery showed of each family: every
+// write to it below that n is in what it showed).
+std::map<std::string, size_t> FamilyPrefixes(const History& h, size_t hi,
+                                             const std::map<std::string, std::string>& got,
+                                             const std::set<std::string>& present);
 
 }  // namespace shale::crash_states

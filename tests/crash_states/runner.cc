@@ -120,23 +120,47 @@ RunReport RunNestedRecovery(const Workload& workload, const RunOptions& options,
     second.options = rec.check.options;
     Status s = second.Seed(f.state);
     if (s.ok()) s = second.StartRecording();
-    std::unique_ptr<DB> db;
-    if (s.ok()) s = second.Open(&db);
-    const size_t open_end = second.Count();
     std::map<std::string, std::string> got;
-    if (s.ok()) s = Scan(db.get(), &got);
-    const long n1 = s.ok() ? MatchPrefix(rec.history, f.lo, f.hi, got) : -1;
-    if (db != nullptr) s = db->Close();
-    db.reset();
+    size_t open_end = 0;
+    long n1 = -1;
+    std::map<std::string, size_t> shown;  // with families: each family's recovered prefix
+    if (rec.check.families) {
+      FamilyDb db;
+      if (s.ok()) s = second.OpenAllFamilies(&db);
+      open_end = second.Count();
+      std::set<std::string> present;
+      std::string ignored;
+      if (s.ok()) s = db.Read({}, &got, &present, &ignored);
+      if (s.ok() && MatchFamilies(rec.history, f.state.point, f.hi, got, present).empty()) {
+        n1 = static_cast<long>(f.lo);
+        shown = FamilyPrefixes(rec.history, f.hi, got, present);
+      }
+      Status c = db.Close();
+      if (s.ok()) s = c;
+    } else {
+      std::unique_ptr<DB> db;
+      if (s.ok()) s = second.Open(&db);
+      open_end = second.Count();
+      if (s.ok()) s = Scan(db.get(), &got);
+      n1 = s.ok() ? MatchPrefix(rec.history, f.lo, f.hi, got) : -1;
+      if (db != nullptr) s = db->Close();
+    }
     if (n1 < 0 || !s.ok()) continue;  // the first level's own check reports it
     Recording nested = second.Finish();
     // Writes up to lo are durable from the start; those the first recovery showed, from
-    // the end of its Open on; none past hi was ever on the disk.
+    // the end of its Open on (with families, in each family up to the prefix it showed);
+    // none past hi was ever on the disk.
     History h;
     for (size_t w = 0; w < f.hi; w++) {
       Write copy = rec.history.writes()[w];
       copy.issued = copy.acked = 0;
       copy.durable = w < f.lo ? 0 : w < static_cast<size_t>(n1) ? open_end : -1;
+      for (auto& [family, at] : copy.durable_in) {
+        if (at <= f.state.point) at = 0;
+      }
+      for (const auto& [family, n] : shown) {
+        if (w < n) copy.durable_in.emplace(family, open_end);  // an earlier mark stays
+      }
       h.Add(std::move(copy));
     }
     nested.history = std::move(h);

@@ -47,7 +47,9 @@ RunReport RunWorkload(const Workload& workload, const RunOptions& options);
 // max_first_states, evenly spread), each recovered through a RecordingEnv (Open, read,
 // Close) and every state of that recovery checked. A write below the first state's lo
 // must survive; one the first recovery showed must survive once its Open returned; none
-// past the first state's hi may appear. Not for TransactionDB workloads.
+// past the first state's hi may appear. With column families the recovery opens every
+// family, and what it showed of each must survive in that family (oracle.h R7). Not for
+// TransactionDB workloads.
 RunReport RunNestedRecovery(const Workload& workload, const RunOptions& options,
                             size_t max_first_states);
 

@@ -220,6 +220,14 @@ Status Context::OpenFamilies(const std::vector<std::string>& names,
   return DB::Open(DBOptions(o), dbname, descriptors, handles, db);
 }
 
+Status Context::OpenAllFamilies(FamilyDb* db) {
+  families_ = true;
+  Options o = options;
+  o.env = env();
+  o.create_if_missing = true;
+  return db->Open(o, dbname);
+}
+
 Status Context::CreateFamily(DB* db, const std::string& name, ColumnFamilyHandle** handle) {
   families_ = true;
   return db->CreateColumnFamily(ColumnFamilyOptions(options), name, handle);

@@ -22,6 +22,7 @@
 #include "shale/env.h"
 #include "shale/utilities/transaction_db.h"
 #include "shale/write_batch.h"
+#include "tests/crash_states/families.h"
 #include "tests/crash_states/oracle.h"
 #include "tests/testutil/recording_env.h"
 
@@ -82,6 +83,8 @@ class Context {
   // before the DB goes. Before StartRecording it opens on the base Env, unrecorded.
   Status OpenFamilies(const std::vector<std::string>& names,
                       std::vector<ColumnFamilyHandle*>* handles, std::unique_ptr<DB>* db);
+  // Opens db with every family the files under dbname list (FamilyDb::Open).
+  Status OpenAllFamilies(FamilyDb* db);
   Status CreateFamily(DB* db, const std::string& name, ColumnFamilyHandle** handle);
   // Drops the family (its handle stays the caller's); from its acknowledgement the drop is
   // durable and the family's data must never come back.
