@@ -16,7 +16,7 @@
 //   --dump (print the call log of one recording of --workload=NAME)
 //   --max_violations=N (failing states kept per workload before it stops; default 3)
 //   --nested=0 (skip the recoveries cut by a second power loss, runner.h RunNestedRecovery:
-//   from 12 states of each of three workloads, 1,000 with --long; run unless --workload is
+//   from 12 states of each of six workloads, 1,000 with --long; run unless --workload is
 //   given without "nested_recovery")
 //   --repeat=N (record each workload N times: background jobs interleave differently;
 //   default 1, 10 with --long) --io_errors=0 (skip the I/O error loops, io_error_loops.h,
@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,12 +169,15 @@ int main(int argc, char** argv) {
       failures.insert(failures.end(), r.failures.begin(), r.failures.end());
     }
   }
-  // Recoveries cut by a second power loss, from the states of three short workloads.
+  // Recoveries cut by a second power loss, from the states of six short workloads (three
+  // with column families).
+  const std::set<std::string> nested_from = {"puts_nosync", "memtable_switch",  "flush",
+                                             "cf_batches",  "cf_drop_recreate", "cf_atomic_flush"};
   const bool want_nested =
       names.empty() || std::find(names.begin(), names.end(), "nested_recovery") != names.end();
   if (nested != "0" && want_nested) {
     for (const Workload& w : AllWorkloads()) {
-      if (w.name != "puts_nosync" && w.name != "memtable_switch" && w.name != "flush") continue;
+      if (nested_from.count(w.name) == 0) continue;
       RunReport r = RunNestedRecovery(w, base, long_mode ? 1000 : 12);
       std::printf("%s  (%zu recoveries)\n", FormatReport(r).c_str(), r.nested);
       std::fflush(stdout);
