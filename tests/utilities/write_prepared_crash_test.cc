@@ -189,7 +189,8 @@ void CheckAndResolve(TransactionDB* db, ThreadModel* models, const std::string& 
       }
       ASSERT_EQ(r, -1) << what << ": two recovered prepares";
       ASSERT_TRUE(i >= m.next && i <= m.attempted && Prepares(KindOf(t, i)))
-          << what << ": recovered " << it->first << ", which the round never prepared";
+          << what << ": recovered " << it->first << ", which the round never prepared (it began at "
+          << m.next << ", last began " << m.attempted << ")";
       r = i;
       ++it;
     }
