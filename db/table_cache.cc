@@ -21,7 +21,9 @@ Status GetFromTable(TableCache* cache, const ReadOptions& read_options, const Fi
   TableReader* reader;
   Status s = cache->ReaderFor(f, &hold, &reader);
   if (!s.ok()) return s;
-  return reader->Get(read_options, ikey, arg, handle);
+  s = reader->Get(read_options, ikey, arg, handle);
+  cache->MaybeBuildKeyFilter(f, reader, hold);
+  return s;
 }
 
 // TableReader::MultiGet on f's reader, with either kind of handler.
@@ -36,6 +38,7 @@ void MultiGetFromTable(TableCache* cache, const ReadOptions& read_options, const
     return;
   }
   reader->MultiGet(read_options, keys, n, handle);
+  cache->MaybeBuildKeyFilter(f, reader, hold);
 }
 
 }  // namespace
@@ -128,6 +131,12 @@ Status TableCache::ReaderFor(const FileMetaData& f, std::shared_ptr<TableReader>
   // max_open_files would not allow.
   *reader = capacity_ == 0 ? f.table_reader.Keep(*hold) : hold->get();
   return Status::OK();
+}
+
+void TableCache::MaybeBuildKeyFilter(const FileMetaData& f, TableReader* reader,
+                                     const std::shared_ptr<TableReader>& hold) {
+  if (f.key_filter != nullptr || !reader->WantsKeyFilter()) return;
+  key_filter_builder_.Request(hold != nullptr ? hold : f.table_reader.GetShared());
 }
 
 InternalIterator* TableCache::NewIterator(const ReadOptions& read_options, const FileMetaData& f) {

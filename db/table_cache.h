@@ -20,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "db/key_filter_builder.h"
 #include "db/version_edit.h"
 #include "shale/env.h"
 #include "shale/options.h"
@@ -77,6 +78,13 @@ class TableCache {
   // Readers held by the cache now.
   size_t TEST_NumCached();
 
+  // Hands f's reader to the key filter builder when it asks for a filter and f has none
+  // from its flush (TableReader::WantsKeyFilter). Called after each lookup in f.
+  void MaybeBuildKeyFilter(const FileMetaData& f, TableReader* reader,
+                           const std::shared_ptr<TableReader>& hold);
+  // Waits for the key filters asked for so far (tests).
+  void TEST_WaitForKeyFilters() { key_filter_builder_.WaitIdle(); }
+
  private:
   struct Entry {
     std::shared_ptr<TableReader> reader;
@@ -96,6 +104,8 @@ class TableCache {
   Mutex mu_;
   std::unordered_map<uint64_t, Entry> map_ GUARDED_BY(mu_);
   std::list<uint64_t> lru_ GUARDED_BY(mu_);  // most recently used first
+  // Last, so that it stops before anything its builds use goes away.
+  KeyFilterBuilder key_filter_builder_;
 };
 
 }  // namespace shale

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "memtable/memtable_filter.h"
 #include "table/filter.h"
 #include "table/global_seqno.h"
 #include "table/readahead_file.h"
@@ -135,6 +136,7 @@ TableReader::TableReader(const TableReaderOptions& options,
 }
 
 TableReader::~TableReader() {
+  delete key_filter_.load(std::memory_order_acquire);
   if (index_pin_ != nullptr) cache_->Release(index_pin_);
   if (filter_pin_ != nullptr) cache_->Release(filter_pin_);
   // Nobody else can reach this reader's index and filter entries: free them now rather
@@ -515,6 +517,7 @@ Status TableReader::GetImpl(const ReadOptions& read_options, const Slice& ikey, 
 template <typename Visit>
 Status TableReader::LookupFrom(const ReadOptions& read_options, const Slice& ikey, Visit&& visit) {
   Statistics* const stats = options_.statistics;
+  if (!KeyFilterMayMatch(ikey)) return Status::OK();
   bool filtered = false;
   if (!FilterMayMatch(read_options, ikey, &filtered)) {
     RecordTick(stats, BLOOM_FILTER_USEFUL);
@@ -635,6 +638,10 @@ void TableReader::MultiGetImpl(const ReadOptions& read_options, BatchKey* keys, 
     BatchKey& k = keys[i];
     if (k.ikey.size() < 8) {
       k.status = Status::InvalidArgument(options_.file_name + ": lookup key shorter than 8 bytes");
+      continue;
+    }
+    if (!KeyFilterMayMatch(k.ikey)) {
+      k.status = Status::OK();
       continue;
     }
     const bool filtered = bits != nullptr;

@@ -42,6 +42,7 @@
 namespace shale {
 
 class FilterBitsReader;
+class MemTableFilter;
 class Statistics;
 
 struct TableReaderOptions {
@@ -74,6 +75,26 @@ class TableReader {
   // Over every entry of the file, in internal-key order. Caller owns the iterator; the
   // reader must outlive it.
   InternalIterator* NewIterator(const ReadOptions& read_options);
+
+  // ---- A key filter built after the fact (table_reader_key_filter.cc).
+  // A DB without a filter policy searches every L0 file whose range holds a key. A flush
+  // gives its file an in-memory filter of key hashes (FileMetaData::key_filter), but a file
+  // from an earlier run of the DB, or one ingested, has none, and every lookup that reaches
+  // it reads a data block. Such a reader (level 0, no filter block, keys whose bytes decide
+  // equality) counts the lookups that reach it: WantsKeyFilter answers true once,
+  // when they are about enough to pay for reading the whole file. The caller then runs
+  // BuildKeyFilter away from the read path (db/key_filter_builder.h); once it is published,
+  // Get and MultiGet skip a key the filter rules out, as they do for a filter block.
+  // Thread-safe.
+  bool WantsKeyFilter() const;
+  // Reads every entry (without filling the block cache) and publishes a filter of their
+  // user keys. Stops early, publishing nothing, when *cancel turns true. A second call
+  // once a filter is published does nothing.
+  Status BuildKeyFilter(const std::atomic<bool>* cancel);
+  bool HasKeyFilter() const { return key_filter_.load(std::memory_order_acquire) != nullptr; }
+  // Lookups reaching a filterless L0 reader before it wants a filter. Building reads each
+  // block of the file once; each lookup the filter then rules out saves a block read.
+  static constexpr uint32_t kLookupsBeforeKeyFilter = 4096;
 
   // Point lookup: if the filter (asked with the user key of ikey, when whole-key
   // filtering and a filter exist) says no, returns OK without calling handle. Otherwise
@@ -251,6 +272,12 @@ class TableReader {
   // Get may use the data blocks' hash indexes: equal user keys are equal bytes under the
   // comparator (data_block_hash_index.h).
   bool use_hash_index_ = false;
+  // The key filter built after the fact (see WantsKeyFilter): set once from null, owned.
+  std::atomic<const MemTableFilter*> key_filter_{nullptr};
+  mutable std::atomic<uint32_t> unfiltered_lookups_{0};
+  mutable std::atomic<bool> key_filter_wanted_{false};
+  // Whether a lookup key passes the key filter (true when there is none).
+  bool KeyFilterMayMatch(const Slice& ikey) const;
 };
 
 }  // namespace shale
