@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cinttypes>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
 #include "db/job_cpu_time.h"
 #include "db/level_iterator.h"
+#include "db/range_del_iterator.h"
 #include "db/table_file_writer.h"
 #include "db/version.h"
 #include "table/merging_iterator.h"
@@ -31,6 +34,11 @@ struct CompactionJob::SubcompactionState {
 
   // The output being written (is_open() while there is one).
   std::unique_ptr<TableFileWriter> writer;
+
+  // Range tombstones the outputs keep (null: none), and where the current output's share
+  // of them begins (none: from the start).
+  std::shared_ptr<const FragmentedRangeTombstones> tombstones;
+  std::optional<std::string> output_lower;
 
   // Grandparent overlap of the current output.
   size_t grandparent_index = 0;
@@ -241,8 +249,22 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
       children.push_back(NewLevelIterator(table_cache_, read_options, icmp_, &files));
     }
   }
-  std::unique_ptr<InternalIterator> input(
-      NewMergingIterator(icmp_, children.data(), static_cast<int>(children.size())));
+  // The inputs' range tombstones: entries they hide from every reader are left out, and
+  // those still needed go to the outputs, each output taking its share of them.
+  std::shared_ptr<const FragmentedRangeTombstones> input_tombstones;
+  Status ts = InputTombstones(&input_tombstones);
+  if (!ts.ok()) {
+    for (InternalIterator* child : children) delete child;
+    sub->status = ts;
+    return;
+  }
+  std::vector<SequenceNumber> sorted_snapshots(snapshots_);
+  std::sort(sorted_snapshots.begin(), sorted_snapshots.end());
+  sub->tombstones = KeptTombstones(input_tombstones, sorted_snapshots);
+  if (sub->has_start) sub->output_lower = sub->start;
+  std::unique_ptr<InternalIterator> input(NewCoveredEntryDropper(
+      NewMergingIterator(icmp_, children.data(), static_cast<int>(children.size())),
+      snapshot_checker_ == nullptr ? input_tombstones.get() : nullptr, sorted_snapshots));
   if (sub->has_start) {
     std::string target;
     AppendInternalKey(&target, sub->start, kMaxSequenceNumber, kValueTypeForSeek);
@@ -282,6 +304,8 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
     if (ShouldStopBefore(sub, key)) cut_pending = true;
     if (sub->writer->is_open() && new_user_key &&
         (cut_pending || sub->writer->FileSize() >= compaction_->max_output_file_size())) {
+      AddTombstones(sub, &user_key);
+      sub->output_lower = user_key.ToString();
       s = FinishOutput(sub);
       if (!s.ok()) break;
     }
@@ -297,11 +321,91 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
     }
   }
   if (s.ok()) s = iter.status();
-  if (s.ok() && sub->writer->is_open()) s = FinishOutput(sub);
+  if (s.ok()) {
+    // The last output takes the tombstones up to the subcompaction's end; one with no
+    // entries is written when tombstones fall there.
+    const Slice sub_end(sub->end);
+    const Slice* upper = sub->has_end ? &sub_end : nullptr;
+    if (!sub->writer->is_open() && HasTombstonesIn(*sub, upper)) s = OpenOutput(sub);
+    if (s.ok() && sub->writer->is_open()) {
+      AddTombstones(sub, upper);
+      s = FinishOutput(sub);
+    }
+  }
   if (!s.ok()) sub->writer->Abandon();
   sub->iter_stats = iter.stats();
   sub->status = s;
   sub->cpu_micros = ThreadCpuMicros() - cpu_start;
+}
+
+Status CompactionJob::InputTombstones(
+    std::shared_ptr<const FragmentedRangeTombstones>* result) const {
+  for (size_t which = 0; which < compaction_->num_input_levels(); which++) {
+    for (const FileMetaPtr& f : compaction_->inputs(which)) {
+      if (f->num_range_deletions == 0) continue;
+      std::shared_ptr<TableReader> reader;
+      Status s = table_cache_->FindTable(*f, &reader);
+      if (!s.ok()) return s;
+      *result = MergeRangeTombstones(*result, reader->range_tombstones(), icmp_->user_comparator());
+    }
+  }
+  return Status::OK();
+}
+
+std::shared_ptr<const FragmentedRangeTombstones> CompactionJob::KeptTombstones(
+    const std::shared_ptr<const FragmentedRangeTombstones>& input,
+    const std::vector<SequenceNumber>& sorted_snapshots) const {
+  if (input == nullptr || input->empty()) return nullptr;
+  // Under a snapshot checker visibility is not by sequence: every tombstone stays.
+  if (snapshot_checker_ != nullptr) return input;
+  // The newest of each snapshot stripe hides what the others do from every reader.
+  FragmentedRangeTombstones striped(input->ToTombstones(), icmp_->user_comparator(),
+                                    sorted_snapshots);
+  std::vector<RangeTombstone> kept = striped.ToTombstones();
+  if (compaction_->bottommost_level()) {
+    // Nothing lies beneath, and every entry it covered here was left out (no snapshot
+    // between): a tombstone that every snapshot sees has nothing left to delete.
+    std::erase_if(kept, [&](const RangeTombstone& t) {
+      return sorted_snapshots.empty() || sorted_snapshots.front() >= t.seq;
+    });
+  }
+  if (kept.empty()) return nullptr;
+  return std::make_shared<const FragmentedRangeTombstones>(std::move(kept),
+                                                           icmp_->user_comparator());
+}
+
+bool CompactionJob::HasTombstonesIn(const SubcompactionState& sub, const Slice* upper) const {
+  if (sub.tombstones == nullptr) return false;
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (size_t i = 0; i < sub.tombstones->size(); i++) {
+    const FragmentedRangeTombstones::Fragment& f = sub.tombstones->fragment(i);
+    if (sub.output_lower.has_value() && ucmp->Compare(f.end, *sub.output_lower) <= 0) continue;
+    if (upper != nullptr && ucmp->Compare(f.begin, *upper) >= 0) continue;
+    return true;
+  }
+  return false;
+}
+
+void CompactionJob::AddTombstones(SubcompactionState* sub, const Slice* upper) {
+  if (sub->tombstones == nullptr) return;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const FragmentedRangeTombstones& list = *sub->tombstones;
+  // Each output keeps the part of every fragment between its lower bound and the next
+  // output's first key, so that a tombstone cut between two outputs loses nothing and no
+  // two outputs of the level overlap.
+  for (size_t i = 0; i < list.size(); i++) {
+    const FragmentedRangeTombstones::Fragment& f = list.fragment(i);
+    Slice begin = f.begin;
+    Slice end = f.end;
+    if (sub->output_lower.has_value() && ucmp->Compare(begin, *sub->output_lower) < 0) {
+      begin = *sub->output_lower;
+    }
+    if (upper != nullptr && ucmp->Compare(*upper, end) < 0) end = *upper;
+    if (ucmp->Compare(begin, end) >= 0) continue;
+    for (size_t k = f.first_seq; k < f.last_seq; k++) {
+      sub->writer->AddRangeTombstone(begin, end, list.seqs()[k]);
+    }
+  }
 }
 
 bool CompactionJob::ShouldStopBefore(SubcompactionState* sub, const Slice& key) const {

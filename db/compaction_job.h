@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@
 #include "shale/options.h"
 #include "util/dbformat.h"
 #include "util/mutexlock.h"
+#include "util/range_tombstone.h"
 
 namespace shale {
 
@@ -109,6 +111,17 @@ class CompactionJob {
   void RunSubcompaction(SubcompactionState* sub);
   // Cut the current output before key? Advances the grandparent cursor.
   bool ShouldStopBefore(SubcompactionState* sub, const Slice& key) const;
+  // Range tombstones (db/range_del_iterator.h for the entries they hide): the inputs' own,
+  // fragmented together (null: none); those the outputs keep, given the snapshots
+  // (ascending): the newest of each stripe, and at the bottommost level none that every
+  // snapshot sees; whether the sub's current output would take any below upper (null: no
+  // bound); and adding the current output's share, from its lower bound to upper.
+  Status InputTombstones(std::shared_ptr<const FragmentedRangeTombstones>* result) const;
+  std::shared_ptr<const FragmentedRangeTombstones> KeptTombstones(
+      const std::shared_ptr<const FragmentedRangeTombstones>& input,
+      const std::vector<SequenceNumber>& sorted_snapshots) const;
+  bool HasTombstonesIn(const SubcompactionState& sub, const Slice* upper) const;
+  void AddTombstones(SubcompactionState* sub, const Slice* upper);
   Status OpenOutput(SubcompactionState* sub);
   Status FinishOutput(SubcompactionState* sub);
   void DeleteOutputs(const std::vector<uint64_t>& numbers);

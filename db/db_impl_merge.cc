@@ -1,9 +1,12 @@
 // DBImpl's merge-aware reads: the point lookup shared by Get, GetMergeOperands and the
 // write path's max_successive_merges folding.
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "db/db_impl.h"
 #include "db/merge_helper.h"
+#include "db/range_del_read.h"
 #include "memtable/merge_context.h"
 
 namespace shale {
@@ -24,12 +27,16 @@ Status DBImpl::LookupKeyIn(const ReadOptions& o, SuperVersion* sv, const Slice& 
   Status s;
   SequenceNumber found_seq;
   int level = -1;
-  bool found = sv->mem->Get(lkey, value, &s, &found_seq, callback, mc);
+  // The newest range tombstone covering the key that the read sees, so far: it deletes the
+  // older entries of this source and of every older one.
+  SequenceNumber covered = CoveringTombstoneSeq(sv->mem, key, seq, callback);
+  bool found = sv->mem->Get(lkey, value, &s, &found_seq, callback, mc, covered);
   for (size_t i = 0; !found && i < sv->imm.size(); i++) {
-    found = sv->imm[i]->Get(lkey, value, &s, &found_seq, callback, mc);
+    covered = std::max(covered, CoveringTombstoneSeq(sv->imm[i], key, seq, callback));
+    found = sv->imm[i]->Get(lkey, value, &s, &found_seq, callback, mc, covered);
   }
   if (!found) {
-    found = sv->current->Get(o, lkey, value, &s, &found_seq, callback, mc, pinned, &level);
+    found = sv->current->Get(o, lkey, value, &s, &found_seq, callback, mc, pinned, &level, covered);
   }
   if (found_level != nullptr) *found_level = found ? level : -2;
   return found ? s : Status::NotFound();

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "db/db_impl.h"
+#include "db/range_del_read.h"
 #include "memtable/merge_context.h"
 #include "util/statistics.h"
 
@@ -169,9 +170,16 @@ void DBImpl::MultiGetFromView(const ReadOptions& o, ColumnFamilyData* cfd, size_
       }
       VersionGetItem& item = k.item;
       item.merge_context = mc;  // FinishLookup folds what the memtables or files gathered
-      item.found = view->mem->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+      // Range tombstones as in LookupKeyIn: the newest covering one seen so far deletes
+      // the older entries here and beneath.
+      item.deleted_below = CoveringTombstoneSeq(view->mem, keys[i], seq, callback);
+      item.found =
+          view->mem->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc, item.deleted_below);
       for (size_t m = 0; !item.found && m < view->imm.size(); m++) {
-        item.found = view->imm[m]->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc);
+        item.deleted_below = std::max(item.deleted_below,
+                                      CoveringTombstoneSeq(view->imm[m], keys[i], seq, callback));
+        item.found = view->imm[m]->Get(*k.lkey, dst, &item.status, &item.seq, callback, mc,
+                                       item.deleted_below);
       }
       if (item.found) {
         item.hit_level = -1;

@@ -6,6 +6,7 @@
 #include "db/db_impl.h"
 #include "db/db_iter.h"
 #include "db/merge_helper.h"
+#include "db/range_del_iterator.h"
 #include "memtable/merge_context.h"
 #include "table/merging_iterator.h"
 #include "util/statistics.h"
@@ -118,15 +119,29 @@ Iterator* DBImpl::NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHand
     sv->Ref();
   }
   std::vector<InternalIterator*> children;
+  // Each child's own range tombstones (null: none), in the same order.
+  std::vector<std::shared_ptr<const FragmentedRangeTombstones>> tombstones;
   // An empty memtable has nothing this view may see: every write at or below seq reached
   // its memtable before seq was published (under unordered_write, whose inserts may come
   // after, a view is allowed to miss them: options.h). Leaving it out spares a child that
   // every seek would visit, and often the merge itself: a compacted DB is one level.
-  if (!sv->mem->IsEmpty()) children.push_back(sv->mem->NewIterator());
-  for (MemTable* m : sv->imm) {
-    if (!m->IsEmpty()) children.push_back(m->NewIterator());
+  if (!sv->mem->IsEmpty()) {
+    children.push_back(sv->mem->NewIterator());
+    tombstones.push_back(sv->mem->RangeTombstones());
   }
-  sv->current->AddIterators(o, &children);
+  for (MemTable* m : sv->imm) {
+    if (m->IsEmpty()) continue;
+    children.push_back(m->NewIterator());
+    tombstones.push_back(m->RangeTombstones());
+  }
+  sv->current->AddIterators(o, &children, &tombstones);
+  // Children come newest first: each is read under its own tombstones and every newer
+  // one's (db/range_del_iterator.h). Without tombstones the children stay as they are.
+  std::shared_ptr<const FragmentedRangeTombstones> newer;
+  for (size_t i = 0; i < children.size(); i++) {
+    children[i] = NewRangeDelIterator(children[i], newer, tombstones[i], seq, callback.get());
+    newer = MergeRangeTombstones(newer, tombstones[i], cfd->user_comparator());
+  }
   InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
                                                 static_cast<int>(children.size()));
   Iterator* iter = NewDBIterator(o, cfd->user_comparator(), merged, seq, callback.get(),

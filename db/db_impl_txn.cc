@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "db/db_impl.h"
+#include "db/range_del_read.h"
 #include "shale/utilities/stackable_db.h"
 
 namespace shale {
@@ -48,14 +49,24 @@ Status DBImpl::GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key,
   std::string unused;
   Status s;
   SequenceNumber found_seq = kMaxSequenceNumber;
-  bool hit = sv->mem->Get(lkey, &unused, &s, &found_seq);
+  // A range tombstone covering the key is a write to it: the newest one seen so far
+  // answers for the older entries (answered at its sequence) and, with none, for itself.
+  SequenceNumber covered = CoveringTombstoneSeq(sv->mem, key, kMaxSequenceNumber, nullptr);
+  bool hit = sv->mem->Get(lkey, &unused, &s, &found_seq, nullptr, nullptr, covered);
   for (size_t i = 0; !hit && i < sv->imm.size(); i++) {
-    hit = sv->imm[i]->Get(lkey, &unused, &s, &found_seq);
+    covered = std::max(covered, CoveringTombstoneSeq(sv->imm[i], key, kMaxSequenceNumber, nullptr));
+    hit = sv->imm[i]->Get(lkey, &unused, &s, &found_seq, nullptr, nullptr, covered);
   }
   // Flushed memtables kept for this (max_write_buffer_size_to_maintain) answer before
   // the files, and without reading them.
   for (size_t i = 0; !hit && i < sv->history.size(); i++) {
-    hit = sv->history[i]->Get(lkey, &unused, &s, &found_seq);
+    covered =
+        std::max(covered, CoveringTombstoneSeq(sv->history[i], key, kMaxSequenceNumber, nullptr));
+    hit = sv->history[i]->Get(lkey, &unused, &s, &found_seq, nullptr, nullptr, covered);
+  }
+  if (!hit && covered != 0) {
+    hit = true;
+    found_seq = covered;
   }
   if (hit) {
     *found = true;
@@ -73,7 +84,8 @@ Status DBImpl::GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key,
   }
   // A file's answer sets found_seq; a file that could not be read returns true with the
   // error in s and leaves found_seq alone, which is how the two are told apart.
-  hit = sv->current->Get(ReadOptions(), lkey, &unused, &s, &found_seq, nullptr);
+  hit = sv->current->Get(ReadOptions(), lkey, &unused, &s, &found_seq, nullptr, nullptr, nullptr,
+                         nullptr, /*deleted_below=*/0);
   if (!hit) return Status::OK();
   if (found_seq == kMaxSequenceNumber) return s.ok() ? Status::Corruption("no sequence") : s;
   *found = true;

@@ -5,6 +5,7 @@
 
 #include "db/compaction_iterator.h"
 #include "db/job_cpu_time.h"
+#include "db/range_del_iterator.h"
 #include "db/table_file_writer.h"
 
 namespace shale {
@@ -32,7 +33,13 @@ Status FlushJob::Run() {
   const CompactionFilter* filter = nullptr;
   Status s = ChooseCompactionFilter(options_, context, &owned_filter, &filter);
   if (!s.ok()) return s;
-  std::unique_ptr<InternalIterator> input(mem_->NewIterator());
+  // Entries the memtable's range tombstones hide from every reader are left out (so that no
+  // operand is folded onto one); the tombstones themselves go to the file as they are.
+  // Under a snapshot checker (WritePrepared) visibility is not by sequence: nothing is left
+  // out.
+  const std::shared_ptr<const FragmentedRangeTombstones> tombstones = mem_->RangeTombstones();
+  std::unique_ptr<InternalIterator> input(NewCoveredEntryDropper(
+      mem_->NewIterator(), snapshot_checker_ == nullptr ? tombstones.get() : nullptr, snapshots_));
   input->SeekToFirst();
   CompactionIterator iter(input.get(), icmp_->user_comparator(), snapshots_,
                           /*compaction=*/nullptr, /*end_user_key=*/nullptr,
@@ -42,7 +49,7 @@ Status FlushJob::Run() {
   // Gets reached this memtable (it kept a filter): they will search the L0 file too.
   const uint64_t key_filter_keys = mem_->has_filter() ? mem_->num_entries() : 0;
   s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true, key_filter_keys,
-                 table_cache_, &meta_);
+                 table_cache_, &meta_, tombstones.get());
   if (s.ok() && meta_.file_size > 0) {
     s = SyncDirectory(db_dir_);
     if (!s.ok()) DeleteTableFile(options_.env, dbname_, meta_.number, table_cache_);

@@ -20,6 +20,8 @@ TableFileWriter::~TableFileWriter() { Abandon(); }
 
 Status TableFileWriter::Open(uint64_t number, int level, bool is_flush, bool skip_filters) {
   meta_ = FileMetaData();
+  tombstones_smallest_.Clear();
+  tombstones_largest_.Clear();
   key_filter_.reset();
   meta_.number = number;
   meta_.added_at_level0 = level == 0;
@@ -65,13 +67,41 @@ void TableFileWriter::Add(const Slice& internal_key, SequenceNumber seq, const S
   meta_.largest_seqno = std::max(meta_.largest_seqno, seq);
 }
 
+void TableFileWriter::AddRangeTombstone(const Slice& begin, const Slice& end, SequenceNumber seq) {
+  if (icmp_->user_comparator()->Compare(begin, end) >= 0) return;
+  builder_->AddRangeTombstone(begin, end, seq);
+  InternalKey lo(begin, seq, kTypeRangeDeletion);
+  InternalKey hi(end, kMaxSequenceNumber, kTypeRangeDeletion);
+  if (!tombstones_smallest_.Valid() ||
+      icmp_->Compare(lo.Encode(), tombstones_smallest_.Encode()) < 0) {
+    tombstones_smallest_ = lo;
+  }
+  if (!tombstones_largest_.Valid() ||
+      icmp_->Compare(hi.Encode(), tombstones_largest_.Encode()) > 0) {
+    tombstones_largest_ = hi;
+  }
+  meta_.smallest_seqno = std::min(meta_.smallest_seqno, seq);
+  meta_.largest_seqno = std::max(meta_.largest_seqno, seq);
+}
+
 Status TableFileWriter::Finish(TableCache* verify_with, FileMetaData* meta) {
   Status s = builder_->Finish();
   if (s.ok()) {
     if (builder_->NumEntries() > 0) meta_.largest.DecodeFrom(builder_->LastKey());
+    if (tombstones_smallest_.Valid()) {
+      if (!meta_.smallest.Valid() ||
+          icmp_->Compare(tombstones_smallest_.Encode(), meta_.smallest.Encode()) < 0) {
+        meta_.smallest = tombstones_smallest_;
+      }
+      if (!meta_.largest.Valid() ||
+          icmp_->Compare(tombstones_largest_.Encode(), meta_.largest.Encode()) > 0) {
+        meta_.largest = tombstones_largest_;
+      }
+    }
     meta_.file_size = builder_->FileSize();
     meta_.num_entries = builder_->NumEntries();
     meta_.num_deletions = builder_->GetTableProperties().num_deletions;
+    meta_.num_range_deletions = builder_->NumRangeTombstones();
     s = options_.use_fsync ? file_->Fsync() : file_->Sync();
   }
   if (s.ok()) {
@@ -105,7 +135,7 @@ void TableFileWriter::Abandon() {
 Status BuildTable(const Options& options, const std::string& dbname,
                   const InternalKeyComparator* icmp, CompactionIterator* iter, int level,
                   bool is_flush, uint64_t key_filter_keys, TableCache* verify_with,
-                  FileMetaData* meta) {
+                  FileMetaData* meta, const FragmentedRangeTombstones* tombstones) {
   const uint64_t number = meta->number;
   meta->file_size = 0;
   TableFileWriter writer(options, dbname, icmp);
@@ -120,6 +150,17 @@ Status BuildTable(const Options& options, const std::string& dbname,
     writer.Add(iter->key(), iter->ikey().sequence, iter->value());
   }
   if (s.ok()) s = iter->status();
+  if (s.ok() && tombstones != nullptr && !tombstones->empty()) {
+    if (!writer.is_open()) s = writer.Open(number, level, is_flush, /*skip_filters=*/false);
+    if (s.ok()) {
+      for (size_t i = 0; i < tombstones->size(); i++) {
+        const FragmentedRangeTombstones::Fragment& f = tombstones->fragment(i);
+        for (size_t k = f.first_seq; k < f.last_seq; k++) {
+          writer.AddRangeTombstone(f.begin, f.end, tombstones->seqs()[k]);
+        }
+      }
+    }
+  }
   if (!writer.is_open()) {
     if (s.ok()) return s;  // nothing to write
   } else if (s.ok()) {

@@ -52,6 +52,12 @@ class TableFileWriter {
   // Appends one entry; keys must arrive in increasing internal-key order. A failure shows
   // in Finish's status. REQUIRES: is_open().
   void Add(const Slice& internal_key, SequenceNumber seq, const Slice& value);
+  // Adds the range tombstone [begin, end)@seq to the file's range-deletion block, at any
+  // point before Finish. The file's boundaries grow to cover it: smallest at most
+  // begin@seq, largest at least end@kMaxSequenceNumber (RocksDB's sentinel: it sorts before
+  // every entry of the exclusive end key, which the tombstone does not delete), and its
+  // sequence range takes seq. An empty range is dropped. REQUIRES: is_open().
+  void AddRangeTombstone(const Slice& begin, const Slice& end, SequenceNumber seq);
 
   // Bytes and entries written so far. REQUIRES: is_open().
   uint64_t FileSize() const { return builder_->FileSize(); }
@@ -74,17 +80,21 @@ class TableFileWriter {
   std::unique_ptr<TableBuilder> builder_;
   std::shared_ptr<MemTableFilter> key_filter_;  // null unless KeepKeyFilter
   FileMetaData meta_;                           // of the open file
+  // The boundaries the open file's range tombstones need (invalid while it has none).
+  InternalKey tombstones_smallest_;
+  InternalKey tombstones_largest_;
 };
 
 // Writes the entries of iter (from its first) into SST file meta->number at `level`, with a
 // key filter (TableFileWriter::KeepKeyFilter) sized for key_filter_keys keys unless that is
-// 0. Returns OK with meta->file_size == 0 and no file on disk when iter yields nothing (every
-// entry cancelled out); on any error the file is deleted. Syncs the file but not the
+// 0, and the range tombstones of `tombstones` (may be null). Returns OK with
+// meta->file_size == 0 and no file on disk when iter yields nothing and there is no
+// tombstone; on any error the file is deleted. Syncs the file but not the
 // directory (see SyncDirectory). verify_with as in TableFileWriter::Finish.
 Status BuildTable(const Options& options, const std::string& dbname,
                   const InternalKeyComparator* icmp, CompactionIterator* iter, int level,
                   bool is_flush, uint64_t key_filter_keys, TableCache* verify_with,
-                  FileMetaData* meta);
+                  FileMetaData* meta, const FragmentedRangeTombstones* tombstones = nullptr);
 
 // Removes SST file `number` (and its table-cache entry, with table_cache), ignoring errors:
 // for outputs of a failed job, which nothing names.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "db/level_iterator.h"
+#include "db/range_del_iterator.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "memtable/memtable_filter.h"
@@ -27,6 +28,8 @@ struct Saver {
   PinnableSlice* pinned = nullptr;  // where a Put's bytes are pinned instead of copied
   State state = kNotFound;
   SequenceNumber seq = 0;
+  // A range tombstone covers the key at this sequence: an older visible entry is deleted.
+  SequenceNumber deleted_below = 0;
 };
 
 void PushFound(MergeContext* mc, const Slice& v, Cleanable* value_pinner) {
@@ -51,6 +54,10 @@ bool SaveValue(void* arg, const Slice& ikey, const Slice& v, Cleanable* value_pi
   if (parsed.sequence > saver->snapshot) return true;
   if (saver->callback != nullptr && !saver->callback->IsVisible(parsed.sequence)) return true;
   MergeContext* const mc = saver->merge_context;
+  if (parsed.sequence < saver->deleted_below) {
+    parsed.type = kTypeDeletion;  // answered as the tombstone, at its sequence
+    parsed.sequence = saver->deleted_below;
+  }
   switch (parsed.type) {
     case kTypeValue:
       saver->state = Saver::kFound;
@@ -161,10 +168,30 @@ uint64_t Version::NumLevelBytes(int level) const {
 
 bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
                          const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq,
-                         ReadCallback* callback, MergeContext* merge_context,
-                         PinnableSlice* pinned) {
+                         ReadCallback* callback, MergeContext* merge_context, PinnableSlice* pinned,
+                         SequenceNumber* deleted_below) {
+  if (f.num_range_deletions > 0) {
+    std::shared_ptr<TableReader> reader;
+    Status st = table_cache_->FindTable(f, &reader);
+    if (!st.ok()) {
+      *s = std::move(st);
+      return true;
+    }
+    if (reader->range_tombstones() != nullptr) {
+      *deleted_below = std::max(*deleted_below,
+                                reader->range_tombstones()->MaxCoveringSeq(
+                                    key.user_key(), ExtractSequence(key.internal_key()), callback));
+    }
+  }
+  if (*deleted_below > f.largest_seqno) {
+    // Every entry here is older than the tombstone, and so is every entry beneath.
+    *s = Status::NotFound();
+    *seq = *deleted_below;
+    return true;
+  }
   Saver saver;
   InitSaver(&saver, icmp_->user_comparator(), key, callback, value, merge_context, pinned);
+  saver.deleted_below = *deleted_below;
   Status st = WantsPins(saver)
                   ? table_cache_->Get(read_options, f, key.internal_key(), &saver,
                                       static_cast<TableReader::PinningGetHandler>(&SaveValue))
@@ -179,15 +206,48 @@ bool Version::SearchFile(const ReadOptions& read_options, const FileMetaData& f,
 
 void Version::SearchFileBatch(const ReadOptions& read_options, const FileMetaData& f, int level,
                               const std::vector<VersionGetItem*>& batch, ReadCallback* callback) {
-  const size_t n = batch.size();
+  if (batch.empty()) return;
+  std::vector<VersionGetItem*> searched;  // those f's tombstones do not answer outright
+  searched.reserve(batch.size());
+  std::shared_ptr<TableReader> reader;
+  if (f.num_range_deletions > 0) {
+    Status st = table_cache_->FindTable(f, &reader);
+    if (!st.ok()) {
+      for (VersionGetItem* item : batch) {
+        item->status = st;
+        item->found = true;
+        item->hit_level = level;
+      }
+      return;
+    }
+  }
+  for (VersionGetItem* item : batch) {
+    if (reader != nullptr && reader->range_tombstones() != nullptr) {
+      item->deleted_below = std::max(
+          item->deleted_below,
+          reader->range_tombstones()->MaxCoveringSeq(
+              item->key->user_key(), ExtractSequence(item->key->internal_key()), callback));
+    }
+    if (item->deleted_below > f.largest_seqno) {
+      // As in SearchFile: this file and every one beneath hold only older entries.
+      item->status = Status::NotFound();
+      item->seq = item->deleted_below;
+      item->found = true;
+      item->hit_level = level;
+    } else {
+      searched.push_back(item);
+    }
+  }
+  const size_t n = searched.size();
   if (n == 0) return;
   std::vector<Saver> savers(n);
   std::vector<TableReader::BatchKey> keys(n);
   bool pins = false;
   for (size_t i = 0; i < n; i++) {
-    const VersionGetItem& item = *batch[i];
+    const VersionGetItem& item = *searched[i];
     InitSaver(&savers[i], icmp_->user_comparator(), *item.key, callback, item.value,
               item.merge_context, item.pinned);
+    savers[i].deleted_below = item.deleted_below;
     pins = pins || WantsPins(savers[i]);
     keys[i].ikey = item.key->internal_key();
     keys[i].arg = &savers[i];
@@ -202,7 +262,7 @@ void Version::SearchFileBatch(const ReadOptions& read_options, const FileMetaDat
                            static_cast<TableReader::GetHandler>(&SaveValueCopying));
   }
   for (size_t i = 0; i < n; i++) {
-    VersionGetItem* item = batch[i];
+    VersionGetItem* item = searched[i];
     if (!keys[i].status.ok()) {
       item->status = std::move(keys[i].status);
       item->found = true;
@@ -242,7 +302,10 @@ void Version::MultiGet(const ReadOptions& read_options, VersionGetItem* const* i
     batch.clear();
     for (VersionGetItem* item : pending) {
       if (!may_hold(*f, *item)) continue;
-      if (f->key_filter != nullptr && !f->key_filter->MayContain(item->key_hash)) continue;
+      if (f->key_filter != nullptr && f->num_range_deletions == 0 &&
+          !f->key_filter->MayContain(item->key_hash)) {
+        continue;
+      }
       batch.push_back(item);
     }
     SearchFileBatch(read_options, *f, 0, batch, callback);
@@ -271,7 +334,8 @@ void Version::MultiGet(const ReadOptions& read_options, VersionGetItem* const* i
 
 bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
                   Status* s, SequenceNumber* seq, ReadCallback* callback,
-                  MergeContext* merge_context, PinnableSlice* pinned, int* hit_level) {
+                  MergeContext* merge_context, PinnableSlice* pinned, int* hit_level,
+                  SequenceNumber deleted_below) {
   const Slice ikey = key.internal_key();
   const Slice ukey = key.user_key();
   const SequenceNumber snapshot = ExtractSequence(ikey);
@@ -287,14 +351,16 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
         ucmp->Compare(ukey, f->largest.user_key()) > 0) {
       continue;
     }
-    if (f->key_filter != nullptr) {
+    // The key filter knows the point keys only: a file with range tombstones is searched.
+    if (f->key_filter != nullptr && f->num_range_deletions == 0) {
       if (!hashed) {
         hash = Hash64(ukey);
         hashed = true;
       }
       if (!f->key_filter->MayContain(hash)) continue;
     }
-    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context, pinned)) {
+    if (SearchFile(read_options, *f, key, value, s, seq, callback, merge_context, pinned,
+                   &deleted_below)) {
       if (hit_level != nullptr) *hit_level = 0;
       return true;
     }
@@ -307,7 +373,8 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
     const FileMetaData& f = *files[i];
     if (ucmp->Compare(ukey, f.smallest.user_key()) < 0) continue;
     if (f.smallest_seqno > snapshot) continue;
-    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context, pinned)) {
+    if (SearchFile(read_options, f, key, value, s, seq, callback, merge_context, pinned,
+                   &deleted_below)) {
       if (hit_level != nullptr) *hit_level = static_cast<int>(level);
       return true;
     }
@@ -315,19 +382,42 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
   return false;
 }
 
-void Version::AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters) {
-  for (const FileMetaPtr& f : files_[0]) {
-    InternalIterator* iter = table_cache_->NewIterator(read_options, *f);
+void Version::AddIterators(
+    const ReadOptions& read_options, std::vector<InternalIterator*>* iters,
+    std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* tombstones) {
+  // The tombstones of files, fragmented together; an error in *s.
+  const auto tombstones_of = [this](const FileMetaPtr* files, size_t n, Status* s) {
+    std::shared_ptr<const FragmentedRangeTombstones> all;
+    for (size_t i = 0; i < n && s->ok(); i++) {
+      if (files[i]->num_range_deletions == 0) continue;
+      std::shared_ptr<TableReader> reader;
+      *s = table_cache_->FindTable(*files[i], &reader);
+      if (s->ok()) {
+        all = MergeRangeTombstones(all, reader->range_tombstones(), icmp_->user_comparator());
+      }
+    }
+    return all;
+  };
+  const auto add = [&](InternalIterator* iter, const FileMetaPtr* files, size_t n) {
+    if (tombstones != nullptr) {
+      Status s;
+      tombstones->push_back(tombstones_of(files, n, &s));
+      if (!s.ok()) {
+        delete iter;
+        iter = NewEmptyInternalIterator(s);
+      }
+    }
     Ref();
     iter->RegisterCleanup(&UnrefVersion, this, nullptr);
     iters->push_back(iter);
+  };
+  for (const FileMetaPtr& f : files_[0]) {
+    add(table_cache_->NewIterator(read_options, *f), &f, 1);
   }
   for (size_t level = 1; level < files_.size(); level++) {
     if (files_[level].empty()) continue;
-    InternalIterator* iter = NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]);
-    Ref();
-    iter->RegisterCleanup(&UnrefVersion, this, nullptr);
-    iters->push_back(iter);
+    add(NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]), files_[level].data(),
+        files_[level].size());
   }
 }
 

@@ -24,6 +24,7 @@
 #include "shale/options.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
+#include "util/range_tombstone.h"
 #include "util/read_callback.h"
 
 namespace shale {
@@ -46,6 +47,8 @@ struct VersionGetItem {
   SequenceNumber seq = 0;
   int hit_level = -2;
   uint64_t key_hash = 0;  // Hash64 of the user key, once an L0 key filter needs it
+  // As Get's deleted_below: set by the caller from the memtables, raised by the files.
+  SequenceNumber deleted_below = 0;
 };
 
 class Version {
@@ -74,9 +77,16 @@ class Version {
   // With pinned (and no merge_context), a Put found in a file is not copied into *value:
   // *pinned is pointed at the bytes in their block, which it keeps referenced. *hit_level,
   // when given, is set to the level of the file that answered.
+  //
+  // Range tombstones: deleted_below is the newest visible tombstone sequence covering the
+  // key in the memtables (0: none). The files' own tombstones join it as the search goes
+  // down (a file's, read through the table cache, only when it has some); a visible entry
+  // older than it is deleted, and a file whose entries are all older answers NotFound for
+  // itself and every file beneath it; either answer's *seq is the tombstone's.
   bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
            SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr,
-           PinnableSlice* pinned = nullptr, int* hit_level = nullptr);
+           PinnableSlice* pinned = nullptr, int* hit_level = nullptr,
+           SequenceNumber deleted_below = 0);
 
   // Get for every item at once, each answered exactly as Get answers it alone (with the
   // same callback). The levels are walked once for the batch: each file is searched for
@@ -89,7 +99,12 @@ class Version {
   // Appends iterators over this Version's data: one per L0 file and one concatenating
   // level iterator per non-empty deeper level. The caller owns them; each keeps this
   // Version referenced until it is deleted.
-  void AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters);
+  // With tombstones, also appends for each iterator the range tombstones of what it reads
+  // (an L0 file's, or every file's of the level, fragmented together), or null when it has
+  // none; a file whose tombstones cannot be read gets an iterator with that error instead.
+  void AddIterators(
+      const ReadOptions& read_options, std::vector<InternalIterator*>* iters,
+      std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* tombstones = nullptr);
 
   int NumLevels() const { return static_cast<int>(files_.size()); }
   int NumFiles(int level) const { return static_cast<int>(files_[level].size()); }
@@ -141,9 +156,11 @@ class Version {
   ~Version();
 
   // Searches one file; see Get. Returns true when the search is over.
+  // *deleted_below: as Get's, raised by f's own tombstones first.
   bool SearchFile(const ReadOptions& read_options, const FileMetaData& f, const LookupKey& key,
                   std::string* value, Status* s, SequenceNumber* seq, ReadCallback* callback,
-                  MergeContext* merge_context, PinnableSlice* pinned);
+                  MergeContext* merge_context, PinnableSlice* pinned,
+                  SequenceNumber* deleted_below);
 
   // Searches one file for each of batch's keys, marking those whose search is over
   // (found, with level as hit_level); see MultiGet.

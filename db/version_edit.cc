@@ -29,9 +29,11 @@ enum Tag : uint32_t {
 };
 
 // Per-file optional fields after the fixed ones of kNewFile; a 0 ends the list. Fields with
-// VersionEdit::kTagSafeToIgnore set may be skipped by readers that do not know them. None is
-// defined yet.
+// VersionEdit::kTagSafeToIgnore set may be skipped by readers that do not know them.
 constexpr uint32_t kNewFileFieldsEnd = 0;
+// The file's range-tombstone count, when not 0. Not safe to ignore: a reader that did not
+// know the file held tombstones would answer reads wrongly.
+constexpr uint32_t kNewFileNumRangeDeletions = 1;
 
 void EncodeNewFile(std::string* dst, int level, const FileMetaData& f) {
   PutVarint32(dst, kNewFile);
@@ -44,6 +46,10 @@ void EncodeNewFile(std::string* dst, int level, const FileMetaData& f) {
   PutVarint64(dst, f.largest_seqno);
   PutVarint64(dst, f.num_entries);
   PutVarint64(dst, f.num_deletions);
+  if (f.num_range_deletions != 0) {
+    PutVarint32(dst, kNewFileNumRangeDeletions);
+    PutVarint64(dst, f.num_range_deletions);
+  }
   PutVarint32(dst, kNewFileFieldsEnd);
 }
 
@@ -89,6 +95,10 @@ const char* DecodeNewFile(Slice* input, int* level, FileMetaData* f) {
     uint32_t field;
     if (!GetVarint32(input, &field)) return "new-file field list";
     if (field == kNewFileFieldsEnd) break;
+    if (field == kNewFileNumRangeDeletions) {
+      if (!GetVarint64(input, &f->num_range_deletions)) return "new-file range deletions";
+      continue;
+    }
     if (!SkipIgnorableField(field, input)) return "new-file unknown field";
   }
   return nullptr;

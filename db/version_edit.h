@@ -83,6 +83,9 @@ struct FileMetaData {
   SequenceNumber largest_seqno = 0;
   uint64_t num_entries = 0;
   uint64_t num_deletions = 0;
+  // Range tombstones in the file's range-deletion block. Readers open the file's tombstones
+  // only when it has some.
+  uint64_t num_range_deletions = 0;
   // Not persisted. Lifetime is managed by shared_ptr; kept for RocksDB-shaped callers.
   int refs = 0;
   // Not persisted. The file was added to L0: a table reader opened for it then keeps its

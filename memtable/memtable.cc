@@ -252,7 +252,8 @@ void MemTable::PushTo(MergeContext* merge_context, const Slice& operand) {
 }
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
-                   ReadCallback* callback, MergeContext* merge_context) {
+                   ReadCallback* callback, MergeContext* merge_context,
+                   SequenceNumber deleted_below) {
   thread_local uint32_t gets_here = 0;  // this thread's Gets, on any memtable
   if (++gets_here % kGetSample == 0) sampled_gets_.fetch_add(1, std::memory_order_relaxed);
   const Slice user_key = key.user_key();
@@ -271,6 +272,10 @@ bool MemTable::Get(const LookupKey& key, std::string* value, Status* s, Sequence
     ValueType type;
     UnPackSequenceAndType(ExtractInternalKeyFooter(ikey), &seq, &type);
     if (callback != nullptr && !callback->IsVisible(seq)) continue;
+    if (seq < deleted_below && type != kTypeRangeDeletion) {
+      type = kTypeDeletion;  // answered as the tombstone, at its sequence
+      seq = deleted_below;
+    }
     switch (type) {
       case kTypeValue: {
         const Slice v = DecodeLengthPrefixed(ikey.data() + ikey.size());

@@ -120,8 +120,13 @@ class MemTable {
   // an operand with base_as_operand) or tombstone, or with *s = MergeInProgress when the
   // merge operator's ShouldMerge ends the search; false when the memtable holds nothing
   // older for the key.
+  //
+  // deleted_below: a range tombstone covering the key at that sequence (the newest the read
+  // sees, in this memtable or a newer source): a visible entry older than it is deleted, and
+  // ends the search as a Delete at deleted_below would.
   bool Get(const LookupKey& key, std::string* value, Status* s, SequenceNumber* seq_out,
-           ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr);
+           ReadCallback* callback = nullptr, MergeContext* merge_context = nullptr,
+           SequenceNumber deleted_below = 0);
 
   bool has_filter() const { return filter_ != nullptr; }
   // About how many Gets reached this memtable, divided by kGetSample: each thread counts its
