@@ -26,6 +26,14 @@ InternalKey SeekKey(const Slice& user_key) {
   return InternalKey(user_key, kMaxSequenceNumber, kValueTypeForSeek);
 }
 
+// Whether a range tombstone of t covers some key of [smallest, largest] (user keys).
+bool TombstonesMeet(const FragmentedRangeTombstones* t, const Slice& smallest,
+                    const Slice& largest) {
+  if (t == nullptr) return false;
+  const size_t i = t->FindFragment(smallest);  // the first fragment ending after smallest
+  return i < t->size() && t->comparator()->Compare(t->fragment(i).begin, largest) <= 0;
+}
+
 }  // namespace
 
 ExternalFileIngestion::ExternalFileIngestion(Env* env, std::string dbname, const Options* family,
@@ -202,9 +210,13 @@ bool ExternalFileIngestion::OverlapsMemtables(const std::vector<MemTable*>& mems
   if (options_.ingest_behind) return false;  // beneath everything, the memtables too
   const Comparator* ucmp = icmp_->user_comparator();
   for (MemTable* mem : mems) {
-    if (mem->IsEmpty()) continue;
+    // A range tombstone over a file's keys must be flushed too, or it would hide them.
+    std::shared_ptr<const FragmentedRangeTombstones> tombstones;
+    if (mem->HasRangeTombstones()) tombstones = mem->RangeTombstones();
     std::unique_ptr<InternalIterator> iter(mem->NewIterator());
     for (const File& f : files_) {
+      if (TombstonesMeet(tombstones.get(), SmallestUserKey(f), LargestUserKey(f))) return true;
+      if (mem->IsEmpty()) continue;
       iter->Seek(SeekKey(SmallestUserKey(f)).Encode());
       if (iter->Valid() && ucmp->Compare(ExtractUserKey(iter->key()), LargestUserKey(f)) <= 0) {
         return true;
@@ -227,6 +239,14 @@ bool ExternalFileIngestion::KeysOverlap(const Version& v, TableCache* table_cach
     if (ucmp->Compare(other->largest.user_key(), smallest) < 0 ||
         ucmp->Compare(other->smallest.user_key(), largest) > 0) {
       continue;
+    }
+    if (other->num_range_deletions > 0) {
+      // A tombstone there shares the range's keys as much as a key does.
+      std::shared_ptr<TableReader> reader;
+      *s = table_cache->FindTable(*other, &reader);
+      if (!s->ok() || TombstonesMeet(reader->range_tombstones().get(), smallest, largest)) {
+        return true;
+      }
     }
     std::unique_ptr<InternalIterator> iter(table_cache->NewIterator(ro, *other));
     iter->Seek(SeekKey(smallest).Encode());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "db/write_batch_internal.h"
 #include "shale/comparator.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
@@ -343,6 +344,32 @@ TEST_F(ExternalFileIngestionTest, BadFilesAreRefusedAndLeaveNothing) {
   ExpectNoStrayTables();
   ASSERT_OK(Ingest({good}));
   EXPECT_EQ(Contents(), "a=1,k=v,");
+}
+
+TEST_F(ExternalFileIngestionTest, RangeTombstonesCountAsOverlap) {
+  Open();
+  ASSERT_OK(Put("a", "1"));
+  // Reads, flushes and compactions serve them; the write path's gate is still closed.
+  WriteBatchInternal::TEST_ServeRangeDeletions(true);
+  struct Close {
+    ~Close() { WriteBatchInternal::TEST_ServeRangeDeletions(false); }
+  } close_gate;
+  WriteBatch batch;
+  ASSERT_OK(batch.DeleteRange("b", "f"));
+  ASSERT_OK(db_->Write(WriteOptions(), &batch));
+  // The memtable's tombstone covers c, though it holds no key near it: flushed first, and
+  // the file newer than it.
+  ASSERT_OK(Ingest({File({PutEntry("c", "file")})}));
+  EXPECT_EQ(Get("c"), "file");
+  // A table file's tombstone the same: g..k in L0 holds no point key near h.
+  batch.Clear();
+  ASSERT_OK(batch.DeleteRange("g", "k"));
+  ASSERT_OK(db_->Write(WriteOptions(), &batch));
+  ASSERT_OK(Flush());
+  ASSERT_OK(Ingest({File({PutEntry("h", "file")})}));
+  EXPECT_EQ(Get("h"), "file");
+  ASSERT_OK(CompactAll());
+  EXPECT_EQ(Contents(), "a=1,c=file,h=file,");
 }
 
 TEST_F(ExternalFileIngestionTest, TwoWriteQueuesAreNotSupportedYet) {
