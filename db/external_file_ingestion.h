@@ -8,11 +8,13 @@
 //      blocks checked with verify_checksums_before_ingest), then hard-linked or copied
 //      into the DB directory under a number the DB reserved (and keeps from the obsolete
 //      file sweep), copies synced. The caller syncs the directory.
-//   2. OverlapsMemtables, with writes held: whether a memtable holds a key in a file's
-//      range. The DB then flushes those memtables (allow_blocking_flush) or fails.
+//   2. OverlapsMemtables, with writes held: whether a memtable holds a key, or a range
+//      tombstone, in a file's range. The DB then flushes those memtables
+//      (allow_blocking_flush) or fails.
 //   3. Assign, with writes held and the DB mutex: each file's level, the lowest one whose
 //      files' ranges it does not overlap, looking no deeper than the first level holding
-//      one of its keys (or written into there by a running compaction); and whether it
+//      one of its keys or a range tombstone over them (or written into there by a running
+//      compaction); and whether it
 //      needs a sequence number of its own: when some key of the DB's shares its range
 //      (the first such level was found), when a live snapshot must not see it
 //      (snapshot_consistency), or when the files overlap each other (then each takes its
