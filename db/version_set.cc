@@ -122,7 +122,9 @@ Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
       if (s.ok()) s = descriptor_log_->AddRecord(r);
     }
     if (s.ok()) s = descriptor_log_->Sync(options_->use_fsync);
-    if (!s.ok()) {
+    if (s.ok()) {
+      manifest_size_ = descriptor_log_->file()->GetFileSize();
+    } else {
       // The MANIFEST's tail is unknown now: the next edit starts a new one.
       descriptor_log_->Close().PermitUncheckedError();
       descriptor_log_.reset();
@@ -148,7 +150,14 @@ Status VersionSet::WriteManifest(const std::vector<std::string>& snapshot,
   if (s.ok()) s = log->Sync(options_->use_fsync);
   // SetCurrentFile makes the new MANIFEST's directory entry durable before CURRENT names it.
   if (s.ok()) s = SetCurrentFile(env_, dbname_, new_manifest, db_dir_.get());
+  // A rollover's old MANIFEST takes no more edits, whatever happened: CURRENT names the new
+  // one now, or may.
+  if (descriptor_log_ != nullptr) {
+    descriptor_log_->Close().PermitUncheckedError();
+    descriptor_log_.reset();
+  }
   if (s.ok()) {
+    manifest_size_ = log->file()->GetFileSize();
     descriptor_log_ = std::move(log);
   } else {
     log->Close().PermitUncheckedError();
@@ -216,7 +225,9 @@ Status VersionSet::LogAndApply(const std::vector<VersionEdit*>& edits, const Fam
   if (s.ok()) {
     std::vector<std::string> snapshot;
     uint64_t new_manifest = 0;
-    if (descriptor_log_ == nullptr) {
+    // The limit is checked before the edit, as RocksDB's: a MANIFEST ends with the edit
+    // that takes it past the limit.
+    if (descriptor_log_ == nullptr || manifest_size_ >= options_->max_manifest_file_size) {
       new_manifest = NewFileNumber();
       snapshot = EncodeSnapshot();
     }

@@ -92,10 +92,12 @@ class VersionSet {
   // Applies *edit to the current Version and makes it durable: fills in the counters the
   // edit does not set (log number, previous log number, last sequence; the next file number
   // is always set), appends the edit to the MANIFEST and syncs it, then installs the new
-  // Version as current. The first call after Recover (or after a failed call) writes a
+  // Version as current. The first call after Recover (or after a failed call), and the
+  // first once the MANIFEST holds options->max_manifest_file_size bytes, writes a
   // new MANIFEST holding a snapshot of the state plus the edit, syncs it and switches
-  // CURRENT to it (fsyncing the directory). The DB mutex is released during the I/O and
-  // held again on return; concurrent callers wait their turn.
+  // CURRENT to it (fsyncing the directory); the old MANIFEST is then below
+  // ManifestFileNumber(), for the DB's obsolete-file sweep to delete. The DB mutex is
+  // released during the I/O and held again on return; concurrent callers wait their turn.
   //
   // On failure the current Version is unchanged, but the edit may or may not have reached
   // the disk: the caller must not delete files the edit adds until a later LogAndApply
@@ -228,6 +230,7 @@ class VersionSet {
   // Touched only by the front writer (with or without the DB mutex).
   std::unique_ptr<log::Writer> descriptor_log_;
   std::unique_ptr<Directory> db_dir_;
+  uint64_t manifest_size_ = 0;  // bytes in descriptor_log_'s file
 
   // Every Version not yet deleted, for AddLiveFiles. Versions add and remove themselves.
   Mutex live_mu_;

@@ -102,6 +102,8 @@ const OptionInfo kDBOptions[] = {
     {DB_OPTION(compaction_readahead_size), .default_value = "2097152", .min = 0, .max = kGiB,
      .flags = kOptionMutable, .help = "Bytes a compaction reads from an input table at a time",
      .bench_flag = kSame},
+    {DB_OPTION(max_manifest_file_size), .default_value = "1073741824",
+     .help = "Bytes of MANIFEST after which the next edit starts a new one"},
 };
 
 const OptionInfo kCFOptions[] = {

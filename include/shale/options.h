@@ -264,6 +264,11 @@ struct DBOptions {
   // A compaction reads each input table this many bytes at a time (0: block by block).
   // Default: 2 MiB.
   size_t compaction_readahead_size = 2 * 1024 * 1024;
+  // Once the MANIFEST holds this many bytes, the next write to it (a flush, a compaction, a
+  // family created or dropped, an ingestion) starts a new one instead: the whole tree and
+  // the edit, synced, then CURRENT switched to it; the old one is then deleted. A MANIFEST
+  // also starts anew at each Open. Default: 1 GiB.
+  uint64_t max_manifest_file_size = 1024 * 1024 * 1024;
   // (RocksDB's manual_wal_flush is absent: shale has no FlushWAL.)
 };
 
