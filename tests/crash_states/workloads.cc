@@ -434,6 +434,26 @@ Status Compaction(Context* c) {
   return db->Close();
 }
 
+// The MANIFEST rolled over by size (max_manifest_file_size tiny): flushes of writes without
+// the WAL, which live only in the tables the edits name, then a compaction and a synced
+// write. The first flush appends to Open's MANIFEST; each later edit starts a new one (the
+// tree, CURRENT switched, the old one deleted).
+Status ManifestRollover(Context* c) {
+  c->options.max_manifest_file_size = 100;
+  c->options.disable_auto_compactions = true;
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  CS_RETURN_IF_ERROR(c->Open(&db));
+  for (int r = 0; r < 3; r++) {
+    CS_RETURN_IF_ERROR(c->Put(db.get(), Key(r), Val(r, r), NoWal()));
+    CS_RETURN_IF_ERROR(c->Put(db.get(), Key(r + 1), Val(r + 1, r), NoWal()));
+    CS_RETURN_IF_ERROR(c->Flush(db.get()));
+  }
+  CS_RETURN_IF_ERROR(db->CompactRange(CompactRangeOptions(), nullptr, nullptr));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(0), Val(0, 9), Sync()));
+  return db->Close();
+}
+
 // Reopens: each writes a new MANIFEST and replaces CURRENT.
 Status Reopen(Context* c) {
   CS_RETURN_IF_ERROR(c->StartRecording());
@@ -669,6 +689,8 @@ const std::vector<Workload>& AllWorkloads() {
        MemtableSwitch},
       {"compaction", "three flushes compacted into one file", false, Compaction},
       {"reopen", "reopens: new MANIFEST, CURRENT replaced", false, Reopen},
+      {"manifest_rollover", "flushes and a compaction rolling a tiny MANIFEST over", false,
+       ManifestRollover},
       {"recovery_interrupted", "the recovery of a crashed DB cut at every point", false,
        RecoveryInterrupted},
       {"two_phase", "2PC prepare, commit, rollback, one left prepared (WRITE_COMMITTED)", false,
