@@ -525,6 +525,11 @@ int Benchmark::Run() {
       return 1;
     }
   }
+  if (FLAGS_writes_per_range_tombstone > 0 &&
+      (FLAGS_range_tombstone_width < 0 || FLAGS_max_num_range_tombstones < 0)) {
+    fprintf(stderr, "--range_tombstone_width and --max_num_range_tombstones must be >= 0\n");
+    return 1;
+  }
 
   PrintHeader();
   if (!FLAGS_use_existing_db) {

@@ -139,6 +139,14 @@ DEFINE_string(column_family_distribution, "",
               "Comma-separated percentages: the ith is the chance that an operation uses "
               "the ith hot family. As many as --num_hot_column_families (else "
               "--num_column_families), summing to 100, e.g. \"10,20,30,40\"");
+// Range deletions in the write benchmarks, as RocksDB 11.8.1's write loop adds them.
+DEFINE_int64(writes_before_delete_range, 0,
+             "Number of writes before DeleteRange is called regularly.");
+DEFINE_int64(writes_per_range_tombstone, 0, "Number of writes between range tombstones");
+DEFINE_int64(range_tombstone_width, 100, "Number of keys in tombstone's range");
+DEFINE_int64(max_num_range_tombstones, 0, "Maximum number of range tombstones to insert.");
+DEFINE_bool(expand_range_tombstones, false,
+            "Expand range tombstone into sequential regular tombstones.");
 DEFINE_int32(ops_between_duration_checks, 1000, "Check duration limit every x ops");
 DEFINE_bool(progress_reports, true, "If true, db_bench will report number of finished operations.");
 

@@ -38,6 +38,11 @@ DECLARE_int64(merge_keys);
 DECLARE_int32(num_column_families);
 DECLARE_int32(num_hot_column_families);
 DECLARE_string(column_family_distribution);
+DECLARE_int64(writes_before_delete_range);
+DECLARE_int64(writes_per_range_tombstone);
+DECLARE_int64(range_tombstone_width);
+DECLARE_int64(max_num_range_tombstones);
+DECLARE_bool(expand_range_tombstones);
 DECLARE_int32(ops_between_duration_checks);
 DECLARE_bool(progress_reports);
 

@@ -77,6 +77,12 @@ uint64_t KeyGenerator::Next() {
   return 0;
 }
 
+bool RangeTombstoneDue(int64_t num_written, int64_t before, int64_t per, int64_t max) {
+  if (per <= 0 || num_written <= before) return false;
+  const int64_t since = num_written - before;
+  return since % per == 0 && since / per <= max;
+}
+
 namespace {
 
 std::array<uint32_t, 256> MakeCrcTable() {

@@ -62,6 +62,12 @@ class KeyGenerator {
   std::vector<uint64_t> permutation_;  // kUniqueRandom only
 };
 
+// Whether db_bench's write loop adds a range deletion after the put that brings a thread's
+// puts to num_written, as RocksDB's does: once more than `before` puts were made
+// (--writes_before_delete_range), after every `per`-th put (--writes_per_range_tombstone),
+// until `max` deletions were added (--max_num_range_tombstones). per <= 0: never.
+bool RangeTombstoneDue(int64_t num_written, int64_t before, int64_t per, int64_t max);
+
 // CRC-32C (Castagnoli) of data: SSE4.2 when the CPU has it, else a table.
 uint32_t Crc32c(const char* data, size_t n);
 

@@ -1,5 +1,6 @@
 // db_bench's value generator against RocksDB 11.8.1's: the same seed, the same draws and the
-// same bytes, so that both binaries write (and compress, and decompress) the same data.
+// same bytes, so that both binaries write (and compress, and decompress) the same data; and
+// the write loop's range deletions at RocksDB's points.
 #include "tools/db_bench_keys.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,30 @@ TEST(DbBenchValuesTest, EveryByteBelowCharMaxAndEveryPieceRepeatsItsPrefix) {
             << "ratio " << ratio << " piece " << piece_number << " byte " << i;
       }
     }
+  }
+}
+
+// RocksDB 11.8.1's write loop adds a range deletion after the put that makes num_written
+// when num_written > before, (num_written - before) % per == 0 and (num_written - before)
+// / per <= max.
+TEST(DbBenchRangeTombstonesTest, DueEveryPerWritesAfterBeforeUpToMax) {
+  std::vector<int64_t> due;
+  for (int64_t n = 1; n <= 100; n++) {
+    if (RangeTombstoneDue(n, 5, 10, 3)) due.push_back(n);
+  }
+  EXPECT_EQ(due, (std::vector<int64_t>{15, 25, 35}));
+  due.clear();
+  for (int64_t n = 1; n <= 100; n++) {
+    if (RangeTombstoneDue(n, 0, 1, 4)) due.push_back(n);
+  }
+  EXPECT_EQ(due, (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST(DbBenchRangeTombstonesTest, NeverWithoutAPeriodOrAMaximum) {
+  for (int64_t n = 0; n <= 1000; n++) {
+    ASSERT_FALSE(RangeTombstoneDue(n, 0, 0, 100)) << n;
+    ASSERT_FALSE(RangeTombstoneDue(n, 0, 10, 0)) << n;
+    ASSERT_FALSE(RangeTombstoneDue(n, 2000, 10, 100)) << n;
   }
 }
 

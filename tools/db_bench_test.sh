@@ -6,7 +6,8 @@
 # issue 5 is accepted, unknown flags fail, accepted-but-unused (deprecated) flags warn;
 # unsupported benchmarks fail with a message; --transaction_db runs the writes through a
 # TransactionDB, and randomtransaction's verification passes and can fail;
-# --num_column_families spreads keys over families as RocksDB's. Never asserts a speed.
+# --num_column_families spreads keys over families as RocksDB's; the write loop's range
+# deletions leave RocksDB's keys. Never asserts a speed.
 #   usage: tools/db_bench_test.sh [PATH_TO_DB_BENCH]   (default: build/tools/db_bench)
 # Exits 0 when every check passes; prints one line per failed check.
 . "$(dirname "$0")/test_common.sh"
@@ -435,5 +436,46 @@ grep -q '^compaction_filter=KeepFilter' <(sed 's/^ *//' "$(ls "$DIR"/keep/OPTION
   || fail "--use_keep_filter: the DB was not opened with the filter"
 grep -Eq '^readseq .* 2000 operations;' "$DIR/keep.out" \
   || fail "--use_keep_filter: keys lost in compaction"
+
+# Range deletions in the write loop (RocksDB's --writes_per_range_tombstone and its
+# companions). One thread and a fixed seed draw the same keys as RocksDB 11.8.1's db_bench,
+# so the keys left are RocksDB's count for the same command line (each figure below is what
+# its readseq counted): every 10th put adds [k, k+20) at the generator's next number, 50 in
+# all, as a range deletion, as 20 point deletions, or across flushes; batches of 7 put after
+# the first 100 keys; overwrite adds its own; two families. fillseq hides nothing (each
+# range starts past the keys written and is written over later).
+RD=(--seed=7 --threads=1 --writes_per_range_tombstone=10 --max_num_range_tombstones=50
+    --range_tombstone_width=20)
+rd_check() {  # rd_check NAME EXPECTED_KEYS EXPECTED_DELETIONS_LINES ARGS...
+  local name=$1 keys=$2 lines=$3
+  shift 3
+  if ! "$BIN" --db="$DIR/rd" "$@" >"$DIR/rd.out" 2>"$DIR/rd.err"; then
+    fail "range deletions, $name: $(tail -1 "$DIR/rd.err")"; return
+  fi
+  grep -Eq "^readseq .* $keys operations;" "$DIR/rd.out" \
+    || fail "range deletions, $name: not $keys keys left: $(grep '^readseq' "$DIR/rd.out")"
+  [ "$(grep -c '^Number of range deletions: ' "$DIR/rd.out")" = "$lines" ] \
+    || fail "range deletions, $name: not $lines 'Number of range deletions' lines"
+}
+rd_check "none" 617 0 --seed=7 --threads=1 --num=1000 --benchmarks=fillrandom,readseq
+rd_check "ranges" 574 1 "${RD[@]}" --num=1000 --benchmarks=fillrandom,readseq
+grep -qx 'Number of range deletions: 50' "$DIR/rd.out" || fail "range deletions: not 50 added"
+rd_check "expanded" 574 1 "${RD[@]}" --num=1000 --expand_range_tombstones \
+  --benchmarks=fillrandom,readseq
+rd_check "flushed" 574 1 "${RD[@]}" --num=1000 --write_buffer_size=65536 \
+  --benchmarks=fillrandom,compact,readseq
+rd_check "fillseq" 2000 1 "${RD[@]}" --num=2000 --benchmarks=fillseq,readseq
+rd_check "batches" 1208 1 --seed=11 --threads=1 --num=2000 --batch_size=7 \
+  --writes_before_delete_range=100 --range_tombstone_width=37 --max_num_range_tombstones=30 \
+  --writes_per_range_tombstone=13 --benchmarks=fillrandom,readseq
+rd_check "overwrite" 1659 2 --seed=11 --threads=1 --num=2000 --writes_per_range_tombstone=3 \
+  --max_num_range_tombstones=400 --range_tombstone_width=2 \
+  --benchmarks=fillrandom,overwrite,readseq
+rd_check "families" 649 1 --seed=11 --threads=1 --num=2000 --num_column_families=2 \
+  --writes_per_range_tombstone=5 --max_num_range_tombstones=100 --range_tombstone_width=10 \
+  --benchmarks=fillrandom,readseq
+"$BIN" --db="$DIR/rd" --benchmarks=fillseq --writes_per_range_tombstone=1 \
+  --range_tombstone_width=-1 >/dev/null 2>"$DIR/rd.err" && fail "negative tombstone width ran"
+grep -q 'range_tombstone_width' "$DIR/rd.err" || fail "negative tombstone width: no message"
 
 finish db_bench_test

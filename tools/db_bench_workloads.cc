@@ -44,7 +44,11 @@ void Benchmark::DoWrite(ThreadState* thread, KeyGenerator::Order order) {
   }
   Duration duration(seconds, writes_, ops_per_stage);
   int64_t stage = 0;
-  KeyGenerator keys(&thread->rand, order, static_cast<uint64_t>(num_),
+  // A range deletion starts at the generator's next number, so the key space grows by one
+  // number for each, as in RocksDB.
+  const int64_t max_range_deletions =
+      FLAGS_writes_per_range_tombstone > 0 ? FLAGS_max_num_range_tombstones : 0;
+  KeyGenerator keys(&thread->rand, order, static_cast<uint64_t>(num_ + max_range_deletions),
                     seed_base_ + static_cast<uint64_t>(thread->tid));
   RandomGenerator gen(FLAGS_compression_ratio, static_cast<size_t>(value_size_));
   if (num_ != FLAGS_num) {
@@ -54,26 +58,56 @@ void Benchmark::DoWrite(ThreadState* thread, KeyGenerator::Order order) {
   }
   WriteBatch batch;
   std::string key;
+  std::string begin_key;
+  std::string end_key;
   int64_t bytes = 0;
+  int64_t num_written = 0;
+  int64_t num_range_deletions = 0;
   while (!duration.Done(entries_per_batch_)) {
     if (duration.GetStage() != stage) {
       stage = duration.GetStage();
       CreateNewCf(stage);
     }
+    // RocksDB's loop draws a DB (of --num_multi_db) for each batch of non-sequential
+    // writes; the draw is kept so that a seed picks the same keys in both binaries.
+    if (order != KeyGenerator::Order::kSequential) thread->rand();
     batch.Clear();
     for (int64_t j = 0; j < entries_per_batch_; j++) {
       // The key's number also picks its family, so that a reader finds it (FamilyOf).
       const uint64_t n = keys.Next();
+      ColumnFamilyHandle* cf = cfh_.size() > 1 ? GetCfh(static_cast<int64_t>(n)) : nullptr;
       MakeKey(n, &key);
       Slice value = gen.Generate(static_cast<size_t>(value_size_));
-      Status s = cfh_.size() > 1 ? batch.Put(GetCfh(static_cast<int64_t>(n)), key, value)
-                                 : batch.Put(key, value);
+      Status s = batch.Put(cf, key, value);
       if (!s.ok()) Fail("put", s);
       bytes += static_cast<int64_t>(key.size() + value.size());
+      ++num_written;
+      if (!RangeTombstoneDue(num_written, FLAGS_writes_before_delete_range,
+                             FLAGS_writes_per_range_tombstone, max_range_deletions)) {
+        continue;
+      }
+      // [begin, begin + width) in the family of the key just put, in the same batch.
+      ++num_range_deletions;
+      const uint64_t begin = keys.Next();
+      const auto width = static_cast<uint64_t>(FLAGS_range_tombstone_width);
+      if (FLAGS_expand_range_tombstones) {
+        for (uint64_t k = begin; k < begin + width && s.ok(); k++) {
+          MakeKey(k, &key);
+          s = batch.Delete(cf, key);
+        }
+      } else {
+        MakeKey(begin, &begin_key);
+        MakeKey(begin + width, &end_key);
+        s = batch.DeleteRange(cf, begin_key, end_key);
+      }
+      if (!s.ok()) Fail("put", s);
     }
     Status s = db_->Write(write_options_, &batch);
     if (!s.ok()) Fail("put", s);
     thread->stats.FinishedOps(entries_per_batch_, OpType::kWrite);
+  }
+  if (num_range_deletions > 0) {
+    fprintf(stdout, "Number of range deletions: %" PRId64 "\n", num_range_deletions);
   }
   thread->stats.AddBytes(bytes);
 }
