@@ -92,6 +92,17 @@ Status BackupJob::CopyCut(DB* db, const CreateBackupOptions& options, BackupMeta
     });
   };
 
+  // The shared_checksum/ names earlier backups hold, by the number and size they carry.
+  std::map<std::pair<uint64_t, uint64_t>, std::set<std::string>> by_number_and_size;
+  for (const auto& [name, digest] : *existing_) {
+    uint64_t number = 0;
+    FileType type;
+    if (name.rfind(kBackupSharedChecksumDir, 0) == 0 &&
+        ParseFileName(DbFileNameOf(name), &number, &type) && type == kTableFile) {
+      by_number_and_size[{number, digest.size}].insert(name);
+    }
+  }
+
   // A table file under a shared name: reused when an earlier backup holds that name,
   // otherwise copied to a temporary name and renamed.
   auto add_shared = [&](uint64_t number, uint64_t size) -> Status {
@@ -115,15 +126,8 @@ Status BackupJob::CopyCut(DB* db, const CreateBackupOptions& options, BackupMeta
     // The names earlier backups hold for a file of this number and size.
     std::set<std::string> candidates;
     if (opts.share_files_with_checksum) {
-      const std::string prefix =
-          std::string(kBackupSharedChecksumDir) + "/" + base.substr(0, base.find('.')) + "_";
-      const std::string suffix = "_" + std::to_string(size) + ".sst";
-      for (const auto& [name, digest] : *existing_) {
-        if (name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
-            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-          candidates.insert(name);
-        }
-      }
+      auto it = by_number_and_size.find({number, size});
+      if (it != by_number_and_size.end()) candidates = it->second;
     }
     const std::string dir =
         opts.share_files_with_checksum ? kBackupSharedChecksumDir : kBackupSharedDir;
