@@ -44,6 +44,13 @@ run of four; never with --disable_wal): a compaction filter then removes the key
 oracle holds deleted, and that run takes no snapshots. --enable_compaction_filter=0 or 1
 pins it.
 
+Each run also draws db_stress's --delrangepercent (0, 1 or 5; RocksDB's crash test runs 1)
+and --range_deletion_width (1, 10 or 100; RocksDB's default is 10): DeleteRanges then clear
+runs of keys in the oracle, and each restart's verification, by Get and by iterators both
+ways, must find every range all deleted or all as before. Never with transactions, whose
+writes take no range deletion (RocksDB's crash test turns them off there too).
+--delrangepercent=N pins it.
+
 Every restart verifies the whole key space against the oracle before doing anything else;
 a disagreement makes db_stress exit 1, which fails the test. The loop ends after --kills
 kills or --duration seconds, whichever comes first, then a last run verifies again.
@@ -101,6 +108,9 @@ def parse_args():
     p.add_argument("--enable_compaction_filter", choices=["0", "1", "drawn"], default="drawn",
                    help="db_stress --enable_compaction_filter in each run: 0, 1, or drawn "
                    "(1 in 4 runs, as RocksDB's crash test; 0 with --disable_wal)")
+    p.add_argument("--delrangepercent", default="drawn",
+                   help="db_stress --delrangepercent in each run: a number, or drawn (0, 1 or "
+                   "5, with a width of 1, 10 or 100 keys); 0 with transactions")
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--max_key", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0, help="0: from the clock")
@@ -176,6 +186,7 @@ def main():
     policy_kills = collections.Counter()  # --use_txn: kills by write policy
     clears = 0  # --column_families: families dropped and re-created, as the runs printed
     filtered = 0  # runs with --enable_compaction_filter
+    ranged = 0  # runs with DeleteRange
     failed = None
     while failed is None:
         if args.kills and kills >= args.kills:
@@ -204,8 +215,17 @@ def main():
         else:
             use_filter = rng.choice([0, 0, 0, 1])
         filtered += use_filter
-        # Before the arguments after `--`, which may override it.
+        if args.use_txn or args.use_optimistic_txn:
+            delrange = 0
+        elif args.delrangepercent == "drawn":
+            delrange = rng.choice([0, 1, 5])
+        else:
+            delrange = int(args.delrangepercent)
+        ranged += delrange > 0
+        # Before the arguments after `--`, which may override them.
         cmd.insert(1, "--enable_compaction_filter=%d" % use_filter)
+        cmd.insert(1, "--delrangepercent=%d" % delrange)
+        cmd.insert(1, "--range_deletion_width=%d" % rng.choice([1, 10, 100]))
         recovery_run = recover_next
         recover_next = False
         if args.mode == "blackbox":
@@ -296,9 +316,9 @@ def main():
         " with --use_optimistic_txn" if args.use_optimistic_txn else "") + (
         " with %d column families (%d dropped and re-created)" % (args.column_families, clears)
         if args.column_families > 1 else "")
-    print("db_crashtest: %s: %d kills, %d runs (%d with the compaction filter), %.0f s, "
-          "0 failures (--seed=%d)%s%s" %
-          (mode, kills, runs, filtered, elapsed,
+    print("db_crashtest: %s: %d kills, %d runs (%d with the compaction filter, %d with "
+          "DeleteRange), %.0f s, 0 failures (--seed=%d)%s%s" %
+          (mode, kills, runs, filtered, ranged, elapsed,
            seed,
            "; kill points: " + ", ".join("%s %d" % kv for kv in sorted(points.items()))
            if points else "",

@@ -209,3 +209,5 @@ DECLARE_int32(iterate_weight);
 DECLARE_int32(snapshot_weight);
 DECLARE_int32(flush_weight);
 DECLARE_int32(compact_range_weight);
+DECLARE_int32(delrangepercent);
+DECLARE_int32(range_deletion_width);

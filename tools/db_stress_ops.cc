@@ -25,6 +25,11 @@ DEFINE_int32(iterate_weight, 8, "Weight of iterator checks over a key range");
 DEFINE_int32(snapshot_weight, 3, "Weight of snapshots held and read later");
 DEFINE_int32(flush_weight, 1, "Weight of Flushes");
 DEFINE_int32(compact_range_weight, 1, "Weight of CompactRange over a random range");
+// RocksDB's names. The weights above add up to about 100, so this one is about RocksDB's
+// percentage.
+DEFINE_int32(delrangepercent, 0,
+             "Weight of DeleteRanges of --range_deletion_width keys of one column family");
+DEFINE_int32(range_deletion_width, 10, "The width of the range deletion intervals.");
 
 namespace shale::stress {
 
@@ -240,10 +245,11 @@ bool FindSequence(Context* ctx, const std::vector<Planned>& plans, SequenceNumbe
 
 // Issues a write (one planned record alone, or `batch` holding plans in order) with the
 // keys' locks held and their pending words set; in runs that log, logs each record with
-// its sequence (the log lock is held shared); then commits the words.
+// its sequence (the log lock is held shared); then commits the words. With one_record,
+// `batch` is a single record (a DeleteRange) that writes every plan at one sequence.
 // In transaction modes the write is one transaction instead (db_stress_txn.h).
 bool IssueWrite(Context* ctx, ThreadState* t, const std::vector<Planned>& plans, WriteBatch* batch,
-                const char* what) {
+                const char* what, bool one_record = false) {
   if (ctx->txn_db != nullptr || ctx->occ_db != nullptr)
     return IssueTxn(ctx, t, plans, nullptr, what);
   const Snapshot* before = ctx->log_writes ? ctx->db->GetSnapshot() : nullptr;
@@ -252,11 +258,20 @@ bool IssueWrite(Context* ctx, ThreadState* t, const std::vector<Planned>& plans,
   bool ok = s.ok() || Fail(ctx, std::string(what) + " of " + KeyName(ctx, plans[0].key) + ": " +
                                     s.ToString());
   SequenceNumber first = 0;
-  if (ok && before != nullptr) ok = FindSequence(ctx, plans, before->GetSequenceNumber(), &first);
+  if (ok && before != nullptr) {
+    std::vector<Planned> records = plans;
+    if (one_record) {
+      // The search probes one key the record changed (any key, when it changed none).
+      auto changed = std::find_if(plans.begin(), plans.end(),
+                                  [](const Planned& p) { return p.word != p.before; });
+      records = {changed != plans.end() ? *changed : plans[0]};
+    }
+    ok = FindSequence(ctx, records, before->GetSequenceNumber(), &first);
+  }
   if (before != nullptr) ctx->db->ReleaseSnapshot(before);
   if (!ok) return false;
   for (size_t i = 0; i < plans.size() && ctx->log_writes; i++) {
-    if (!ctx->state->AppendLog(plans[i].key, plans[i].word, first + i)) {
+    if (!ctx->state->AppendLog(plans[i].key, plans[i].word, first + (one_record ? 0 : i))) {
       return Fail(ctx, "the write log is full");
     }
   }
@@ -327,6 +342,41 @@ bool OpBatch(Context* ctx, ThreadState* t) {
   }
   for (const Planned& p : plans) ctx->state->SetPending(p.key, p.word);
   return IssueWrite(ctx, t, plans, &batch, "batch write");
+}
+
+// A DeleteRange of --range_deletion_width consecutive keys of one family, drawn as RocksDB's
+// TestDeleteRange draws it (a start too close to the end is drawn again below it). Every key
+// of the range becomes absent in the oracle, pending first, so that after a crash each
+// holds its old value or none, and all of them the one or all the other (the prefix rule,
+// where the run logs). Single-delete keys are covered too, as in RocksDB: a later Put then
+// lands over the range tombstone rather than over a point deletion.
+bool OpDeleteRange(Context* ctx, ThreadState* t) {
+  const uint64_t per_family = ctx->keys_per_family;
+  const uint64_t width = std::min<uint64_t>(FLAGS_range_deletion_width, per_family);
+  uint64_t first = RandomKey(ctx, t);
+  const uint64_t family_first = first - first % per_family;
+  if (first - family_first > per_family - width) {
+    first = family_first + t->rnd.Next64() % (per_family - width + 1);
+  }
+  LogLock log_lock;
+  if (!LogScope(ctx, &log_lock)) return false;
+  FamilyLocks family(ctx, first);
+  auto held = ctx->locks->LockRange(first, first + width - 1);
+  std::vector<Planned> plans;
+  for (uint64_t key = first; key < first + width; key++) {
+    Planned p;
+    p.key = key;
+    p.kind = WriteKind::kDelete;
+    p.before = ctx->state->committed(key);
+    p.word = 0;
+    plans.push_back(p);
+  }
+  WriteBatch batch;
+  Status s = batch.DeleteRange(FamilyHandle(ctx, first), DbKey(ctx, first),
+                               KeyString(first - family_first + width));
+  if (!s.ok()) return Fail(ctx, "building a DeleteRange: " + s.ToString());
+  for (const Planned& p : plans) ctx->state->SetPending(p.key, 0);
+  return IssueWrite(ctx, t, plans, &batch, "DeleteRange", /*one_record=*/true);
 }
 
 bool OpGet(Context* ctx, ThreadState* t) {
@@ -487,6 +537,7 @@ const OpKind kOps[] = {
     {"snapshot", &FLAGS_snapshot_weight, OpSnapshot},
     {"flush", &FLAGS_flush_weight, OpFlush},
     {"compact_range", &FLAGS_compact_range_weight, OpCompactRange},
+    {"delete_range", &FLAGS_delrangepercent, OpDeleteRange},
     {"txn_rmw", &FLAGS_txn_rmw_weight, OpTxnReadModifyWrite},
     {nullptr, nullptr, nullptr},
 };
@@ -581,6 +632,44 @@ bool ReadAll(Context* ctx, std::vector<uint32_t>* held) {
   return true;
 }
 
+// Every family scanned by an iterator forward and backward: it must show exactly the keys
+// the Gets of ReadAll found, with the same values.
+bool CheckIterators(Context* ctx, const std::vector<uint32_t>& held) {
+  for (size_t f = 0; f < ctx->cfs.size(); f++) {
+    const uint64_t first = f * ctx->keys_per_family, end = first + ctx->keys_per_family;
+    std::vector<uint64_t> present;
+    for (uint64_t key = first; key < end; key++) {
+      if (held[key] != 0) present.push_back(key);
+    }
+    std::unique_ptr<Iterator> it(ctx->db->NewIterator(ReadOptions(), ctx->cfs[f]));
+    size_t i = 0;
+    for (it->SeekToFirst(); i < present.size(); it->Next(), i++) {
+      if (!AtKey(ctx, it.get(), present[i], held[present[i]], "verify by iterator Next")) {
+        return false;
+      }
+    }
+    if (it->Valid() || !it->status().ok()) {
+      return Fail(ctx, "verify by iterator Next: " +
+                           (it->Valid() ? "unexpected key " + it->key().ToString() + " after " +
+                                              std::to_string(i) + " keys"
+                                        : it->status().ToString()));
+    }
+    i = present.size();
+    for (it->SeekToLast(); i > 0; it->Prev(), i--) {
+      if (!AtKey(ctx, it.get(), present[i - 1], held[present[i - 1]], "verify by iterator Prev")) {
+        return false;
+      }
+    }
+    if (it->Valid() || !it->status().ok()) {
+      return Fail(ctx, "verify by iterator Prev: " +
+                           (it->Valid() ? "unexpected key " + it->key().ToString() + " before " +
+                                              std::to_string(present.size()) + " keys"
+                                        : it->status().ToString()));
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool VerifyAll(Context* ctx, bool prefix) {
@@ -588,7 +677,7 @@ bool VerifyAll(Context* ctx, bool prefix) {
   // Read before the keys: a write of the verification's own would count otherwise.
   const SequenceNumber recovered = ctx->db->GetLatestSequenceNumber();
   std::vector<uint32_t> held;
-  if (!ReadAll(ctx, &held)) return false;
+  if (!ReadAll(ctx, &held) || !CheckIterators(ctx, held)) return false;
   uint64_t resolved = 0, older = 0;
   for (uint64_t key = 0; key < ctx->max_key; key++) {
     const uint32_t committed = state->committed(key);

@@ -146,6 +146,8 @@ bool PrefixCheck::Check(const std::vector<uint32_t>& held, uint64_t recovered, b
   int64_t accepting = 0, most = -1;
   for (size_t i = 0; i <= m; i++) {
     accepting += diff[i];
+    // Writes of one sequence (a DeleteRange's keys) are all kept or all dropped.
+    if (i > 0 && i < m && writes_[i - 1].seq == writes_[i].seq) continue;
     if (i >= lowest && i <= highest && accepting >= most) {
       most = accepting;
       closest = i;

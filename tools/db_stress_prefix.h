@@ -1,7 +1,8 @@
 // The prefix rule of db_stress runs without the WAL: after a crash, the DB must hold the
 // writes of the expected state's write log (db_stress_state.h) replayed in sequence order
 // up to one cut, across all keys. A cut keeps every write at or below some sequence number
-// and drops every write above it. Which cut is acceptable:
+// and drops every write above it (so the keys a DeleteRange logged at its one sequence go
+// together). Which cut is acceptable:
 //
 //   - it keeps every durable write (those at or below ExpectedState::durable_seq());
 //   - it keeps no write above the sequence the DB recovered (DB::GetLatestSequenceNumber
