@@ -122,6 +122,18 @@ class BackupEngineTest : public ::testing::Test {
     return names;
   }
 
+  // The shared files and those of every private directory.
+  std::set<std::string> FilesOnDisk() {
+    std::set<std::string> all = FilesUnder(kBackupSharedChecksumDir);
+    const std::set<std::string> shared = FilesUnder(kBackupSharedDir);
+    all.insert(shared.begin(), shared.end());
+    for (const std::string& p : FilesUnder(kBackupPrivateDir)) {
+      const std::set<std::string> inside = FilesUnder(p);
+      all.insert(inside.begin(), inside.end());
+    }
+    return all;
+  }
+
   // The files every backup the engine lists names.
   std::set<std::string> NamedFiles(BackupEngine* engine) {
     std::vector<BackupInfo> infos;
@@ -204,10 +216,7 @@ TEST_F(BackupEngineTest, EverySharingModeRestoresEveryBackup) {
     if (mode.share) {
       EXPECT_FALSE(FilesUnder(mode.dir).empty());
     }
-    EXPECT_EQ(NamedFiles(engine.get()).size(),
-              FilesUnder(kBackupSharedChecksumDir).size() + FilesUnder(kBackupSharedDir).size() +
-                  FilesUnder("private/1").size() + FilesUnder("private/2").size() +
-                  FilesUnder("private/3").size());
+    EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
     for (BackupID id = 1; id <= 3; id++) {
       EXPECT_EQ(states[id - 1], RestoreAndRead(engine.get(), id, "r" + std::to_string(id)));
     }
@@ -274,22 +283,14 @@ TEST_F(BackupEngineTest, DeleteAndPurgeKeepTheFilesOtherBackupsNeed) {
     ASSERT_OK(engine->CreateNewBackup(db.db()));
   }
   db.Close();
-  auto on_disk = [&] {
-    std::set<std::string> all = FilesUnder(kBackupSharedChecksumDir);
-    for (BackupID id = 1; id <= 4; id++) {
-      const std::set<std::string> p = FilesUnder("private/" + std::to_string(id));
-      all.insert(p.begin(), p.end());
-    }
-    return all;
-  };
-  EXPECT_EQ(NamedFiles(engine.get()), on_disk());
+  EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
 
   ASSERT_OK(engine->DeleteBackup(2));
   EXPECT_TRUE(engine->DeleteBackup(2).IsNotFound());
   BackupInfo info;
   EXPECT_TRUE(engine->GetBackupInfo(2, &info).IsNotFound());
   EXPECT_TRUE(engine->RestoreDBFromBackup(2, dir_.File("x"), dir_.File("x")).IsNotFound());
-  EXPECT_EQ(NamedFiles(engine.get()), on_disk());
+  EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
   for (BackupID id : {1u, 3u, 4u}) {
     ASSERT_OK(engine->VerifyBackup(id, true));
     EXPECT_EQ(states[id - 1],
@@ -301,7 +302,7 @@ TEST_F(BackupEngineTest, DeleteAndPurgeKeepTheFilesOtherBackupsNeed) {
   engine->GetBackupInfo(&left);
   ASSERT_EQ(1u, left.size());
   EXPECT_EQ(4u, left[0].backup_id);
-  EXPECT_EQ(NamedFiles(engine.get()), on_disk());
+  EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
   EXPECT_EQ(states[3], RestoreAndRead(engine.get(), 0, "after_purge"));
 
   // A new engine on the directory sees the same, and the next id follows the last.
@@ -604,17 +605,73 @@ TEST_F(BackupEngineTest, PowerLossDuringABackupLeavesEveryEarlierBackupWhole) {
     }
     EXPECT_EQ(states[0], RestoreAndRead(engine.get(), 1, "one" + std::to_string(n)));
     ASSERT_OK(engine->GarbageCollect());
-    std::set<std::string> on_disk = FilesUnder(kBackupSharedChecksumDir);
-    for (const std::string& p : FilesUnder(kBackupPrivateDir)) {
-      const std::set<std::string> inside = FilesUnder(p);
-      on_disk.insert(inside.begin(), inside.end());
-    }
-    EXPECT_EQ(NamedFiles(engine.get()), on_disk);
+    EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
     EXPECT_EQ((std::set<std::string>{"meta/1", "meta/2"}), FilesUnder(kBackupMetaDir));
   }
   EXPECT_TRUE(completed) << "no power loss came late enough for the backup to complete";
   auto engine = OpenEngine(options);
   EXPECT_EQ(states[1], RestoreAndRead(engine.get(), 2, "two"));
+}
+
+// Readers of the engine (GetBackupInfo, VerifyBackup, restores) run beside backups,
+// deletions and a StopBackup from another thread; every answer is one the engine could
+// give at some moment, and what StopBackup cut short leaves nothing behind.
+TEST_F(BackupEngineTest, ReadsRunBesideWritesAndStopBackup) {
+  FamiliesDB db;
+  ASSERT_OK(db.Open(options_, DbDir()));
+  BackupEngineOptions options(BackupDir());
+  options.max_background_operations = 3;
+  auto engine = OpenEngine(options);
+  Fill(&db, 0, 200, "a");
+  ASSERT_OK(engine->CreateNewBackup(db.db()));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; r++) {
+    readers.emplace_back([&, r] {
+      int restores = 0;
+      while (!done.load()) {
+        std::vector<BackupInfo> infos;
+        engine->GetBackupInfo(&infos);
+        for (size_t i = 1; i < infos.size(); i++) {
+          EXPECT_LT(infos[i - 1].backup_id, infos[i].backup_id);
+        }
+        if (infos.empty()) continue;
+        // The backup may be deleted between the two calls.
+        Status s = engine->VerifyBackup(infos.back().backup_id, /*verify_with_checksum=*/true);
+        EXPECT_TRUE(s.ok() || s.IsNotFound()) << s.ToString();
+        if (r == 0 && restores < 3) {
+          const std::string dir = dir_.File("reader" + std::to_string(restores++));
+          s = engine->RestoreDBFromLatestBackup(dir, dir);
+          EXPECT_OK(s);
+        }
+      }
+    });
+  }
+  for (int round = 1; round <= 4; round++) {
+    Fill(&db, round * 100, 200, std::string(round, 'b'));
+    ASSERT_OK(engine->CreateNewBackup(db.db()));
+    if (round % 2 == 0) {
+      ASSERT_OK(engine->PurgeOldBackups(2));
+    }
+  }
+  std::thread stopper([&] { engine->StopBackup(); });
+  Fill(&db, 1000, 300, "stopped");
+  Status s = engine->CreateNewBackup(db.db());
+  EXPECT_TRUE(s.ok() || s.IsIncomplete()) << s.ToString();
+  stopper.join();
+  done = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_TRUE(engine->CreateNewBackup(db.db()).IsIncomplete());
+
+  engine = OpenEngine(options);
+  std::vector<BackupID> corrupt;
+  engine->GetCorruptedBackups(&corrupt);
+  EXPECT_TRUE(corrupt.empty());
+  ASSERT_OK(engine->GarbageCollect());
+  EXPECT_EQ(NamedFiles(engine.get()), FilesOnDisk());
+  std::vector<BackupInfo> infos;
+  engine->GetBackupInfo(&infos);
+  for (const BackupInfo& info : infos) ASSERT_OK(engine->VerifyBackup(info.backup_id, true));
 }
 
 // Writers keep writing numbered keys (each write one batch over every family) while

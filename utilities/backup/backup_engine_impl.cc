@@ -367,12 +367,9 @@ Status BackupEngineImpl::DeleteDirectory(const std::string& dir) const {
 }
 
 Status BackupEngineImpl::GarbageCollectLocked() {
-  Status overall;
-  might_need_gc_ = false;
-  auto note = [&](const Status& s) {
-    if (s.ok()) return;
-    might_need_gc_ = true;
-    if (overall.ok()) overall = s;
+  Status overall;  // the first failure; any failure leaves garbage for the next time
+  auto note = [&overall](const Status& s) {
+    if (!s.ok() && overall.ok()) overall = s;
   };
   for (const char* dir : {kBackupSharedDir, kBackupSharedChecksumDir}) {
     if (backup_env_->FileExists(Path(dir)).IsNotFound()) continue;
@@ -400,6 +397,7 @@ Status BackupEngineImpl::GarbageCollectLocked() {
     if (!ParseBackupId(child, &id))
       note(backup_env_->DeleteFile(Path(std::string(kBackupMetaDir) + "/" + child)));
   }
+  might_need_gc_ = !overall.ok();
   return overall;
 }
 
