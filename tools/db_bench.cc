@@ -218,6 +218,8 @@ bool Benchmark::Resolve(const std::string& name, Spec* spec, std::string* why) {
       {"uncompress", &B::UncompressBench, false},
       {"compact", &B::Compact, false},
       {"ingestexternalfile", &B::IngestExternalFiles, false},
+      {"backup", &B::Backup, false},
+      {"restore", &B::Restore, false},
       {"mergerandom", &B::MergeRandom, false, true},
       {"readrandommergerandom", &B::ReadRandomMergeRandom, false, true},
       {"readwhilemerging", &B::ReadWhileMerging, false, true},

@@ -156,6 +156,9 @@ class Benchmark {
   void ReadRandomFast(ThreadState* thread);
   // ingestexternalfile (db_bench_ingest.cc).
   void IngestExternalFiles(ThreadState* thread);
+  // backup and restore (db_bench_backup.cc).
+  void Backup(ThreadState* thread);
+  void Restore(ThreadState* thread);
 
   // The transaction workload (db_bench_txn.cc).
   static bool TransactionSetsValid();

@@ -21,9 +21,9 @@ RESULT_RE='^[A-Za-z0-9]+ *: +[0-9]+\.[0-9]{3} micros/op [0-9]+ ops/sec [0-9]+\.[
 for b in fillseq fillbatch fillrandom filluniquerandom fillsync fill100K overwrite readseq \
          readreverse readrandom readrandomfast readmissing seekrandom readwhilewriting \
          readrandomwriterandom updaterandom deleteseq deleterandom compact compress \
-         uncompress ingestexternalfile; do
+         uncompress ingestexternalfile backup restore; do
   out=$DIR/$b.out
-  case $b in fill*|compress|uncompress) list=$b ;; *) list=fillseq,$b ;; esac
+  case $b in fill*|compress|uncompress) list=$b ;; restore) list=fillseq,backup,$b ;; *) list=fillseq,$b ;; esac
   extra=(--threads=2)
   case $b in
     seekrandom) extra+=(--seek_nexts=4) ;;
@@ -31,6 +31,7 @@ for b in fillseq fillbatch fillrandom filluniquerandom fillsync fill100K overwri
     compact) extra+=(--write_buffer_size=65536) ;;
     ingestexternalfile)
       extra=(--threads=1 --ingest_external_file_batch_size=2 --ingest_external_file_num_batches=3) ;;
+    backup|restore) extra=(--threads=1 --backup_dir="$DIR/$b.backup" --restore_dir="$DIR/$b.restore") ;;
   esac
   if ! "$BIN" --db="$DIR/db" --benchmarks="$list" --num=1000 --histogram=1 "${extra[@]}" \
        >"$out" 2>"$out.err"; then
@@ -42,6 +43,12 @@ for b in fillseq fillbatch fillrandom filluniquerandom fillsync fill100K overwri
   grep -q '^Microseconds per ' "$out" || fail "$b: no 'Microseconds per' block"
 done
 grep -q '^compress .*(output: [0-9.]*%)' "$DIR/compress.out" || fail "compress: no output ratio"
+grep -q "^Backup path: \[$DIR/backup.backup\]" "$DIR/backup.out" || fail "backup: no Backup path line"
+grep -q "^Restore path: \[$DIR/restore.restore\]" "$DIR/restore.out" || fail "restore: no Restore path line"
+# The restored DB holds what fillseq wrote.
+"$BIN" --db="$DIR/restore.restore" --use_existing_db=1 --benchmarks=readrandom --num=1000 \
+  --threads=1 >"$DIR/restored.out" 2>&1 || fail "restore: the restored DB does not open"
+grep -q '(1000 of 1000 found)' "$DIR/restored.out" || fail "restore: the restored DB lacks keys"
 grep -q 'found, issued [0-9]* non-exist keys)' "$DIR/readrandomfast.out" \
   || fail "readrandomfast: no found/non-exist message"
 
