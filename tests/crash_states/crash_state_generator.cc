@@ -12,7 +12,8 @@ namespace shale::crash_states {
 
 bool IsPersistenceOp(const FsOp& op) {
   return op.kind == FsOp::kSync || op.kind == FsOp::kDirSync || op.kind == FsOp::kRename ||
-         op.kind == FsOp::kDelete || op.kind == FsOp::kClose;
+         op.kind == FsOp::kDelete || op.kind == FsOp::kClose || op.kind == FsOp::kLink ||
+         op.kind == FsOp::kRmdir;
 }
 
 namespace {
@@ -42,21 +43,72 @@ struct NameOp {
 struct Names {
   std::map<std::string, uint64_t> files;
   std::set<std::string> dirs;
+  // Directories renamed: old path -> new. An entry change recorded under the old path (before
+  // the rename) and applied after it lands in the directory's new place (N5); a directory
+  // made again under the old path ends this.
+  std::map<std::string, std::string> moved;
+
+  // Where path is now, its renamed ancestors followed.
+  std::string Resolve(std::string path) const {
+    for (size_t guard = 0; guard <= moved.size(); guard++) {
+      bool changed = false;
+      for (const auto& [from, to] : moved) {
+        if (path == from || (path.size() > from.size() && path.compare(0, from.size(), from) == 0 &&
+                             path[from.size()] == '/')) {
+          path = to + path.substr(from.size());
+          changed = true;
+          break;
+        }
+      }
+      if (!changed) break;
+    }
+    return path;
+  }
+
+  static bool Under(const std::string& path, const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           path[dir.size()] == '/';
+  }
+
+  // Moves directory src and everything under it to dst.
+  void MoveDir(const std::string& src, const std::string& dst) {
+    std::map<std::string, uint64_t> f;
+    for (const auto& [path, id] : files)
+      f[Under(path, src) ? dst + path.substr(src.size()) : path] = id;
+    files = std::move(f);
+    std::set<std::string> d;
+    for (const std::string& path : dirs) {
+      d.insert(path == src || Under(path, src) ? dst + path.substr(src.size()) : path);
+    }
+    dirs = std::move(d);
+    moved[src] = dst;
+  }
 
   void Apply(const NameOp& op) {
+    if (op.kind == FsOp::kMkdir) moved.erase(op.path);
+    const std::string path = Resolve(op.path);
+    const std::string path2 = op.path2.empty() ? "" : Resolve(op.path2);
     switch (op.kind) {
-      case FsOp::kCreate: files[op.path] = op.inode; break;
+      case FsOp::kCreate: files[path] = op.inode; break;
       case FsOp::kRename: {
-        auto it = files.find(op.path);
+        auto it = files.find(path);
         if (it != files.end()) {
           const uint64_t inode = it->second;
           files.erase(it);
-          files[op.path2] = inode;
+          files[path2] = inode;
+        } else if (dirs.count(path) != 0) {
+          MoveDir(path, path2);
         }
         break;
       }
-      case FsOp::kDelete: files.erase(op.path); break;
-      case FsOp::kMkdir: dirs.insert(op.path); break;
+      case FsOp::kLink: {
+        auto it = files.find(path);
+        if (it != files.end()) files[path2] = it->second;
+        break;
+      }
+      case FsOp::kDelete: files.erase(path); break;
+      case FsOp::kMkdir: dirs.insert(path); break;
+      case FsOp::kRmdir: dirs.erase(path); break;
       default: break;
     }
   }
@@ -330,7 +382,12 @@ class Replay {
         break;
       }
       case FsOp::kRename:
-        Pending({FsOp::kRename, op.path, op.path2, 0});
+      case FsOp::kLink:
+        Pending({op.kind, op.path, op.path2, 0});
+        live_.Apply(pending_.back());
+        break;
+      case FsOp::kRmdir:
+        Pending({FsOp::kRmdir, op.path, "", 0});
         live_.Apply(pending_.back());
         break;
       case FsOp::kDelete:
@@ -453,15 +510,19 @@ class Replay {
 
   void Pending(NameOp op) { pending_.push_back(std::move(op)); }
 
-  // N1: changes in dir become durable ("" commits all: N3).
+  // N1: changes in dir become durable ("" commits all: N3). A change recorded in a
+  // directory renamed since is in the directory's new place (N5).
   void CommitNames(const std::string& dir) {
     std::vector<NameOp> rest;
     for (const NameOp& op : pending_) {
+      const std::string path = live_.Resolve(op.path);
       // N4: syncing a directory makes its own creation durable too.
-      const bool self = op.kind == FsOp::kMkdir && !dir.empty() &&
-                        (op.path == dir || dir.rfind(op.path + "/", 0) == 0);
-      const bool covered = dir.empty() || self || ParentDir(op.path) == dir ||
-                           (op.kind == FsOp::kRename && ParentDir(op.path2) == dir);
+      const bool self =
+          op.kind == FsOp::kMkdir && !dir.empty() && (path == dir || Names::Under(dir, path));
+      const bool two_names = op.kind == FsOp::kRename || op.kind == FsOp::kLink;
+      const bool covered = dir.empty() || self || ParentDir(path) == dir ||
+                           ParentDir(op.path) == dir ||
+                           (two_names && ParentDir(live_.Resolve(op.path2)) == dir);
       if (covered) {
         durable_.Apply(op);
       } else {
@@ -477,13 +538,15 @@ class Replay {
     const NameOp& b = pending_[j];
     auto names = [](const NameOp& op) {
       std::vector<std::string> v = {op.path};
-      if (op.kind == FsOp::kRename) v.push_back(op.path2);
+      if (!op.path2.empty()) v.push_back(op.path2);
       return v;
     };
+    // A directory made or renamed into place comes before anything recorded inside it.
+    const bool makes_dir = a.kind == FsOp::kMkdir || a.kind == FsOp::kRename;
     for (const std::string& x : names(a)) {
       for (const std::string& y : names(b)) {
         if (x == y) return true;
-        if (a.kind == FsOp::kMkdir && ParentDir(y) == x) return true;
+        if (makes_dir && Names::Under(y, x)) return true;
       }
     }
     return false;

@@ -180,6 +180,103 @@ TEST(PersistenceModelTest, JournalModelKeepsNameChangesInOrder) {
   EXPECT_FALSE(b_without_a(NameModel::kJournal));
 }
 
+// The workload of that name, or null.
+const Workload* FindWorkload(const std::string& name) {
+  for (const Workload& w : AllWorkloads()) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+FsOp TwoNames(FsOp::Kind kind, const std::string& path, const std::string& path2) {
+  FsOp op = Op(kind, 0, path);
+  op.path2 = path2;
+  return op;
+}
+
+// N5: a link names the same bytes; a directory's rename moves its entries at once, and an
+// entry made before the rename and not synced may be missing under the new name.
+TEST(PersistenceModelTest, LinksAndDirectoryRenames) {
+  auto ops_with = [](bool sync_staging) {
+    std::vector<FsOp> ops = {Op(FsOp::kMkdir, 0, "/s"),    TwoNames(FsOp::kLink, "/d/f", "/s/f"),
+                             Op(FsOp::kCreate, 1, "/s/g"), Op(FsOp::kAppend, 1, "", "x"),
+                             Op(FsOp::kSync, 1),           Op(FsOp::kClose, 1)};
+    if (sync_staging) ops.push_back(Op(FsOp::kDirSync, 0, "/s"));
+    ops.push_back(TwoNames(FsOp::kRename, "/s", "/t"));
+    ops.push_back(Op(FsOp::kDirSync, 0, "/"));
+    return ops;
+  };
+  const std::map<std::string, std::string> initial = {{"/d/f", "data"}};
+  const std::vector<FsOp> ops = ops_with(true);
+  // Before the last sync the rename may or may not have happened, never in part.
+  bool renamed = false, not_renamed = false;
+  for (const CrashState& s : StatesAt(initial, ops, ops.size() - 1)) {
+    const bool at_t = s.files.count("/t/f") != 0;
+    const std::string dir = at_t ? "/t" : "/s";
+    ASSERT_EQ(s.files.count(dir + "/f"), 1u) << s.description;
+    ASSERT_EQ(s.files.count(dir + "/g"), 1u) << s.description;
+    EXPECT_EQ(s.files.at(dir + "/f"), "data");
+    EXPECT_EQ(s.files.at(dir + "/g"), "x");
+    EXPECT_EQ(s.files.count(at_t ? "/s/f" : "/t/f"), 0u);
+    EXPECT_EQ(std::count(s.dirs.begin(), s.dirs.end(), at_t ? "/s" : "/t"), 0);
+    (at_t ? renamed : not_renamed) = true;
+  }
+  EXPECT_TRUE(renamed);
+  EXPECT_TRUE(not_renamed);
+  for (const CrashState& s : StatesAt(initial, ops, ops.size())) {
+    EXPECT_EQ(s.files.count("/t/f") + s.files.count("/t/g"), 2u) << s.description;
+    EXPECT_EQ(s.files.count("/s/f") + s.files.count("/s/g"), 0u) << s.description;
+  }
+  // Without the sync of /s, the rename may reach the disk before the entries in it.
+  const std::vector<FsOp> unsynced = ops_with(false);
+  bool empty_t = false;
+  for (const CrashState& s : StatesAt(initial, unsynced, unsynced.size())) {
+    ASSERT_NE(std::count(s.dirs.begin(), s.dirs.end(), "/t"), 0) << s.description;
+    empty_t = empty_t || (s.files.count("/t/f") == 0 && s.files.count("/t/g") == 0);
+  }
+  EXPECT_TRUE(empty_t);
+}
+
+// R8: the checkpoint workload's recording with one of Checkpoint's directory syncs taken
+// out fails: the checkpoint's directory without its files, or missing once it returned.
+TEST(CheckerTest, CatchesCheckpointsWithoutTheirDirectorySyncs) {
+  const Workload* w = FindWorkload("checkpoint");
+  ASSERT_NE(w, nullptr);
+  Context context;
+  ASSERT_TRUE(w->run(&context).ok());
+  const Recording rec = context.Finish();
+  ASSERT_EQ(rec.check.checkpoints.size(), 2u);
+  // The first violation found with the directory sync of `dir` left out ("" when none).
+  auto first_violation = [&](const std::string& dir) {
+    std::vector<FsOp> ops;
+    for (const FsOp& op : rec.ops) {
+      if (op.kind != FsOp::kDirSync || op.path != dir) ops.push_back(op);
+    }
+    EXPECT_LT(ops.size(), rec.ops.size()) << "no sync of " << dir;
+    std::string found;
+    GeneratorOptions o = TestGenOptions();
+    o.model = NameModel::kPosix;  // under the journal's order the files' syncs would do
+    CrashStateGenerator(rec.initial, ops, o, rec.initial_dirs).ForEach([&](const CrashState& s) {
+      size_t lo, hi;
+      rec.history.Bounds(s.point, &lo, &hi);
+      CheckOptions check = rec.check;
+      check.modes = {WALRecoveryMode::kPointInTimeRecovery};
+      check.both_paranoid = false;
+      const CheckResult r = CheckState(s, rec.history, lo, hi, check);
+      if (!r.violations.empty()) found = r.violations.front();
+      return found.empty();
+    });
+    return found;
+  };
+  const std::string staging = first_violation("/ckpt1.tmp");
+  std::printf("%s\n", staging.c_str());
+  EXPECT_NE(staging.find("checkpoint /ckpt1"), std::string::npos) << staging;
+  const std::string parent = first_violation("/");
+  std::printf("%s\n", parent.c_str());
+  EXPECT_NE(parent.find("is missing, though CreateCheckpoint returned"), std::string::npos)
+      << parent;
+}
+
 // The checker must catch a state that lost acknowledged, synced writes.
 TEST(CheckerTest, CatchesLostSyncedWrites) {
   const Workload& w = AllWorkloads().front();  // puts_sync
@@ -205,10 +302,8 @@ TEST(CheckerTest, CatchesLostSyncedWrites) {
 
 // R6: a transaction prepared with sync and not resolved must come back prepared.
 TEST(CheckerTest, CatchesLostPreparedTransaction) {
-  const auto& all = AllWorkloads();
-  auto w =
-      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == "two_phase"; });
-  ASSERT_NE(w, all.end());
+  const Workload* w = FindWorkload("two_phase");
+  ASSERT_NE(w, nullptr);
   Context context;
   ASSERT_TRUE(w->run(&context).ok());
   Recording rec = context.Finish();
@@ -229,10 +324,8 @@ TEST(CheckerTest, CatchesLostPreparedTransaction) {
 // R7 through the whole checker: cf_batches' last state with its WALs emptied keeps the
 // flushed families' parts of batches whose default-family parts are gone.
 TEST(CheckerTest, CatchesHalfABatchAcrossFamilies) {
-  const auto& all = AllWorkloads();
-  auto w = std::find_if(all.begin(), all.end(),
-                        [](const Workload& x) { return x.name == "cf_batches"; });
-  ASSERT_NE(w, all.end());
+  const Workload* w = FindWorkload("cf_batches");
+  ASSERT_NE(w, nullptr);
   Context context;
   ASSERT_TRUE(w->run(&context).ok());
   Recording rec = context.Finish();
@@ -381,10 +474,8 @@ TEST(WritersOracleTest, SequenceOrderIsTheWalOrder) {
 
 // The writers workload records each write's number: its history is in the WAL's order.
 TEST(WritersOracleTest, WorkloadRecordsTheNumbers) {
-  const auto& all = AllWorkloads();
-  auto w =
-      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == "writers"; });
-  ASSERT_NE(w, all.end());
+  const Workload* w = FindWorkload("writers");
+  ASSERT_NE(w, nullptr);
   Context context;
   ASSERT_TRUE(w->run(&context).ok());
   Recording rec = context.Finish();
@@ -401,10 +492,8 @@ TEST(WritersOracleTest, WorkloadRecordsTheNumbers) {
 class ShortWorkloadTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(ShortWorkloadTest, JournalModel) {
-  const auto& all = AllWorkloads();
-  auto w =
-      std::find_if(all.begin(), all.end(), [](const Workload& x) { return x.name == GetParam(); });
-  ASSERT_NE(w, all.end());
+  const Workload* w = FindWorkload(GetParam());
+  ASSERT_NE(w, nullptr);
   RunOptions o;
   o.gen = TestGenOptions();
   const RunReport r = RunWorkload(*w, o);
@@ -431,9 +520,8 @@ INSTANTIATE_TEST_SUITE_P(CrashStates, ShortWorkloadTest, testing::ValuesIn(Short
 // of the workload: none may lose what the first recovery showed.
 void ExpectNestedRecoveriesPass(const std::string& name) {
   SCOPED_TRACE(name);
-  const auto& all = AllWorkloads();
-  auto w = std::find_if(all.begin(), all.end(), [&](const Workload& x) { return x.name == name; });
-  ASSERT_NE(w, all.end());
+  const Workload* w = FindWorkload(name);
+  ASSERT_NE(w, nullptr);
   RunOptions o;
   o.gen = TestGenOptions();
   const RunReport r = RunNestedRecovery(*w, o, 8);
@@ -486,10 +574,8 @@ TEST(CrashStatesReplayTest, SavedStateFromBeforeTheFixStillFails) {
 TEST(CrashStatesPosixTest, NewManifestNamedOnlyOnceItsEntryIsDurable) {
   for (const char* name : {"reopen", "flush"}) {
     SCOPED_TRACE(name);
-    const auto& all = AllWorkloads();
-    auto w =
-        std::find_if(all.begin(), all.end(), [&](const Workload& x) { return x.name == name; });
-    ASSERT_NE(w, all.end());
+    const Workload* w = FindWorkload(name);
+    ASSERT_NE(w, nullptr);
     RunOptions o;
     o.gen = TestGenOptions();
     o.gen.model = NameModel::kPosix;

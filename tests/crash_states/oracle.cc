@@ -265,14 +265,50 @@ Status OpenDb(const Options& o, const CheckOptions& co, std::unique_ptr<DB>* db,
   return s;
 }
 
-// R1: the newest WAL (recovery always reads it) ends inside a record.
-bool NewestWalTorn(const CrashState& state) {
+bool InDb(const std::string& path, const std::string& dbname) {
+  return path.size() > dbname.size() && path.compare(0, dbname.size(), dbname) == 0 &&
+         path[dbname.size()] == '/';
+}
+
+// R1: the newest WAL of the DB (recovery always reads it) ends inside a record.
+bool NewestWalTorn(const CrashState& state, const std::string& dbname) {
   std::string newest;
   for (const auto& [path, data] : state.files) {
-    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) newest = path;
+    if (InDb(path, dbname) && path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) {
+      newest = path;
+    }
   }
   return !newest.empty() &&
          std::find(state.torn_wals.begin(), state.torn_wals.end(), newest) != state.torn_wals.end();
+}
+
+// R8, for one checkpoint.
+std::string CheckCheckpoint(const CrashState& state, const History& h, const CheckpointCheck& c,
+                            const CheckOptions& co, int* opens) {
+  const std::string what = "checkpoint " + c.dir;
+  if (std::find(state.dirs.begin(), state.dirs.end(), c.dir) == state.dirs.end()) {
+    if (state.point < c.acked) return "";
+    return what + " is missing, though CreateCheckpoint returned at call " +
+           std::to_string(c.acked);
+  }
+  std::unique_ptr<Env> env(NewMemEnv(Env::Default()));
+  Status s = Materialize(state, env.get());
+  Options o = co.options;
+  o.env = env.get();
+  o.create_if_missing = false;
+  o.wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
+  o.paranoid_checks = true;
+  std::unique_ptr<DB> db;
+  std::map<std::string, std::string> got;
+  if (s.ok()) s = DB::Open(o, c.dir, &db);
+  (*opens)++;
+  if (s.ok()) s = Scan(db.get(), &got);
+  if (s.ok()) s = db->Close();
+  if (!s.ok()) return what + ": " + s.ToString();
+  const std::map<std::string, std::string> want = h.StateAfter(c.writes);
+  if (got == want) return "";
+  return what + " reads " + ShowContents(got) + ", not the contents at its call " +
+         ShowContents(want);
 }
 
 // R6.
@@ -340,10 +376,12 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       s = open();
       r.opens++;
       if (!s.ok()) {
+        const bool unclean_wal =
+            std::any_of(state.unclean_wals.begin(), state.unclean_wals.end(),
+                        [&](const std::string& w) { return InDb(w, co.dbname); });
         const bool may_refuse =
             s.IsCorruption() &&
-            ((mode == WALRecoveryMode::kAbsoluteConsistency &&
-              (state.damaged || !state.unclean_wals.empty())) ||
+            ((mode == WALRecoveryMode::kAbsoluteConsistency && (state.damaged || unclean_wal)) ||
              (mode == WALRecoveryMode::kTolerateCorruptedTailRecords && state.damaged));
         if (may_refuse) {
           r.refusals++;
@@ -352,7 +390,7 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
         }
         continue;
       }
-      if (mode == WALRecoveryMode::kAbsoluteConsistency && NewestWalTorn(state)) {
+      if (mode == WALRecoveryMode::kAbsoluteConsistency && NewestWalTorn(state, co.dbname)) {
         r.violations.push_back(where + "opened, though the newest WAL ends inside a record");
       }
       if (co.txn != 0) {
@@ -398,6 +436,10 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
       close().PermitUncheckedError();
     }
   }
+  for (const CheckpointCheck& c : co.checkpoints) {
+    const std::string bad = CheckCheckpoint(state, history, c, co, &r.opens);
+    if (!bad.empty()) r.violations.push_back(bad);
+  }
   return r;
 }
 
@@ -410,6 +452,9 @@ Status SaveState(const std::string& dir, const CrashState& state, const History&
   meta << "point " << state.point << "\nlo " << lo << "\nhi " << hi << "\ndamaged " << state.damaged
        << "\ntxn " << check.txn << "\nfamilies " << check.families << "\nwriters " << check.writers
        << '\n';
+  for (const CheckpointCheck& c : check.checkpoints) {
+    meta << "checkpoint " << c.dir << ' ' << c.issued << ' ' << c.acked << ' ' << c.writes << '\n';
+  }
   for (const std::string& d : state.dirs) meta << "dir " << d << '\n';
   size_t i = 0;
   for (const auto& [path, data] : state.files) {
@@ -438,6 +483,7 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
   check->txn = 0;
   check->families = false;
   check->writers = false;
+  check->checkpoints.clear();
   std::istringstream in(meta);
   std::string word;
   while (in >> word) {
@@ -455,6 +501,10 @@ Status LoadState(const std::string& dir, CrashState* state, History* history, si
       in >> check->writers;
     } else if (word == "damaged") {
       in >> state->damaged;
+    } else if (word == "checkpoint") {
+      CheckpointCheck c;
+      in >> c.dir >> c.issued >> c.acked >> c.writes;
+      check->checkpoints.push_back(c);
     } else if (word == "dir") {
       std::string d;
       in >> d;

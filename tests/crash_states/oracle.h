@@ -38,6 +38,10 @@
 //       comes back that had not begun to prepare. The checker rolls the recovered ones
 //       back before reading (so a committed transaction is a Write of the history from
 //       its Commit on, and nothing else of a transaction is visible).
+//   R8. A checkpoint (CheckOptions::checkpoints) is whole or absent: its directory exists
+//       once CreateCheckpoint has returned, and whenever it exists it opens
+//       (kPointInTimeRecovery, paranoid) with exactly the history's contents at the call.
+//       R1-R7 look only at the files under dbname.
 // Thread safety: none.
 #pragma once
 
@@ -120,6 +124,15 @@ class History {
   bool by_sequence_ = false;
 };
 
+// A checkpoint the workload made (R8): CreateCheckpoint(dir) began at call count `issued`,
+// after the first `writes` writes of the history, and returned OK at call count `acked`.
+struct CheckpointCheck {
+  std::string dir;
+  size_t issued = 0;
+  size_t acked = 0;
+  size_t writes = 0;
+};
+
 struct CheckOptions {
   std::string dbname = "/db";
   // The options the workload ran with (comparator, merge operator, write buffer...); env,
@@ -134,6 +147,7 @@ struct CheckOptions {
   bool reopen = true;     // R5
   bool families = false;  // R7: every family is opened, read and matched (families.h)
   bool writers = false;   // R7 with each writing thread's keys as a family (families.h)
+  std::vector<CheckpointCheck> checkpoints;  // R8
 };
 
 // What checking one state found.
@@ -161,7 +175,8 @@ long MatchPrefix(const History& h, size_t lo, size_t hi,
 CheckResult CheckState(const CrashState& state, const History& history, size_t lo, size_t hi,
                        const CheckOptions& options);
 
-// Saves a state with its history, bounds, CheckOptions::txn and ::families as directory
+// Saves a state with its history, bounds, CheckOptions::txn, ::families, ::writers and
+// ::checkpoints as directory
 // dir, and loads it back: the replay of a violation.
 Status SaveState(const std::string& dir, const CrashState& state, const History& history, size_t lo,
                  size_t hi, const CheckOptions& check);

@@ -23,7 +23,7 @@
 //      zeros past the data: the zeroed tail the WAL reader takes as a clean end.
 //  D5. Truncating an existing file (NewWritableFile on an existing name, TruncateFile) is
 //      metadata: until a sync of the file, the disk may hold the old synced bytes.
-// Names (create, rename, unlink, mkdir), per directory:
+// Names (create, rename, link, unlink, mkdir, rmdir), per directory:
 //  N1. An entry change followed by a sync of its directory is on disk.
 //  N2. One not followed by such a sync may or may not have happened, each independently,
 //      except that changes touching the same name happen in order (a rename of X never
@@ -39,6 +39,11 @@
 //      xfs an fsync of a new directory commits the journal that holds its mkdir. (The DB
 //      never syncs the parent of its directory; without N4 every state before the first
 //      sync of a journal would lose the whole DB, which no file system in use does.)
+//  N5. A hard link is a new entry for the same inode: both names read the same bytes. A
+//      directory's rename moves everything in it at once, and the entries inside it are
+//      changes of their own: one made before the rename and not yet durable may be missing
+//      under the new name (a sync of the directory under its new name makes it durable).
+//      Anything made inside the directory's new place needs the rename first.
 //
 // Bounds. At each crash point the states are the product of one choice per dimension (the
 // set of name changes, and each reachable file's contents). Exhaustive: the whole product

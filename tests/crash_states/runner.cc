@@ -11,8 +11,10 @@ namespace shale::crash_states {
 namespace {
 
 // Identifies a state with its bounds: one check per distinct pair.
-std::string StateKey(const CrashState& state, size_t lo, size_t hi) {
+std::string StateKey(const CrashState& state, size_t lo, size_t hi, const CheckOptions& check) {
   std::string key = std::to_string(lo) + "/" + std::to_string(hi);
+  // R8 asks more of a state once a checkpoint has returned.
+  for (const CheckpointCheck& c : check.checkpoints) key += state.point >= c.acked ? "+" : "-";
   for (const auto& [path, data] : state.files) {
     key += "|" + path + ":" + std::to_string(data.size()) + ":" +
            std::to_string(std::hash<std::string_view>()(data));
@@ -42,7 +44,7 @@ void CheckRecording(const std::string& name, const Recording& rec, const RunOpti
     const CrashState& state = inherit != nullptr ? inherited : generated;
     size_t lo, hi;
     rec.history.Bounds(state.point, &lo, &hi);
-    if (!seen.insert(StateKey(state, lo, hi)).second) return true;
+    if (!seen.insert(StateKey(state, lo, hi, rec.check)).second) return true;
     report->checked++;
     CheckResult r = CheckState(state, rec.history, lo, hi, rec.check);
     report->opens += r.opens;
@@ -110,7 +112,7 @@ RunReport RunNestedRecovery(const Workload& workload, const RunOptions& options,
       .ForEach([&](const CrashState& st) {
         size_t lo, hi;
         rec.history.Bounds(st.point, &lo, &hi);
-        if (seen.insert(StateKey(st, lo, hi)).second) firsts.push_back({st, lo, hi});
+        if (seen.insert(StateKey(st, lo, hi, rec.check)).second) firsts.push_back({st, lo, hi});
         return true;
       });
   const size_t n = std::min(firsts.size(), max_first_states);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "db/db_for_transactions.h"
+#include "shale/utilities/checkpoint.h"
 #include "shale/utilities/transaction.h"
 #include "tests/crash_states/families.h"
 
@@ -206,6 +207,25 @@ Status Context::Flush(DB* db) {
   return s;
 }
 
+Status Context::Checkpoint(DB* db, const std::string& dir, uint64_t log_size_for_flush) {
+  CheckpointCheck c;
+  c.dir = dir;
+  c.issued = Count();
+  {
+    std::lock_guard<std::mutex> l(history_mu_);
+    c.writes = history_.writes().size();
+  }
+  shale::Checkpoint* raw = nullptr;
+  Status s = shale::Checkpoint::Create(db, &raw);
+  std::unique_ptr<shale::Checkpoint> checkpoint(raw);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir, log_size_for_flush);
+  if (!s.ok()) return s;
+  c.acked = Count();
+  if (log_size_for_flush == 0) history_.MarkDurable(c.acked, false);
+  checkpoints_.push_back(std::move(c));
+  return s;
+}
+
 Status Context::OpenFamilies(const std::vector<std::string>& names,
                              std::vector<ColumnFamilyHandle*>* handles, std::unique_ptr<DB>* db) {
   families_ = true;
@@ -327,6 +347,7 @@ Recording Context::Finish() {
   r.check.txn = txn_;
   r.check.families = families_;
   r.check.writers = writers;
+  r.check.checkpoints = checkpoints_;
   return r;
 }
 
@@ -451,6 +472,27 @@ Status ManifestRollover(Context* c) {
   }
   CS_RETURN_IF_ERROR(db->CompactRange(CompactRangeOptions(), nullptr, nullptr));
   CS_RETURN_IF_ERROR(c->Put(db.get(), Key(0), Val(0, 9), Sync()));
+  return db->Close();
+}
+
+// Checkpoints of a DB being written (include/shale/utilities/checkpoint.h): table files
+// linked into a staging directory, the MANIFEST and the WALs copied, CURRENT written, the
+// directory synced and renamed into place. The first flushes first; the second leaves the
+// writes since in the memtable, so the WAL copy carries them (an unsynced one among them).
+Status CheckpointWorkload(Context* c) {
+  c->options.disable_auto_compactions = true;
+  CS_RETURN_IF_ERROR(c->StartRecording());
+  std::unique_ptr<DB> db;
+  CS_RETURN_IF_ERROR(c->Open(&db));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(0), Val(0, 0)));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(1), Val(1, 0), Sync()));
+  CS_RETURN_IF_ERROR(c->Flush(db.get()));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(2), Val(2, 1)));
+  CS_RETURN_IF_ERROR(c->Checkpoint(db.get(), "/ckpt1", 0));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(0), Val(0, 2), Sync()));
+  CS_RETURN_IF_ERROR(c->Delete(db.get(), Key(1)));
+  CS_RETURN_IF_ERROR(c->Checkpoint(db.get(), "/ckpt2", uint64_t{1} << 30));
+  CS_RETURN_IF_ERROR(c->Put(db.get(), Key(3), Val(3, 3), Sync()));
   return db->Close();
 }
 
@@ -691,6 +733,8 @@ const std::vector<Workload>& AllWorkloads() {
       {"reopen", "reopens: new MANIFEST, CURRENT replaced", false, Reopen},
       {"manifest_rollover", "flushes and a compaction rolling a tiny MANIFEST over", false,
        ManifestRollover},
+      {"checkpoint", "two checkpoints of a DB being written, one flushing, one copying the WAL",
+       false, CheckpointWorkload},
       {"recovery_interrupted", "the recovery of a crashed DB cut at every point", false,
        RecoveryInterrupted},
       {"two_phase", "2PC prepare, commit, rollback, one left prepared (WRITE_COMMITTED)", false,

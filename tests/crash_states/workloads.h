@@ -101,6 +101,11 @@ class Context {
   // earlier write is durable in each of them.
   Status FlushFamilies(DB* db, const std::vector<ColumnFamilyHandle*>& families);
 
+  // Checkpoint::CreateCheckpoint(dir, log_size_for_flush) of db; the checker then holds dir
+  // to R8 (oracle.h). With log_size_for_flush 0 the DB is flushed first, so every earlier
+  // write is durable once it returns.
+  Status Checkpoint(DB* db, const std::string& dir, uint64_t log_size_for_flush);
+
   // Through a TransactionDB (policy 1: WRITE_COMMITTED, 2: WRITE_PREPARED; the checker
   // opens it the same way).
   Status OpenTxn(int policy, std::unique_ptr<TransactionDB>* db);
@@ -138,6 +143,7 @@ class Context {
   History history_;  // appended under history_mu_ by Record
   int txn_ = 0;
   bool families_ = false;
+  std::vector<CheckpointCheck> checkpoints_;
 };
 
 struct Workload {

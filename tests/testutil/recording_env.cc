@@ -39,6 +39,8 @@ std::string DescribeOp(const FsOp& op) {
     case FsOp::kTruncate: return "truncate " + base(op.path) + " to " + std::to_string(op.size);
     case FsOp::kMkdir: return "mkdir " + op.path;
     case FsOp::kDirSync: return "dirsync " + op.path;
+    case FsOp::kLink: return "link " + base(op.path) + " -> " + base(op.path2);
+    case FsOp::kRmdir: return "rmdir " + op.path;
   }
   return "?";
 }
@@ -187,10 +189,48 @@ Status RecordingEnv::LogMkdir(const std::string& dirname, const std::function<St
   return s;
 }
 
+Status RecordingEnv::DeleteDir(const std::string& dirname) {
+  Status s = target()->DeleteDir(dirname);
+  if (s.ok()) Log(PathOp(FsOp::kRmdir, dirname));
+  return s;
+}
+
 Status RecordingEnv::RenameFile(const std::string& src, const std::string& target_name) {
   Status s = target()->RenameFile(src, target_name);
+  if (s.IsNotSupported() && target()->FileExists(src).ok()) s = MoveDirectory(src, target_name);
   if (s.ok() && !RecordingIgnores(src) && !RecordingIgnores(target_name)) {
     FsOp op = PathOp(FsOp::kRename, src);
+    op.path2 = target_name;
+    Log(std::move(op));
+  }
+  return s;
+}
+
+Status RecordingEnv::MoveDirectory(const std::string& src, const std::string& target_name) {
+  std::vector<std::string> children;
+  Status s = target()->GetChildren(src, &children);
+  if (s.ok()) s = target()->CreateDir(target_name);
+  for (size_t i = 0; s.ok() && i < children.size(); i++) {
+    const std::string& child = children[i];
+    if (child == "." || child == "..") continue;
+    s = target()->RenameFile(src + "/" + child, target_name + "/" + child);
+    if (s.IsNotSupported()) s = MoveDirectory(src + "/" + child, target_name + "/" + child);
+  }
+  return s.ok() ? target()->DeleteDir(src) : s;
+}
+
+Status RecordingEnv::LinkFile(const std::string& src, const std::string& target_name) {
+  Status s = target()->LinkFile(src, target_name);
+  if (s.IsNotSupported()) {
+    if (target()->FileExists(target_name).ok()) {
+      return Status::IOError("While linking " + src + " to " + target_name, "File exists");
+    }
+    std::string data;
+    s = ReadFileToString(target(), src, &data);
+    if (s.ok()) s = WriteStringToFile(target(), data, target_name);
+  }
+  if (s.ok()) {
+    FsOp op = PathOp(FsOp::kLink, src);
     op.path2 = target_name;
     Log(std::move(op));
   }

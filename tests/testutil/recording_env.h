@@ -6,11 +6,18 @@
 // failed call is not logged, it changed nothing the model needs):
 //   create (NewWritableFile, with whether the name existed, whether the file is written
 //   through a shared mapping and its write buffer's size), append (file id, offset, bytes),
-//   flush (bytes pushed to the OS), sync (fdatasync) and fsync, close, rename, unlink,
-//   truncate, mkdir, directory sync.
+//   flush (bytes pushed to the OS), sync (fdatasync) and fsync, close, rename (of a file or
+//   of a directory, which moves everything in it), unlink, truncate, mkdir, rmdir, directory
+//   sync, hard link.
 // Files are named by a file id given at create, not by path, because a rename moves an open
-// file (its id follows the inode). There is no link or positioned write in shale's Env, so
-// neither is logged.
+// file (its id follows the inode). There is no positioned write in shale's Env, so none is
+// logged.
+//
+// Links and directory renames on a base Env without them (the in-memory Env answers
+// NotSupported): LinkFile copies the file's bytes to the new name, which reads the same for
+// a file nobody writes again (a table file, the only kind the DB links); renaming a
+// directory makes the new one, moves each entry and removes the old one. Either is logged
+// as the one call the DB made, so the recording is what a POSIX file system would be asked.
 //
 // Mapped writes. The WAL is written through a shared mapping (EnvOptions::use_mmap_writes)
 // inside the POSIX Env's WritableFile, which no Env wrapper can look into: an append there
@@ -58,6 +65,8 @@ struct FsOp {
     kTruncate,  // path, size
     kMkdir,     // path
     kDirSync,   // path (the directory)
+    kLink,      // path (existing) -> path2 (new name of the same file)
+    kRmdir,     // path
   };
   Kind kind = kCreate;
   std::string path;
@@ -90,7 +99,9 @@ class RecordingEnv : public EnvWrapper {
   Status DeleteFile(const std::string& fname) override;
   Status CreateDir(const std::string& dirname) override;
   Status CreateDirIfMissing(const std::string& dirname) override;
+  Status DeleteDir(const std::string& dirname) override;
   Status RenameFile(const std::string& src, const std::string& target) override;
+  Status LinkFile(const std::string& src, const std::string& target) override;
   Status TruncateFile(const std::string& fname, uint64_t size) override;
 
   // Calls logged so far: the crash point just after the last of them.
@@ -110,6 +121,8 @@ class RecordingEnv : public EnvWrapper {
  private:
   // Runs mkdir and logs it if it created dirname.
   Status LogMkdir(const std::string& dirname, const std::function<Status()>& mkdir);
+  // A directory's rename done entry by entry on the base Env (see the top).
+  Status MoveDirectory(const std::string& src, const std::string& target);
 
   std::mutex mu_;
   std::vector<FsOp> ops_;   // guarded by mu_
