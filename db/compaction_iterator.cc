@@ -122,6 +122,26 @@ bool CompactionIterator::InCurrentStripe(SequenceNumber seq) {
   return StripeOf(seq, &stripe) && stripe == stripe_;
 }
 
+CompactionIterator::RangeCover CompactionIterator::CoveredByRange(SequenceNumber seq,
+                                                                  SequenceNumber newest) {
+  if (tombstones_ == nullptr) return RangeCover::kNone;
+  const size_t i = tombstones_->FindFragment(current_user_key_);
+  if (!tombstones_->FragmentCovers(i, current_user_key_)) return RangeCover::kNone;
+  const FragmentedRangeTombstones::Fragment& f = tombstones_->fragment(i);
+  RangeCover cover = RangeCover::kNone;
+  for (size_t k = f.first_seq; k < f.last_seq; k++) {  // newest first
+    const SequenceNumber t = tombstones_->seqs()[k];
+    if (t <= seq) break;
+    if (t > newest) continue;
+    // Every reader of the stripe sees t when the earliest snapshot that sees it is no later
+    // than the stripe's (visibility only grows with the snapshot).
+    SequenceNumber t_stripe;
+    if (StripeOf(t, &t_stripe) && t_stripe <= stripe_) return RangeCover::kCovered;
+    cover = RangeCover::kMaybe;
+  }
+  return cover;
+}
+
 void CompactionIterator::RememberDroppedTombstone(const Slice& key, const Slice& value,
                                                   bool optimized) {
   if (snapshot_checker_ == nullptr || has_dropped_tombstone_) return;
@@ -266,7 +286,7 @@ bool CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
   };
   // Gather the stripe's run of operands, then look at what lies beneath it.
   run_.clear();
-  enum class Beneath { kPut, kDelete, kSingleDelete, kNothing, kUnknown };
+  enum class Beneath { kPut, kDelete, kSingleDelete, kCovered, kNothing, kUnknown };
   Beneath beneath = Beneath::kUnknown;
   ParsedInternalKey base;  // the entry beneath, when in the same stripe
   bool more = take(first);
@@ -285,6 +305,11 @@ bool CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
     }
     // An older stripe (or an uncommitted entry): left to the next round.
     if (!InCurrentStripe(base.sequence)) break;
+    // Deleted by a range tombstone for the run's readers: the run ends on nothing; for some
+    // of them only: the run ends here unresolved.
+    const RangeCover cover = CoveredByRange(base.sequence, first.sequence);
+    if (cover == RangeCover::kCovered) beneath = Beneath::kCovered;
+    if (cover != RangeCover::kNone) break;
     if (base.type == kTypeMerge) {
       CountInput(base, input_->value());
       input_unprocessed_ = false;
@@ -313,7 +338,7 @@ bool CompactionIterator::ResolveMerge(const ParsedInternalKey& first) {
   std::string result;
   std::string result_key;
   if (beneath == Beneath::kPut || beneath == Beneath::kDelete ||
-      beneath == Beneath::kSingleDelete || no_older_value) {
+      beneath == Beneath::kSingleDelete || beneath == Beneath::kCovered || no_older_value) {
     const bool has_value = beneath == Beneath::kPut;
     const Slice base_value = has_value ? input_->value() : Slice();
     const Status s = FullMergeOperands(merge_operator_, user_key, has_value ? &base_value : nullptr,

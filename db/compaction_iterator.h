@@ -36,6 +36,15 @@
 //        operands are only combined with each other (PartialMergeMulti) into one Merge
 //        carrying the newest sequence number, or kept unchanged when the operator declines.
 //    Operands never combine across a snapshot boundary: each stripe is resolved alone.
+//    Range tombstones (SetRangeTombstones): an entry of the run, or the base beneath it, that
+//    a tombstone newer than it and no newer than the run's newest operand covers is deleted
+//    for every reader of the stripe when each of them also sees that tombstone: the run is
+//    then folded onto no value, as onto a Delete, and that entry (not consumed) is judged
+//    by the next round, hidden by the result. When some reader of the stripe may not see
+//    the tombstone (with a checker: it committed later, or not as of the job's snapshot),
+//    the operands are only combined with each other. (Without a checker the flush or
+//    compaction drops such entries before they get here, db/range_del_iterator.h; with one
+//    it drops none, and this rule is what keeps an operand off a deleted value.)
 //    A FullMergeV2 that fails stops the iteration with Corruption (and counts
 //    NUMBER_MERGE_FAILURES); PartialMerge declining is not a failure.
 // Without a Compaction (flush) no Delete or SingleDelete is dropped for being at the
@@ -106,6 +115,7 @@
 #include "shale/status.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
+#include "util/range_tombstone.h"
 
 namespace shale {
 
@@ -177,6 +187,12 @@ class CompactionIterator {
     filter_level_ = level;
   }
 
+  // The range tombstones of the input (unstriped), to judge merge runs by (see the rules
+  // above). Optional (null: none); before SeekToFirst(); must outlive the iterator.
+  void SetRangeTombstones(const FragmentedRangeTombstones* tombstones) {
+    tombstones_ = tombstones != nullptr && !tombstones->empty() ? tombstones : nullptr;
+  }
+
   // Starts at the input's current position.
   void SeekToFirst();
   // REQUIRES: Valid().
@@ -224,6 +240,12 @@ class CompactionIterator {
   // status_, and returns true; false when the filter dropped every operand (nothing
   // emitted, the input at the next entry to process).
   bool ResolveMerge(const ParsedInternalKey& first);
+  // Whether a range tombstone deletes the current key's entry at seq (of the current
+  // stripe) for readers of a run whose newest operand is at newest: kCovered when one in
+  // (seq, newest] is seen by every reader of the stripe, kMaybe when only ones some reader
+  // may not see are there, kNone when none is.
+  enum class RangeCover { kNone, kCovered, kMaybe };
+  RangeCover CoveredByRange(SequenceNumber seq, SequenceNumber newest);
   // Asks the filter about one entry (a Put or an operand) of the current key. Returns the
   // decision to apply (kRemoveAndSkipUntil only with a skip_until_ past the key; the new
   // value in filter_value_), or kUndetermined with status_ set.
@@ -280,6 +302,7 @@ class CompactionIterator {
   bool dropped_tombstone_optimized_ = false;
   std::pair<std::string, std::string> dropped_tombstone_;
 
+  const FragmentedRangeTombstones* tombstones_ = nullptr;
   const CompactionFilter* filter_ = nullptr;
   int filter_level_ = 0;
   // The current key's first committed entry was offered (or was no Put): no other is.

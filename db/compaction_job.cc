@@ -289,6 +289,7 @@ void CompactionJob::RunSubcompaction(SubcompactionState* sub) {
                           options_.merge_operator.get(), options_.info_log.get(),
                           options_.statistics.get(), snapshot_checker_, job_snapshot_);
   iter.SetCompactionFilter(filter, compaction_->start_level());
+  iter.SetRangeTombstones(input_tombstones.get());
   std::string last_user_key;
   bool has_last = false;
   bool cut_pending = false;

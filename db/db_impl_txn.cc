@@ -84,8 +84,14 @@ Status DBImpl::GetLatestSequenceForKey(ColumnFamilyHandle* cf, const Slice& key,
   }
   // A file's answer sets found_seq; a file that could not be read returns true with the
   // error in s and leaves found_seq alone, which is how the two are told apart.
+  // A tombstone only a file holds, over a key no file holds older: still a write to it.
+  SequenceNumber file_covered = 0;
   hit = sv->current->Get(ReadOptions(), lkey, &unused, &s, &found_seq, nullptr, nullptr, nullptr,
-                         nullptr, /*deleted_below=*/0);
+                         nullptr, /*deleted_below=*/0, &file_covered);
+  if (!hit && file_covered != 0) {
+    hit = true;
+    found_seq = file_covered;
+  }
   if (!hit) return Status::OK();
   if (found_seq == kMaxSequenceNumber) return s.ok() ? Status::Corruption("no sequence") : s;
   *found = true;

@@ -34,6 +34,16 @@ Status DBImpl::SingleDelete(const WriteOptions& o, ColumnFamilyHandle* cf, const
   return WriteImpl(o, &batch);
 }
 
+// For every DB, as RocksDB's: a batch of the one range deletion, through Write (which a
+// stacked DB may override).
+Status DB::DeleteRange(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& begin_key,
+                       const Slice& end_key) {
+  WriteBatch batch(begin_key.size() + end_key.size() + 24);
+  Status s = batch.DeleteRange(cf, begin_key, end_key);
+  if (!s.ok()) return s;
+  return Write(o, &batch);
+}
+
 Status DBImpl::Merge(const WriteOptions& o, ColumnFamilyHandle* cf, const Slice& key,
                      const Slice& value) {
   if (!IsOwnFamily(cf)) return Status::InvalidArgument("column family is not this DB's");

@@ -46,6 +46,7 @@ Status FlushJob::Run() {
                           options_.merge_operator.get(), options_.info_log.get(),
                           options_.statistics.get(), snapshot_checker_, job_snapshot_);
   iter.SetCompactionFilter(filter, /*level=*/0);
+  iter.SetRangeTombstones(tombstones.get());
   // Gets reached this memtable (it kept a filter): they will search the L0 file too.
   const uint64_t key_filter_keys = mem_->has_filter() ? mem_->num_entries() : 0;
   s = BuildTable(options_, dbname_, icmp_, &iter, /*level=*/0, /*is_flush=*/true, key_filter_keys,

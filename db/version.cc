@@ -335,7 +335,7 @@ void Version::MultiGet(const ReadOptions& read_options, VersionGetItem* const* i
 bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::string* value,
                   Status* s, SequenceNumber* seq, ReadCallback* callback,
                   MergeContext* merge_context, PinnableSlice* pinned, int* hit_level,
-                  SequenceNumber deleted_below) {
+                  SequenceNumber deleted_below, SequenceNumber* covered_out) {
   const Slice ikey = key.internal_key();
   const Slice ukey = key.user_key();
   const SequenceNumber snapshot = ExtractSequence(ikey);
@@ -379,6 +379,7 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
       return true;
     }
   }
+  if (covered_out != nullptr) *covered_out = deleted_below;
   return false;
 }
 

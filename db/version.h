@@ -82,11 +82,14 @@ class Version {
   // key in the memtables (0: none). The files' own tombstones join it as the search goes
   // down (a file's, read through the table cache, only when it has some); a visible entry
   // older than it is deleted, and a file whose entries are all older answers NotFound for
-  // itself and every file beneath it; either answer's *seq is the tombstone's.
+  // itself and every file beneath it; either answer's *seq is the tombstone's. When no
+  // file answers, *covered_out (if given) receives the newest tombstone sequence covering
+  // the key that the search met, memtables' included (0: none): a miss may still be a
+  // deletion, which a conflict check must count as a write to the key.
   bool Get(const ReadOptions& read_options, const LookupKey& key, std::string* value, Status* s,
            SequenceNumber* seq, ReadCallback* callback, MergeContext* merge_context = nullptr,
            PinnableSlice* pinned = nullptr, int* hit_level = nullptr,
-           SequenceNumber deleted_below = 0);
+           SequenceNumber deleted_below = 0, SequenceNumber* covered_out = nullptr);
 
   // Get for every item at once, each answered exactly as Get answers it alone (with the
   // same callback). The levels are walked once for the batch: each file is searched for

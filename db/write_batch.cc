@@ -290,9 +290,6 @@ class ColumnFamilyChecker final : public WriteBatch::Handler {
   Status DeleteRangeCF(uint32_t cf, const Slice& begin, const Slice& end) override {
     Status s = Check(cf, begin);
     if (!s.ok()) return s;
-    if (!WriteBatchInternal::RangeDeletionsServed()) {
-      return Status::NotSupported("DeleteRange is not supported yet");
-    }
     const Comparator* ucmp = families_ != nullptr ? families_->UserComparatorFor(cf) : nullptr;
     if (ucmp == nullptr) ucmp = BytewiseComparator();
     if (ucmp->Compare(begin, end) > 0) {
@@ -580,18 +577,6 @@ Status WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   }
   SetCount(dst, Count(dst) + added);
   return Status::OK();
-}
-
-namespace {
-std::atomic<bool> range_deletions_served{false};
-}  // namespace
-
-bool WriteBatchInternal::RangeDeletionsServed() {
-  return range_deletions_served.load(std::memory_order_relaxed);
-}
-
-void WriteBatchInternal::TEST_ServeRangeDeletions(bool serve) {
-  range_deletions_served.store(serve, std::memory_order_relaxed);
 }
 
 void WriteBatchInternal::InsertNoop(WriteBatch* batch) {

@@ -88,13 +88,6 @@ class WriteBatchInternal {
   static void MarkCommit(WriteBatch* batch, const Slice& xid);
   static void MarkRollback(WriteBatch* batch, const Slice& xid);
 
-  // Whether the DB serves range deletions through every read, flush and compaction. Until
-  // it does, ValidateForWrite refuses a batch holding one (NotSupported): a tombstone some
-  // path ignored would answer reads wrongly.
-  static bool RangeDeletionsServed();
-  // For the tests of the parts already in: lets range deletions through the check.
-  static void TEST_ServeRangeDeletions(bool serve);
-
   // Checks a batch before it joins a write group: well formed (Corruption otherwise),
   // naming only column family 0 or a family families says is live (InvalidArgument
   // "Invalid column family specified in write batch", RocksDB's, otherwise; families may

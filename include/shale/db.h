@@ -115,6 +115,19 @@ class DB {
     return SingleDelete(options, DefaultColumnFamily(), key);
   }
 
+  // Deletes every key k of the family with begin_key <= k < end_key, as one write: reads at
+  // later sequence numbers no longer see them; snapshots taken before still do. The range
+  // is a range tombstone, not a key-by-key delete: it costs one record however many keys
+  // it covers, and compaction drops the keys it covers. begin_key > end_key:
+  // InvalidArgument; an empty range (begin_key == end_key) deletes nothing. A TransactionDB
+  // and an OptimisticTransactionDB answer NotSupported (see transaction_db.h).
+  virtual Status DeleteRange(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                             const Slice& begin_key, const Slice& end_key);
+  virtual Status DeleteRange(const WriteOptions& options, const Slice& begin_key,
+                             const Slice& end_key) {
+    return DeleteRange(options, DefaultColumnFamily(), begin_key, end_key);
+  }
+
   // Adds a merge operand. Without a merge operator in the options: NotSupported.
   virtual Status Merge(const WriteOptions& options, ColumnFamilyHandle* column_family,
                        const Slice& key, const Slice& value) = 0;

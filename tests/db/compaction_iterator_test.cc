@@ -26,6 +26,7 @@
 #include "tests/testutil/datadriven.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
+#include "util/range_tombstone.h"
 
 namespace shale {
 namespace {
@@ -269,12 +270,14 @@ class CompactionIteratorTest : public ::testing::Test {
 
   std::string Run(const Case& c, CompactionIterationStats* stats, Status* status,
                   const MergeOperator* merge_operator = nullptr, Statistics* statistics = nullptr,
-                  const SnapshotChecker* checker = nullptr) {
+                  const SnapshotChecker* checker = nullptr,
+                  const FragmentedRangeTombstones* tombstones = nullptr) {
     VectorIterator input(ParseEntries(c.input), &icmp_);
     input.SeekToFirst();
     CompactionIterator iter(&input, BytewiseComparator(), ParseSnapshots(c.snapshots),
                             c.flush ? nullptr : compaction_.get(), nullptr, merge_operator, nullptr,
                             statistics, checker);
+    iter.SetRangeTombstones(tombstones);
     std::string out;
     for (iter.SeekToFirst(); iter.Valid(); iter.Next()) {
       if (!out.empty()) out += ' ';
@@ -310,7 +313,17 @@ class CompactionIteratorTest : public ::testing::Test {
     Status s;
     std::unique_ptr<TableChecker> checker;
     if (dc.HasArg("commits")) checker = std::make_unique<TableChecker>(dc.Args("commits"));
-    const std::string out = Run(c, &stats, &s, op, nullptr, checker.get());
+    // rangedel=(a-z@20,...): the input's range tombstones [a, z) at 20 (the entries they
+    // cover are still in the input: under a checker nothing is left out beforehand).
+    std::vector<RangeTombstone> ranges;
+    for (const std::string& spec : dc.Args("rangedel")) {
+      const size_t dash = spec.find('-');
+      const size_t at = spec.find('@');
+      ranges.push_back({spec.substr(0, dash), spec.substr(dash + 1, at - dash - 1),
+                        std::stoull(spec.substr(at + 1))});
+    }
+    const FragmentedRangeTombstones tombstones(std::move(ranges), BytewiseComparator());
+    const std::string out = Run(c, &stats, &s, op, nullptr, checker.get(), &tombstones);
     EXPECT_OK(s) << dc.Where();
     const uint64_t in = ParseEntries(input).size();
     EXPECT_EQ(stats.num_input_records, in) << dc.Where();

@@ -1,8 +1,8 @@
-// Column families against a model: random writes, batches across families, flushes and
-// compactions of one family at a time, drops and re-creations and reopens, with one
-// std::map per family; and a simulated power loss with families flushed at different
-// times, against the synced writes. Each randomized case prints its seed (SHALE_SEED
-// replays one).
+// Column families against a model: random writes, range deletions, batches across families,
+// flushes and compactions of one family at a time, drops and re-creations and reopens, with
+// one std::map per family, read also at a snapshot; and a simulated power loss with families
+// flushed at different times, against the synced writes. Each randomized case prints its seed
+// (SHALE_SEED replays one).
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -52,11 +52,27 @@ class DBColumnFamilyModelTest : public DBTestBase, public testing::WithParamInte
   }
   void CloseAll() { ReleaseHandles(db_.get(), &handles_); }
 
-  // Every key of every family, read back by Get and by iteration, against the model.
-  void Verify(const std::vector<Model>& model, const std::string& when) {
+  // Every key of every family, read back by Get and by iteration (forward, and backward
+  // from a random key), against the model; at the snapshot when one is given.
+  void Verify(const std::vector<Model>& model, const std::string& when,
+              const Snapshot* snapshot = nullptr) {
     SCOPED_TRACE(when);
+    ReadOptions ro;
+    ro.snapshot = snapshot;
     for (int f = 0; f < kFamilies; f++) {
-      std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions(), handles_[f]));
+      std::unique_ptr<Iterator> it(db_->NewIterator(ro, handles_[f]));
+      // Backward from a key: direction changes land inside and at the edges of deleted
+      // ranges.
+      const std::string from = "k" + std::to_string(f * 7 + 3);
+      it->SeekForPrev(from);
+      auto back = model[f].upper_bound(from);
+      for (; it->Valid(); it->Prev()) {
+        ASSERT_NE(back, model[f].begin()) << Name(f) << " has extra " << it->key().ToString();
+        --back;
+        ASSERT_EQ(back->first, it->key().ToString()) << Name(f) << " backward";
+      }
+      ASSERT_OK(it->status());
+      ASSERT_EQ(back, model[f].begin()) << Name(f) << " backward lacks " << back->first;
       auto m = model[f].begin();
       for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
         ASSERT_NE(m, model[f].end()) << Name(f) << " has extra key " << it->key().ToString();
@@ -68,7 +84,7 @@ class DBColumnFamilyModelTest : public DBTestBase, public testing::WithParamInte
       for (int k = 0; k < 40; k++) {
         const std::string key = "k" + std::to_string(k);
         std::string v;
-        Status s = db_->Get(ReadOptions(), handles_[f], key, &v);
+        Status s = db_->Get(ro, handles_[f], key, &v);
         auto found = model[f].find(key);
         if (found == model[f].end()) {
           ASSERT_TRUE(s.IsNotFound()) << Name(f) << " " << key << " " << s.ToString();
@@ -89,6 +105,22 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
   Random rnd(static_cast<uint32_t>(seed));
   OpenAll();
   std::vector<Model> model(kFamilies);
+  // A snapshot (taken now and then, released at a reopen) and the model at its time.
+  const Snapshot* snapshot = nullptr;
+  std::vector<Model> at_snapshot;
+  const auto release = [&] {
+    if (snapshot != nullptr) db_->ReleaseSnapshot(snapshot);
+    snapshot = nullptr;
+  };
+  // A random range of the key space ("k0" .. "k39", in byte order), sometimes empty.
+  const auto random_range = [&rnd](std::string* begin, std::string* end) {
+    *begin = "k" + std::to_string(rnd.Uniform(40));
+    *end = rnd.OneIn(8) ? *begin : "k" + std::to_string(rnd.Uniform(40));
+    if (*end < *begin) std::swap(*begin, *end);
+  };
+  const auto erase_range = [](Model* m, const std::string& begin, const std::string& end) {
+    m->erase(m->lower_bound(begin), m->lower_bound(end));
+  };
   const std::string pad(200, 'p');
   for (int step = 0; step < 1500; step++) {
     SCOPED_TRACE("step " + std::to_string(step));
@@ -96,13 +128,18 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
     const std::string key = "k" + std::to_string(rnd.Uniform(40));
     const std::string value = std::to_string(step) + pad.substr(0, rnd.Uniform(200));
     const int op = static_cast<int>(rnd.Uniform(100));
-    if (op < 40) {
+    if (op < 38) {
       ASSERT_OK(db_->Put(WriteOptions(), handles_[f], key, value));
       model[f][key] = value;
-    } else if (op < 55) {
+    } else if (op < 50) {
       ASSERT_OK(db_->Delete(WriteOptions(), handles_[f], key));
       model[f].erase(key);
-    } else if (op < 70) {
+    } else if (op < 56) {
+      std::string begin, end;
+      random_range(&begin, &end);
+      ASSERT_OK(db_->DeleteRange(WriteOptions(), handles_[f], begin, end));
+      erase_range(&model[f], begin, end);
+    } else if (op < 68) {
       const std::string operand = std::to_string(step);
       ASSERT_OK(db_->Merge(WriteOptions(), handles_[f], key, operand));
       std::string& v = model[f][key];
@@ -114,7 +151,12 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
       for (int i = 0; i < 4; i++) {
         const int g = static_cast<int>(rnd.Uniform(kFamilies));
         const std::string k = "k" + std::to_string(rnd.Uniform(40));
-        if (rnd.OneIn(3)) {
+        if (rnd.OneIn(5)) {
+          std::string begin, end;
+          random_range(&begin, &end);
+          ASSERT_OK(batch.DeleteRange(handles_[g], begin, end));
+          erase_range(&next[g], begin, end);
+        } else if (rnd.OneIn(3)) {
           ASSERT_OK(batch.Delete(handles_[g], k));
           next[g].erase(k);
         } else {
@@ -125,10 +167,14 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
       }
       ASSERT_OK(db_->Write(WriteOptions(), &batch));
       model = next;
-    } else if (op < 91) {
+    } else if (op < 89) {
       ASSERT_OK(db_->Flush(FlushOptions(), handles_[f]));
-    } else if (op < 94) {
+    } else if (op < 92) {
       ASSERT_OK(db_->CompactRange(CompactRangeOptions(), handles_[f], nullptr, nullptr));
+    } else if (op < 93) {
+      release();
+      snapshot = db_->GetSnapshot();
+      at_snapshot = model;
     } else if (op < 96 && f != 0) {
       // Dropped and created again: empty, under the same name.
       ASSERT_OK(db_->DropColumnFamily(handles_[f]));
@@ -137,14 +183,20 @@ TEST_P(DBColumnFamilyModelTest, RandomOperationsAgainstAMapPerFamily) {
       if (f == 2) o.write_buffer_size = 8 << 10;
       ASSERT_OK(db_->CreateColumnFamily(o, Name(f), &handles_[f]));
       model[f].clear();
+      // The new family holds nothing from before the snapshot.
+      if (snapshot != nullptr) at_snapshot[f].clear();
     } else if (op < 98) {
+      release();
       OpenAll();
       Verify(model, "after reopen");
     } else {
       Verify(model, "verify");
+      if (snapshot != nullptr) Verify(at_snapshot, "at the snapshot", snapshot);
     }
   }
   Verify(model, "at the end");
+  if (snapshot != nullptr) Verify(at_snapshot, "at the snapshot at the end", snapshot);
+  release();
   OpenAll();
   Verify(model, "reopened at the end");
 }

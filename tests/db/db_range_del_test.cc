@@ -1,8 +1,7 @@
 // Range deletions through the DB's reads, flushes and compactions: Get, MultiGet,
 // GetMergeOperands and iterators in both directions honour tombstones from the memtables and
 // the files, under snapshots, across a reopen (WAL replay), flushes and compactions; and a
-// randomized model test against a std::map per snapshot. (Written through WriteBatch::DeleteRange
-// while the public call is held back: WriteBatchInternal::TEST_ServeRangeDeletions.)
+// randomized model test against a std::map per snapshot.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "db/write_batch_internal.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/write_batch.h"
@@ -37,19 +35,13 @@ class AppendOperator : public AssociativeMergeOperator {
 class DBRangeDelTest : public DBTestBase {
  protected:
   DBRangeDelTest() : DBTestBase("db_range_del") {
-    WriteBatchInternal::TEST_ServeRangeDeletions(true);
     options_.disable_auto_compactions = true;
     options_.merge_operator = std::make_shared<AppendOperator>();
   }
-  ~DBRangeDelTest() override {
-    Close();
-    WriteBatchInternal::TEST_ServeRangeDeletions(false);
-  }
+  ~DBRangeDelTest() override { Close(); }
 
   Status DeleteRange(const std::string& begin, const std::string& end) {
-    WriteBatch b;
-    Status s = b.DeleteRange(begin, end);
-    return s.ok() ? db_->Write(WriteOptions(), &b) : s;
+    return db_->DeleteRange(WriteOptions(), begin, end);
   }
 
   std::string MultiGetAll(const std::vector<std::string>& keys, const Snapshot* snap = nullptr) {

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "db/write_batch_internal.h"
 #include "shale/comparator.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
@@ -349,11 +348,6 @@ TEST_F(ExternalFileIngestionTest, BadFilesAreRefusedAndLeaveNothing) {
 TEST_F(ExternalFileIngestionTest, RangeTombstonesCountAsOverlap) {
   Open();
   ASSERT_OK(Put("a", "1"));
-  // Reads, flushes and compactions serve them; the write path's gate is still closed.
-  WriteBatchInternal::TEST_ServeRangeDeletions(true);
-  struct Close {
-    ~Close() { WriteBatchInternal::TEST_ServeRangeDeletions(false); }
-  } close_gate;
   WriteBatch batch;
   ASSERT_OK(batch.DeleteRange("b", "f"));
   ASSERT_OK(db_->Write(WriteOptions(), &batch));

@@ -34,12 +34,6 @@ class Recorder : public WriteBatch::Handler {
   }
 };
 
-class ServeRangeDeletions {
- public:
-  ServeRangeDeletions() { WriteBatchInternal::TEST_ServeRangeDeletions(true); }
-  ~ServeRangeDeletions() { WriteBatchInternal::TEST_ServeRangeDeletions(false); }
-};
-
 TEST(RangeDelWriteTest, BatchRecordsAsRocksDBWritesThem) {
   WriteBatch b;
   ASSERT_OK(b.DeleteRange("a", "c"));
@@ -100,11 +94,6 @@ TEST(RangeDelWriteTest, ValidateForWrite) {
   bool has_merge = false;
   WriteBatch b;
   ASSERT_OK(b.DeleteRange("a", "c"));
-  // Until every read, flush and compaction honours them, no write carries one.
-  EXPECT_TRUE(
-      WriteBatchInternal::ValidateForWrite(&b, nullptr, false, &has_merge).IsNotSupported());
-
-  ServeRangeDeletions serve;
   ASSERT_OK(WriteBatchInternal::ValidateForWrite(&b, nullptr, false, &has_merge));
   WriteBatch empty_range;
   ASSERT_OK(empty_range.DeleteRange("c", "c"));

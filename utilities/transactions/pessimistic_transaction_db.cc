@@ -144,7 +144,16 @@ bool PessimisticTransactionDB::TryStealExpired(TransactionID id) {
 
 Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* updates) {
   if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
-  if (txn_db_options_.skip_concurrency_control) return WriteLocked(options, updates);
+  if (txn_db_options_.skip_concurrency_control) {
+    TransactionDBWriteOptimizations unlocked;
+    unlocked.skip_concurrency_control = true;
+    return Write(options, unlocked, updates);
+  }
+  if (updates->HasDeleteRange()) {
+    return Status::InvalidArgument(
+        "a range deletion cannot be locked: write it with "
+        "TransactionDBWriteOptimizations::skip_concurrency_control");
+  }
   // What an internal transaction would do, without one: lock the batch's keys in sorted
   // order, family by family (two such writes then never wait for each other in a cycle),
   // write, unlock.
@@ -168,6 +177,20 @@ Status PessimisticTransactionDB::Write(const WriteOptions& options, WriteBatch* 
     lock_manager_.UnLock(requester.id, cf_id, family_keys);
   }
   return s;
+}
+
+Status PessimisticTransactionDB::Write(const WriteOptions& options,
+                                       const TransactionDBWriteOptimizations& optimizations,
+                                       WriteBatch* updates) {
+  if (updates == nullptr) return Status::InvalidArgument("Batch is nullptr!");
+  if (!optimizations.skip_concurrency_control) return Write(options, updates);
+  if (updates->HasDeleteRange() && RangeDeletionNeedsNoDuplicates() &&
+      !optimizations.skip_duplicate_key_check) {
+    return Status::InvalidArgument(
+        "a range deletion under WRITE_PREPARED needs "
+        "TransactionDBWriteOptimizations::skip_duplicate_key_check");
+  }
+  return WriteLocked(options, updates);
 }
 
 Status PessimisticTransactionDB::WriteLocked(const WriteOptions& options, WriteBatch* updates) {

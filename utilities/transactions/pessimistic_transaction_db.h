@@ -77,6 +77,10 @@ class PessimisticTransactionDB : public TransactionDB {
                const Slice& value) override;
   Status Merge(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Write(const WriteOptions& options, WriteBatch* updates) override;
+  // skip_concurrency_control: written without locks (a batch with range deletions only so;
+  // see transaction_db.h); otherwise as Write above.
+  Status Write(const WriteOptions& options, const TransactionDBWriteOptimizations& optimizations,
+               WriteBatch* updates) override;
 
   // Column families come and go in the lock manager with the DB's: a created family's keys
   // can be locked once its handle is returned; a dropped family's locks are dropped and the
@@ -112,6 +116,9 @@ class PessimisticTransactionDB : public TransactionDB {
   // Writes a batch from outside any transaction whose keys are locked (or need no
   // locks): by this DB's write policy. The base DB's own write, by default.
   virtual Status WriteLocked(const WriteOptions& options, WriteBatch* updates);
+  // Whether a batch must promise skip_duplicate_key_check to hold a range deletion
+  // (WRITE_PREPARED numbers a batch by its keys, RocksDB's rule).
+  virtual bool RangeDeletionNeedsNoDuplicates() const { return false; }
   // A transaction of this DB's write policy.
   virtual PessimisticTransaction* NewTransaction(const WriteOptions& write_options,
                                                  const TransactionOptions& txn_options) = 0;

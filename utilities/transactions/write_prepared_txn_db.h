@@ -122,6 +122,7 @@ class WritePreparedTxnDB final : public PessimisticTransactionDB {
   Status WriteLocked(const WriteOptions& options, WriteBatch* updates) override {
     return WriteAndCommit(options, updates);
   }
+  bool RangeDeletionNeedsNoDuplicates() const override { return true; }
 
  private:
   // The read's callback: at options.snapshot, else at the view the read takes (learned by

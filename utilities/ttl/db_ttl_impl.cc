@@ -160,6 +160,9 @@ class StampingHandler : public WriteBatch::Handler {
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
     return WriteBatchInternal::AddRecord(&stamped, cf, kTypeSingleDeletion, key, Slice());
   }
+  Status DeleteRangeCF(uint32_t cf, const Slice& begin, const Slice& end) override {
+    return WriteBatchInternal::AddRecord(&stamped, cf, kTypeRangeDeletion, begin, end);
+  }
   void LogData(const Slice& blob) override { stamped.PutLogData(blob).PermitUncheckedError(); }
 
  private:

@@ -26,6 +26,7 @@
 #include "shale/options.h"
 #include "shale/utilities/stackable_db.h"
 #include "shale/utilities/transaction.h"
+#include "shale/write_batch.h"
 
 namespace shale {
 
@@ -77,6 +78,21 @@ class OptimisticTransactionDB : public StackableDB {
       const WriteOptions& write_options,
       const OptimisticTransactionOptions& txn_options = OptimisticTransactionOptions(),
       Transaction* old_txn = nullptr) = 0;
+
+  // Range deletions cannot be checked for conflicts: DeleteRange, and Write of a batch
+  // holding one, answer NotSupported and write nothing, as RocksDB's.
+  using StackableDB::DeleteRange;
+  Status DeleteRange(const WriteOptions&, ColumnFamilyHandle*, const Slice&,
+                     const Slice&) override {
+    return Status::NotSupported("DeleteRange is not supported in an OptimisticTransactionDB");
+  }
+  Status Write(const WriteOptions& options, WriteBatch* updates) override {
+    if (updates != nullptr && updates->HasDeleteRange()) {
+      return Status::NotSupported(
+          "range deletions are not supported in an OptimisticTransactionDB");
+    }
+    return StackableDB::Write(options, updates);
+  }
 
  protected:
   // Takes ownership of db.

@@ -35,6 +35,7 @@ class StackableDB : public DB {
   // The default-family overloads are forwarded too, so that a base DB which overrides
   // them sees them as its own callers would call them.
   using DB::Delete;
+  using DB::DeleteRange;
   using DB::Get;
   using DB::Merge;
   using DB::MultiGet;
@@ -68,6 +69,12 @@ class StackableDB : public DB {
   }
   Status Merge(const WriteOptions& options, const Slice& key, const Slice& value) override {
     return db_->Merge(options, key, value);
+  }
+  // The default-family form is DB's, which calls this one: a derived DB that refuses range
+  // deletions (a TransactionDB) overrides this form only.
+  Status DeleteRange(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                     const Slice& begin_key, const Slice& end_key) override {
+    return db_->DeleteRange(options, column_family, begin_key, end_key);
   }
   Status Write(const WriteOptions& options, WriteBatch* updates) override {
     return db_->Write(options, updates);

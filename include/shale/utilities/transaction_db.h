@@ -104,8 +104,35 @@ struct TransactionOptions {
   bool skip_prepare = true;
 };
 
+// Promises a write outside a transaction makes about itself (TransactionDB::Write with
+// these), so that the DB can skip work.
+struct TransactionDBWriteOptimizations {
+  // The batch conflicts with no transaction: no key is locked for it.
+  bool skip_concurrency_control = false;
+  // WRITE_PREPARED: no key appears twice in the batch.
+  bool skip_duplicate_key_check = false;
+};
+
 class TransactionDB : public StackableDB {
  public:
+  // A write outside a transaction, with promises about it. The only way to write a range
+  // deletion into a TransactionDB, as RocksDB's: a range cannot be locked, so the batch
+  // must set skip_concurrency_control (and, under WRITE_PREPARED, also
+  // skip_duplicate_key_check); otherwise a batch holding one fails with InvalidArgument and
+  // writes nothing. By default the promises are ignored: Write(opts, updates).
+  using StackableDB::Write;
+  virtual Status Write(const WriteOptions& opts, const TransactionDBWriteOptimizations&,
+                       WriteBatch* updates) {
+    return Write(opts, updates);
+  }
+  // Transactional range deletions are not supported (nor in RocksDB): NotSupported. See
+  // Write with TransactionDBWriteOptimizations above.
+  using StackableDB::DeleteRange;
+  Status DeleteRange(const WriteOptions&, ColumnFamilyHandle*, const Slice&,
+                     const Slice&) override {
+    return Status::NotSupported("DeleteRange is not supported in a TransactionDB");
+  }
+
   // Opens the DB at dbname with transactions. On failure *dbptr is nullptr. NotSupported
   // for WRITE_UNPREPARED, and (RocksDB's rules, checked first) for unordered_write unless
   // write_policy is WRITE_PREPARED with two_write_queues, and for WRITE_PREPARED with
