@@ -19,12 +19,14 @@ const std::string kDefaultColumnFamilyName("default");
 
 DB::~DB() = default;
 
-DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch)
+DBImpl::DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch,
+               bool read_only)
     : dbname_(dbname),
-      options_(SanitizeOptions(dbname, options)),
+      options_(SanitizeOptions(dbname, options, read_only)),
       env_(options_.env),
       scheduler_(CompactionThreads(options_)),
       seq_per_batch_(seq_per_batch),
+      read_only_(read_only),
       memtable_blocks_(std::make_shared<ArenaBlockPool>(options_.write_buffer_size)) {
   stats_ = options_.statistics.get();
   info_log_ = options_.info_log.get();
@@ -202,6 +204,7 @@ void DBImpl::RecordBackgroundError(const Status& s) {
 }
 
 void DBImpl::DeleteObsoleteFiles() {
+  if (read_only_) return;       // the files are another instance's, or nobody's to delete
   if (!bg_error_.ok()) return;  // the state of the files may be unknown
   // DisableFileDeletions (db_impl_files.cc); the EnableFileDeletions that ends it sweeps.
   if (file_deletions_disabled_ > 0) return;

@@ -50,7 +50,9 @@ namespace shale {
 
 // The options a DB runs with: Open's, already checked and clamped by the option tables
 // (options/options_check.h), with the Env and the info LOG filled in (db_impl_open.cc).
-Options SanitizeOptions(const std::string& dbname, const Options& src);
+// read_only: no info LOG is made in the DB directory (a read-only instance writes nothing
+// there, as RocksDB's); it logs only to a Logger the caller gave.
+Options SanitizeOptions(const std::string& dbname, const Options& src, bool read_only = false);
 
 // NotSupported for a table factory other than the block-based one (db_impl_open.cc).
 Status CheckTableFactory(const ColumnFamilyOptions& o);
@@ -68,16 +70,21 @@ int CompactionThreads(const Options& options);
       families_.db_mutex()
 
 class ExternalFileIngestion;
+struct RangePtr;
 
-class DBImpl final : public DB,
-                     public DBForTransactions,
-                     public MergeFolder,
-                     public LiveFilesSource,
-                     private WritePipeline::Host {
+// A read-only or secondary instance (db/db_impl_readonly.h) is a DBImpl built with
+// read_only: it refuses every write itself, and DBImpl neither schedules flushes or
+// compactions nor deletes files for it.
+class DBImpl : public DB,
+               public DBForTransactions,
+               public MergeFolder,
+               public LiveFilesSource,
+               private WritePipeline::Host {
  public:
   // seq_per_batch: the WritePrepared write policy's numbering (db/sub_batch.h), which
-  // recovery must know before it replays the WAL.
-  DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch = false);
+  // recovery must know before it replays the WAL. read_only: see the class comment.
+  DBImpl(const Options& options, const std::string& dbname, bool seq_per_batch = false,
+         bool read_only = false);
   // DB::Open, with seq_per_batch as above (utilities/transactions/ opens a WritePrepared DB).
   static Status Open(const Options& options, const std::string& dbname, bool seq_per_batch,
                      DB** dbptr);
@@ -163,6 +170,9 @@ class DBImpl final : public DB,
   Status IngestExternalFile(ColumnFamilyHandle* cf, const std::vector<std::string>& files,
                             const IngestExternalFileOptions& o) override;
   Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) override;
+  // DeleteFilesInRange(s) of shale/convenience.h (db/delete_files_in_range.h).
+  Status DeleteFilesInRanges(ColumnFamilyHandle* cf, const RangePtr* ranges, size_t n,
+                             bool include_end) EXCLUDES(mutex_);
 
   // Internal entry points (also used by tests).
   // Recovers the DB at open: REQUIRES mutex_ held.
@@ -218,6 +228,7 @@ class DBImpl final : public DB,
 
  private:
   friend class DB;
+  friend class DBImplReadOnly;  // opens through the recovery steps below
 
   // Point lookup of key as of seq in sv (db_impl_merge.cc): memtable, immutables, files.
   // With mc, operands are gathered into it down to the first Put or tombstone. Returns OK
@@ -361,7 +372,25 @@ class DBImpl final : public DB,
   bool FamilyNeedsCompaction(ColumnFamilyData* cfd) REQUIRES(DB_MUTEX);
 
   // Open and recovery (db_impl_open.cc).
+  // Open's checks of its arguments: *handles cleared, the descriptors (no name twice, the
+  // default among them, block-based tables), and the options, checked and clamped (a line
+  // per clamp in *clamped): the DB's with the default family's in *checked, the other
+  // families' by name in *others.
+  static Status CheckOpenArguments(const DBOptions& db_options,
+                                   const std::vector<ColumnFamilyDescriptor>& column_families,
+                                   std::vector<ColumnFamilyHandle*>* handles, Options* checked,
+                                   std::map<std::string, Options>* others,
+                                   std::vector<std::string>* clamped);
   Status NewDB();
+  // Recover's first steps, which a read-only instance takes too: the MANIFEST's state,
+  // the families that died in it dropped, each family Open named checked present, the
+  // files checked (paranoid_checks: opened too). all_families: every live family must be
+  // one Open named (else InvalidArgument "Column families not opened"); without it the
+  // others are left out.
+  Status RecoverVersions(bool all_families) REQUIRES(DB_MUTEX);
+  // The WALs recovery replays, oldest first (every file number seen marked used), and the
+  // oldest it reads (*oldest_wal). With paranoid_checks, Corruption if that one is missing.
+  Status WalsToReplay(std::vector<uint64_t>* logs, uint64_t* oldest_wal) REQUIRES(DB_MUTEX);
   // Recover's question for each family the MANIFEST names (VersionSet::FamilyLookup): the
   // descriptor's options, with a ColumnFamilyData made for it; nullopt for a family Open
   // did not name.
@@ -369,9 +398,11 @@ class DBImpl final : public DB,
       REQUIRES(DB_MUTEX);
   // Replays logs (from oldest_wal, the oldest the MANIFEST says recovery reads) into the
   // families' memtables, flushing them into L0 files recorded in (*edits)[family id].
+  // With kept, nothing is flushed: each family's one memtable (referenced, however large
+  // it grew) is handed over in (*kept)[family id], as a read-only instance keeps them.
   Status RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldest_wal,
-                         std::map<uint32_t, VersionEdit>* edits, SequenceNumber* max_sequence)
-      REQUIRES(DB_MUTEX);
+                         std::map<uint32_t, VersionEdit>* edits, SequenceNumber* max_sequence,
+                         std::map<uint32_t, MemTable*>* kept = nullptr) REQUIRES(DB_MUTEX);
   // Before replaying the WAL `reader` reads: whether the WAL it names as its predecessor
   // came up short (prev_log, replayed last, ended at prev_log_end) or was not replayed.
   // Then Corruption, or *stop_replay, per wal_recovery_mode.
@@ -514,6 +545,9 @@ class DBImpl final : public DB,
   // WritePrepared's numbering (db/sub_batch.h), which recovery and the jobs' snapshot
   // checker need too.
   const bool seq_per_batch_;
+  // A read-only or secondary instance: no flush or compaction is scheduled, no file is
+  // deleted, and nothing writes to the directory (the MANIFEST fence of a cut included).
+  const bool read_only_;
   // Two-phase commit: the prepared transactions recovery found.
   std::map<std::string, RecoveredTransaction> recovered_txns_ GUARDED_BY(mutex_);
   // Everything a write passes through after the API call (db/write_pipeline.h): set once

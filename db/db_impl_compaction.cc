@@ -17,6 +17,7 @@ bool DBImpl::FamilyNeedsCompaction(ColumnFamilyData* cfd) {
 }
 
 void DBImpl::MaybeScheduleCompaction() {
+  if (read_only_) return;
   if (shutting_down_ || !bg_error_.ok() || manual_compactions_waiting_ > 0) return;
   if (!scheduler_.CanScheduleCompaction()) return;
   for (const auto& [id, cfd] : families_.live()) {

@@ -118,10 +118,14 @@ Status DBImpl::EnableFileDeletions() {
 
 Status DBImpl::CutTablesAndManifest(LiveFilesCut* cut, uint64_t* min_wal) {
   DbLock l(this);
-  VersionEdit fence;  // the default family's, changing nothing (see the top of the file)
-  Status s = versions_->LogAndApply(&fence);
-  if (!s.ok()) return s;
-  InstallNewSuperVersion(default_cf_);
+  Status s;
+  // A read-only instance writes no MANIFEST, nor does anything else of its process.
+  if (!read_only_) {
+    VersionEdit fence;  // the default family's, changing nothing (see the top of the file)
+    s = versions_->LogAndApply(&fence);
+    if (!s.ok()) return s;
+    InstallNewSuperVersion(default_cf_);
+  }
   cut->table_files.clear();
   for (const auto& [id, cfd] : families_.live()) {
     const Version* v = versions_->current(id);
@@ -142,8 +146,9 @@ Status DBImpl::CutTablesAndManifest(LiveFilesCut* cut, uint64_t* min_wal) {
 
 Status DBImpl::CutLiveFiles(uint64_t wal_size_for_flush, LiveFilesCut* cut) {
   Status s;
-  bool flush = wal_size_for_flush == 0 || options_.allow_2pc;
-  if (!flush) {
+  // A read-only instance flushes nothing (RocksDB's): its WALs are copied instead.
+  bool flush = !read_only_ && (wal_size_for_flush == 0 || options_.allow_2pc);
+  if (!flush && !read_only_) {
     VectorWalPtr wals;
     s = GetSortedWalFiles(wals);
     if (!s.ok()) return s;
@@ -231,7 +236,8 @@ Status DBImpl::GetSortedWalFiles(VectorWalPtr& files) {
     }
   }
   EnableFileDeletions().PermitUncheckedError();
-  if (s.ok() && !std::binary_search(numbers.begin(), numbers.end(), current)) {
+  // A read-only instance has no WAL of its own (current is 0).
+  if (s.ok() && !read_only_ && !std::binary_search(numbers.begin(), numbers.end(), current)) {
     s = Status::Corruption("WAL file " + std::to_string(current) +
                            " required by the DB but not in directory list");
   }

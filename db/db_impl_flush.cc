@@ -105,6 +105,7 @@ void DBImpl::EndJobSnapshots(JobSnapshotContext* ctx) {
 }
 
 void DBImpl::MaybeScheduleFlush() {
+  if (read_only_) return;
   if (scheduler_.flush_scheduled() || shutting_down_ || !bg_error_.ok()) return;
   if (NextToFlush() == nullptr) return;
   scheduler_.ScheduleFlush([this] { BackgroundFlush(); });

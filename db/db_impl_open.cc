@@ -62,10 +62,12 @@ Status CheckTableFactory(const ColumnFamilyOptions& o) {
   return Status::OK();
 }
 
-Options SanitizeOptions(const std::string& dbname, const Options& src) {
+Options SanitizeOptions(const std::string& dbname, const Options& src, bool read_only) {
   Options result = src;
   if (result.env == nullptr) result.env = Env::Default();
-  if (result.info_log == nullptr) result.info_log = OpenInfoLog(result.env, dbname, result);
+  if (result.info_log == nullptr && !read_only) {
+    result.info_log = OpenInfoLog(result.env, dbname, result);
+  }
   return result;
 }
 
@@ -119,57 +121,12 @@ Status DBImpl::Recover() {
     return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
 
-  s = versions_->Recover([this](uint32_t id, const std::string& name) {
-    AssertDbMutexHeld();  // Recover runs under it (the analysis does not enter lambdas)
-    return SetUpRecoveredFamily(id, name);
-  });
-  if (!s.ok()) return s;
-  // Families the MANIFEST created and later dropped got a ColumnFamilyData on the way.
-  for (const auto& [id, cfd] : std::map<uint32_t, ColumnFamilyData*>(families_.live())) {
-    if (!versions_->HasFamily(id)) families_.Drop(cfd);
-  }
-  for (const auto& [name, family_options] : open_families_) {
-    if (families_.FindByName(name) == nullptr && !options_.create_missing_column_families) {
-      return Status::InvalidArgument("Column family not found: " + name);
-    }
-  }
-  // A MANIFEST naming a file that is gone means lost data: refuse to open. paranoid_checks
-  // promises more: every table's footer and meta blocks are read and verified here too.
-  s = versions_->VerifyFilesExist(/*open_tables=*/options_.paranoid_checks);
-  if (!s.ok()) return s;
-
-  // The MANIFEST's log number names the oldest WAL recovery needs, and a WAL is deleted
-  // only after a durable edit moved that number past it. So a missing one means the
-  // MANIFEST lost its latest edits: damage in its last record that reads like the torn
-  // tail of a crash. Opening would show an older state as if it were the latest.
-  const uint64_t oldest_wal = versions_->MinLogNumberToKeep() != 0 ? versions_->MinLogNumberToKeep()
-                                                                   : versions_->LogNumber();
-  if (options_.paranoid_checks && oldest_wal != 0) {
-    const std::string wal = LogFileName(dbname_, oldest_wal);
-    if (env_->FileExists(wal).IsNotFound()) {
-      return Status::Corruption(wal,
-                                "WAL named by the MANIFEST is missing (the MANIFEST may "
-                                "have lost its last edits)");
-    }
-  }
-
-  // Replay every WAL at least as new as the MANIFEST's log number, oldest first.
-  std::vector<std::string> children;
-  s = env_->GetChildren(dbname_, &children);
+  s = RecoverVersions(/*all_families=*/true);
   if (!s.ok()) return s;
   std::vector<uint64_t> logs;
-  // From the oldest WAL a family still needed (or, with two-phase commit, a prepared
-  // transaction) when the last flush was recorded; each family takes records only from
-  // its own log number on.
-  for (const std::string& name : children) {
-    uint64_t number;
-    FileType type;
-    if (ParseFileName(name, &number, &type)) {
-      versions_->MarkFileNumberUsed(number);
-      if (type == kWalFile && number >= oldest_wal) logs.push_back(number);
-    }
-  }
-  std::sort(logs.begin(), logs.end());
+  uint64_t oldest_wal = 0;
+  s = WalsToReplay(&logs, &oldest_wal);
+  if (!s.ok()) return s;
 
   std::map<uint32_t, VersionEdit> edits;
   SequenceNumber max_sequence = versions_->LastSequence();
@@ -216,6 +173,62 @@ Status DBImpl::Recover() {
   edit.SetLastSequence(max_sequence);
   s = versions_->LogAndApply(&edit);
   return s;
+}
+
+Status DBImpl::RecoverVersions(bool all_families) {
+  Status s = versions_->Recover(
+      [this](uint32_t id, const std::string& name) {
+        AssertDbMutexHeld();  // Recover runs under it (the analysis does not enter lambdas)
+        return SetUpRecoveredFamily(id, name);
+      },
+      all_families);
+  if (!s.ok()) return s;
+  // Families the MANIFEST created and later dropped got a ColumnFamilyData on the way.
+  for (const auto& [id, cfd] : std::map<uint32_t, ColumnFamilyData*>(families_.live())) {
+    if (!versions_->HasFamily(id)) families_.Drop(cfd);
+  }
+  for (const auto& [name, family_options] : open_families_) {
+    if (families_.FindByName(name) == nullptr && !options_.create_missing_column_families) {
+      return Status::InvalidArgument("Column family not found: " + name);
+    }
+  }
+  // A MANIFEST naming a file that is gone means lost data: refuse to open. paranoid_checks
+  // promises more: every table's footer and meta blocks are read and verified here too.
+  return versions_->VerifyFilesExist(/*open_tables=*/options_.paranoid_checks);
+}
+
+Status DBImpl::WalsToReplay(std::vector<uint64_t>* logs, uint64_t* oldest_wal) {
+  // The MANIFEST's log number names the oldest WAL recovery needs, and a WAL is deleted
+  // only after a durable edit moved that number past it. So a missing one means the
+  // MANIFEST lost its latest edits: damage in its last record that reads like the torn
+  // tail of a crash. Opening would show an older state as if it were the latest.
+  *oldest_wal = versions_->MinLogNumberToKeep() != 0 ? versions_->MinLogNumberToKeep()
+                                                     : versions_->LogNumber();
+  if (options_.paranoid_checks && *oldest_wal != 0) {
+    const std::string wal = LogFileName(dbname_, *oldest_wal);
+    if (env_->FileExists(wal).IsNotFound()) {
+      return Status::Corruption(wal,
+                                "WAL named by the MANIFEST is missing (the MANIFEST may "
+                                "have lost its last edits)");
+    }
+  }
+  // Every WAL at least as new as that one, oldest first: from the oldest WAL a family
+  // still needed (or, with two-phase commit, a prepared transaction) when the last flush
+  // was recorded; each family takes records only from its own log number on.
+  std::vector<std::string> children;
+  Status s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  logs->clear();
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type)) {
+      versions_->MarkFileNumberUsed(number);
+      if (type == kWalFile && number >= *oldest_wal) logs->push_back(number);
+    }
+  }
+  std::sort(logs->begin(), logs->end());
+  return Status::OK();
 }
 
 namespace {
@@ -287,8 +300,8 @@ class RecoveryMemtables final : public ReplayTargets {
 }  // namespace
 
 Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldest_wal,
-                               std::map<uint32_t, VersionEdit>* edits,
-                               SequenceNumber* max_sequence) {
+                               std::map<uint32_t, VersionEdit>* edits, SequenceNumber* max_sequence,
+                               std::map<uint32_t, MemTable*>* kept) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
   // The oldest WAL with records to replay: with two-phase commit, the oldest family log
   // number (older WALs are read for prepared sections and markers only); otherwise the
@@ -328,6 +341,7 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldes
   // Flushes the replayed memtables (the full ones only, unless all).
   auto flush_mems = [&](bool all) -> Status {
     AssertDbMutexHeld();  // as in the enclosing function (the analysis does not enter lambdas)
+    if (kept != nullptr) return Status::OK();  // a read-only instance keeps them all
     Status fs;
     for (auto it = mems.begin(); it != mems.end();) {
       if (!all && !it->second->ShouldFlush()) {
@@ -442,7 +456,10 @@ Status DBImpl::RecoverLogFiles(const std::vector<uint64_t>& logs, uint64_t oldes
   }
   if (s.ok()) {
     s = flush_mems(/*all=*/true);
-  } else {
+  }
+  if (s.ok() && kept != nullptr) {
+    *kept = std::move(mems);
+  } else if (!s.ok()) {
     for (auto& [cf, mem] : mems) mem->Unref();
   }
   if (s.ok()) recovered_txns_ = replayer.TakePrepared();
@@ -510,10 +527,11 @@ Status DBImpl::Open(const Options& options, const std::string& name, bool seq_pe
   return s;
 }
 
-Status DBImpl::Open(const DBOptions& db_options, const std::string& dbname,
-                    const std::vector<ColumnFamilyDescriptor>& column_families,
-                    std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch, DB** dbptr) {
-  *dbptr = nullptr;
+Status DBImpl::CheckOpenArguments(const DBOptions& db_options,
+                                  const std::vector<ColumnFamilyDescriptor>& column_families,
+                                  std::vector<ColumnFamilyHandle*>* handles, Options* checked,
+                                  std::map<std::string, Options>* others,
+                                  std::vector<std::string>* clamped) {
   if (handles == nullptr) return Status::InvalidArgument("handles is nullptr");
   handles->clear();
   const ColumnFamilyDescriptor* default_desc = nullptr;
@@ -530,16 +548,29 @@ Status DBImpl::Open(const DBOptions& db_options, const std::string& dbname,
   }
   // Bounds, clamps and the rules between options come from the option tables
   // (options/options_check.h); the write modes RocksDB refuses together are checked here.
-  Options checked(db_options, default_desc->options);
-  std::vector<std::string> clamped;
-  if (Status s = SanitizeAndValidateAtOpen(&checked, &clamped); !s.ok()) return s;
-  if (Status s = ValidateWriteModes(checked); !s.ok()) return s;
-  std::map<std::string, Options> others;
+  *checked = Options(db_options, default_desc->options);
+  if (Status s = SanitizeAndValidateAtOpen(checked, clamped); !s.ok()) return s;
+  if (Status s = ValidateWriteModes(*checked); !s.ok()) return s;
   for (const ColumnFamilyDescriptor& d : column_families) {
     if (&d == default_desc) continue;
-    Options family(checked, d.options);
-    if (Status s = SanitizeAndValidateAtOpen(&family, &clamped); !s.ok()) return s;
-    others.emplace(d.name, family);
+    Options family(*checked, d.options);
+    if (Status s = SanitizeAndValidateAtOpen(&family, clamped); !s.ok()) return s;
+    others->emplace(d.name, family);
+  }
+  return Status::OK();
+}
+
+Status DBImpl::Open(const DBOptions& db_options, const std::string& dbname,
+                    const std::vector<ColumnFamilyDescriptor>& column_families,
+                    std::vector<ColumnFamilyHandle*>* handles, bool seq_per_batch, DB** dbptr) {
+  *dbptr = nullptr;
+  Options checked;
+  std::map<std::string, Options> others;
+  std::vector<std::string> clamped;
+  if (Status s =
+          CheckOpenArguments(db_options, column_families, handles, &checked, &others, &clamped);
+      !s.ok()) {
+    return s;
   }
   auto impl = std::make_unique<DBImpl>(checked, dbname, seq_per_batch);
   impl->LogOptionsAtOpen();

@@ -428,7 +428,7 @@ Status VersionSet::ListColumnFamilies(Env* env, const std::string& dbname,
   return Status::OK();
 }
 
-Status VersionSet::Recover(const FamilyLookup& lookup) {
+Status VersionSet::Recover(const FamilyLookup& lookup, bool all_families) {
   std::string manifest;
   uint64_t manifest_number;
   Status s = ReadCurrent(env_, dbname_, &manifest, &manifest_number);
@@ -540,11 +540,12 @@ Status VersionSet::Recover(const FamilyLookup& lookup) {
   for (const auto& [id, r] : replay) {
     if (r.builder == nullptr) not_opened += (not_opened.empty() ? "" : ", ") + r.name;
   }
-  if (!not_opened.empty()) {
+  if (!not_opened.empty() && all_families) {
     return Status::InvalidArgument("Column families not opened: " + not_opened);
   }
   std::map<uint32_t, Family> families;
   for (auto& [id, r] : replay) {
+    if (r.builder == nullptr) continue;  // not opened (all_families is false)
     Family f = MakeFamily(r.name, *r.setup);
     f.log_number = r.log_number;
     Version* v = NewVersion(f);

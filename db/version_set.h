@@ -80,9 +80,13 @@ class VersionSet {
   //  - InvalidArgument naming both comparators if the MANIFEST was written with another
   //    comparator, or if it has files at a level >= options->num_levels;
   //  - InvalidArgument "Column families not opened: a, b" (RocksDB's words) for live
-  //    families lookup did not set up.
-  // The MANIFEST read is not reused: the first LogAndApply writes a new one.
-  Status Recover(const FamilyLookup& lookup = nullptr) REQUIRES(db_mutex_);
+  //    families lookup did not set up, unless all_families is false (a read-only or
+  //    secondary instance, which may open some of them): then those are left out.
+  // The MANIFEST read is not reused: the first LogAndApply writes a new one. Called again
+  // (a secondary catching up), it replaces the state with the MANIFEST's as it is now;
+  // Versions still referenced elsewhere stay usable.
+  Status Recover(const FamilyLookup& lookup = nullptr, bool all_families = true)
+      REQUIRES(db_mutex_);
 
   // The names of the live families in the DB at dbname, the default first (RocksDB's
   // DB::ListColumnFamilies): NotFound or Corruption as Recover reports them.

@@ -83,6 +83,32 @@ class DB {
   static Status ListColumnFamilies(const DBOptions& db_options, const std::string& name,
                                    std::vector<std::string>* column_families);
 
+  // Opens the DB read-only: reads only, from the state its files hold at Open (the WALs
+  // replayed into memory, nothing flushed). Nothing in the directory changes: no LOCK is
+  // taken, no info LOG, WAL, MANIFEST or OPTIONS file is written, nothing is flushed,
+  // compacted or deleted. So any number of read-only instances may open a directory at
+  // once, and beside one read-write instance (whose later writes they do not see; a file it
+  // deletes meanwhile reads as IOError). Every call that would write (Put, Delete, Merge,
+  // Write, Flush, CompactRange, IngestExternalFile(s), Create/DropColumnFamily, SetOptions,
+  // SetDBOptions, Disable/EnableFileDeletions) answers NotSupported. A directory without a
+  // DB: the error reading its CURRENT file (IOError, No such file or directory);
+  // create_if_missing only creates the directory. error_if_wal_file_exists: Corruption if
+  // a WAL file with data is in the directory.
+  static Status OpenForReadOnly(const Options& options, const std::string& name, DB** dbptr,
+                                bool error_if_wal_file_exists = false);
+  static Status OpenForReadOnly(const Options& options, const std::string& name,
+                                std::unique_ptr<DB>* dbptr, bool error_if_wal_file_exists = false);
+  // The same with families: any of the DB's families may be opened, the default always
+  // (InvalidArgument "Column family not found: x" for one it lacks; none is created).
+  static Status OpenForReadOnly(const DBOptions& db_options, const std::string& name,
+                                const std::vector<ColumnFamilyDescriptor>& column_families,
+                                std::vector<ColumnFamilyHandle*>* handles, DB** dbptr,
+                                bool error_if_wal_file_exists = false);
+  static Status OpenForReadOnly(const DBOptions& db_options, const std::string& name,
+                                const std::vector<ColumnFamilyDescriptor>& column_families,
+                                std::vector<ColumnFamilyHandle*>* handles,
+                                std::unique_ptr<DB>* dbptr, bool error_if_wal_file_exists = false);
+
   DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;
