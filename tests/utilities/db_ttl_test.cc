@@ -240,12 +240,36 @@ TEST_F(DBTTLTest, OpenArguments) {
   EXPECT_TRUE(
       DBWithTTL::Open(options_, dbname_, families, &handles, &db, {1, 2}).IsInvalidArgument());
   EXPECT_EQ(db, nullptr);
-  EXPECT_TRUE(DBWithTTL::Open(options_, dbname_, &db, 10, /*read_only=*/true).IsNotSupported());
-  EXPECT_EQ(db, nullptr);
   OpenTtl(10);
   int32_t ttl = 0;
   EXPECT_TRUE(ttl_db_->GetTtl(nullptr, &ttl).IsInvalidArgument());
   EXPECT_TRUE(ttl_db_->GetTtl(ttl_db_->DefaultColumnFamily(), nullptr).IsInvalidArgument());
+}
+
+// read_only: reads see the stamped values and their expiry; every write is refused.
+TEST_F(DBTTLTest, ReadOnly) {
+  OpenTtl(100);
+  ASSERT_OK(ttl_db_->Put(WriteOptions(), "a", "1"));
+  ASSERT_OK(ttl_db_->Flush(FlushOptions()));
+  clock_.Advance(60);
+  ASSERT_OK(ttl_db_->Put(WriteOptions(), "b", "2"));  // left in the WAL
+  ttl_db_.reset();
+  DBWithTTL* db = nullptr;
+  ASSERT_OK(DBWithTTL::Open(options_, dbname_, &db, 100, /*read_only=*/true));
+  std::unique_ptr<DBWithTTL> ro(db);
+  std::string v;
+  ASSERT_OK(ro->Get(ReadOptions(), "a", &v));
+  EXPECT_EQ(v, "1");
+  ASSERT_OK(ro->Get(ReadOptions(), "b", &v));
+  EXPECT_EQ(v, "2");
+  clock_.Advance(50);  // a is 110 s old, b 50 s
+  EXPECT_TRUE(ro->Get(ReadOptions(), "a", &v).IsNotFound());
+  ASSERT_OK(ro->Get(ReadOptions(), "b", &v));
+  Status s = ro->Put(WriteOptions(), "c", "3");
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_TRUE(ro->Delete(WriteOptions(), "b").IsNotSupported());
+  EXPECT_TRUE(ro->Flush(FlushOptions()).IsNotSupported());
+  EXPECT_TRUE(ro->Get(ReadOptions(), "c", &v).IsNotFound());
 }
 
 TEST_F(DBTTLTest, TtlPerFamily) {

@@ -28,7 +28,6 @@ Status DBWithTTL::Open(const DBOptions& db_options, const std::string& dbname,
   if (ttls.size() != column_families.size()) {
     return Status::InvalidArgument("ttls size has to be the same as number of column families");
   }
-  if (read_only) return Status::NotSupported("DBWithTTL: shale has no read-only opening");
   Env* clock = db_options.env != nullptr ? db_options.env : Env::Default();
   std::vector<ColumnFamilyDescriptor> sanitized = column_families;
   std::vector<DBWithTTLImpl::Family> families;
@@ -37,7 +36,10 @@ Status DBWithTTL::Open(const DBOptions& db_options, const std::string& dbname,
     families.push_back(DBWithTTLImpl::Sanitize(ttls[i], &sanitized[i].options, clock));
   }
   DB* db = nullptr;
-  Status s = DB::Open(db_options, dbname, sanitized, handles, &db);
+  // Read-only: values are still read through the stamps and expire on reads; the writes
+  // the wrapper makes reach the DB, which refuses them.
+  Status s = read_only ? DB::OpenForReadOnly(db_options, dbname, sanitized, handles, &db)
+                       : DB::Open(db_options, dbname, sanitized, handles, &db);
   if (!s.ok()) return s;
   std::vector<uint32_t> ids;
   for (ColumnFamilyHandle* h : *handles) ids.push_back(h->GetID());
