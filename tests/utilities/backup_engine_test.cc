@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "shale/db.h"
+#include "shale/utilities/transaction_db.h"
 #include "tests/testutil/db_test_base.h"
 #include "tests/testutil/fault_injection_env.h"
 #include "tests/testutil/test_util.h"
@@ -423,6 +424,37 @@ TEST_F(BackupEngineTest, MetaFilesThatDoNotParseMarkTheirBackupCorrupted) {
   s = engine->VerifyBackup(3);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
   EXPECT_EQ(now, RestoreAndRead(engine.get(), 1, "one"));
+}
+
+// A TransactionDB (a StackableDB) backs up through its root DB; a transaction prepared
+// but not committed at the backup comes back prepared after the restore and commits.
+TEST_F(BackupEngineTest, OfATransactionDBWithAPreparedTransaction) {
+  TransactionDB* raw = nullptr;
+  ASSERT_OK(TransactionDB::Open(options_, TransactionDBOptions(), DbDir(), &raw));
+  std::unique_ptr<TransactionDB> txn_db(raw);
+  ASSERT_OK(txn_db->Put(WriteOptions(), "committed", "1"));
+  std::unique_ptr<Transaction> txn(txn_db->BeginTransaction(WriteOptions()));
+  ASSERT_OK(txn->SetName("xid1"));
+  ASSERT_OK(txn->Put("prepared", "2"));
+  ASSERT_OK(txn->Prepare());
+  auto engine = OpenEngine();
+  ASSERT_OK(engine->CreateNewBackup(txn_db.get()));
+  ASSERT_OK(txn->Rollback());
+  txn.reset();
+  txn_db.reset();
+
+  const std::string dir = dir_.File("restored");
+  ASSERT_OK(engine->RestoreDBFromLatestBackup(dir, dir));
+  ASSERT_OK(TransactionDB::Open(options_, TransactionDBOptions(), dir, &raw));
+  txn_db.reset(raw);
+  EXPECT_EQ("1", ReadValue(txn_db.get(), "committed"));
+  std::vector<Transaction*> prepared;
+  txn_db->GetAllPreparedTransactions(&prepared);
+  ASSERT_EQ(1u, prepared.size());
+  EXPECT_EQ("xid1", prepared[0]->GetName());
+  ASSERT_OK(prepared[0]->Commit());
+  delete prepared[0];
+  EXPECT_EQ("2", ReadValue(txn_db.get(), "prepared"));
 }
 
 TEST(BackupMetaTest, EncodesAndDecodesBothSchemas) {
