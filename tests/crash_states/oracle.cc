@@ -10,6 +10,7 @@
 #include "shale/iterator.h"
 #include "shale/utilities/transaction.h"
 #include "shale/utilities/transaction_db.h"
+#include "tests/crash_states/absolute_consistency.h"
 #include "tests/crash_states/families.h"
 
 namespace shale::crash_states {
@@ -270,18 +271,6 @@ bool InDb(const std::string& path, const std::string& dbname) {
          path[dbname.size()] == '/';
 }
 
-// R1: the newest WAL of the DB (recovery always reads it) ends inside a record.
-bool NewestWalTorn(const CrashState& state, const std::string& dbname) {
-  std::string newest;
-  for (const auto& [path, data] : state.files) {
-    if (InDb(path, dbname) && path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) {
-      newest = path;
-    }
-  }
-  return !newest.empty() &&
-         std::find(state.torn_wals.begin(), state.torn_wals.end(), newest) != state.torn_wals.end();
-}
-
 // R8, for one checkpoint.
 std::string CheckCheckpoint(const CrashState& state, const History& h, const CheckpointCheck& c,
                             const CheckOptions& co, int* opens) {
@@ -390,8 +379,9 @@ CheckResult CheckState(const CrashState& state, const History& history, size_t l
         }
         continue;
       }
-      if (mode == WALRecoveryMode::kAbsoluteConsistency && NewestWalTorn(state, co.dbname)) {
-        r.violations.push_back(where + "opened, though the newest WAL ends inside a record");
+      if (mode == WALRecoveryMode::kAbsoluteConsistency) {
+        const std::string why = AbsoluteConsistencyMustRefuse(state, co.dbname);
+        if (!why.empty()) r.violations.push_back(where + "opened, though " + why);
       }
       if (co.txn != 0) {
         const std::string bad = CheckPrepared(history, state.point, prepared);

@@ -14,7 +14,9 @@
 //       state whose WAL lost pushed bytes, ends inside a record or holds damage, and
 //       kTolerateCorruptedTailRecords one that holds damage before its tail (a hole with
 //       data after it, or garbage): the modes' documented refusals (options.h). And
-//       kAbsoluteConsistency must refuse a state whose newest WAL ends inside a record.
+//       kAbsoluteConsistency must refuse the states absolute_consistency.h names: the
+//       newest WAL with bytes ends inside a record, or an older one lost records that the
+//       next one's predecessor record shows were there.
 //   R2. kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery: the
 //       DB's contents equal the history's after its first n writes for some n in
 //       [lo(p), hi(p)]: every durable write is there, and what is there is a prefix of
