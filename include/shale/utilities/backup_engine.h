@@ -176,7 +176,7 @@ class BackupEngineReadOnlyBase {
   virtual void GetCorruptedBackups(std::vector<BackupID>* corrupt_backup_ids) const = 0;
 
   // Restores backup_id into db_dir (WALs into wal_dir), both created if missing. Every
-  // file in them that the restore would not write is deleted first (WALs are kept with
+  // file in them is deleted first, as RocksDB's restore does (the WALs are kept with
   // keep_log_files). Each file's crc32c is checked as it is copied: a damaged backup file
   // gives Corruption and leaves no CURRENT, so nothing half-restored opens. CURRENT is
   // written last, by a rename. NotFound for an unknown backup, the backup's Corruption for
@@ -236,8 +236,8 @@ class BackupEngineAppendOnlyBase {
   }
 
   // Makes the backup under way (and every later one of this engine) stop as soon as it
-  // can with Incomplete; returns at once. What it wrote is deleted by a later write of a
-  // newly opened engine.
+  // can with Incomplete; returns at once. The stopped backup deletes what it wrote before
+  // it returns (what a failure there leaves goes with the next engine's first write).
   virtual void StopBackup() = 0;
 
   // Deletes every file in the backup directory no backup names: what a backup or a
