@@ -46,6 +46,23 @@ DBImplReadOnly::DBImplReadOnly(const Options& options, const std::string& dbname
                                const char* refusal)
     : DBImpl(options, dbname, /*seq_per_batch=*/false, /*read_only=*/true), refusal_(refusal) {}
 
+Status DBImplReadOnly::CheckDbExists(const DBOptions& db_options, const std::string& dbname,
+                                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                                     bool may_create_dir, std::vector<ColumnFamilyHandle*>* handles,
+                                     Options* checked, std::map<std::string, Options>* others,
+                                     std::vector<std::string>* clamped) {
+  Status s = CheckOpenArguments(db_options, column_families, handles, checked, others, clamped);
+  if (!s.ok()) return s;
+  // The DB must exist; nothing is created but, with create_if_missing, its directory.
+  Env* env = checked->env != nullptr ? checked->env : Env::Default();
+  if (may_create_dir && checked->create_if_missing) {
+    s = env->CreateDirIfMissing(dbname);
+    if (!s.ok()) return s;
+  }
+  std::string current;
+  return ReadFileToString(env, CurrentFileName(dbname), &current);
+}
+
 Status DBImplReadOnly::Open(const DBOptions& db_options, const std::string& dbname,
                             const std::vector<ColumnFamilyDescriptor>& column_families,
                             std::vector<ColumnFamilyHandle*>* handles,
@@ -54,16 +71,8 @@ Status DBImplReadOnly::Open(const DBOptions& db_options, const std::string& dbna
   Options checked;
   std::map<std::string, Options> others;
   std::vector<std::string> clamped;
-  Status s = CheckOpenArguments(db_options, column_families, handles, &checked, &others, &clamped);
-  if (!s.ok()) return s;
-  // The DB must exist; nothing is created but, with create_if_missing, its directory.
-  Env* env = checked.env != nullptr ? checked.env : Env::Default();
-  if (checked.create_if_missing) {
-    s = env->CreateDirIfMissing(dbname);
-    if (!s.ok()) return s;
-  }
-  std::string current;
-  s = ReadFileToString(env, CurrentFileName(dbname), &current);
+  Status s = CheckDbExists(db_options, dbname, column_families, /*may_create_dir=*/true, handles,
+                           &checked, &others, &clamped);
   if (!s.ok()) return s;
   std::unique_ptr<DBImplReadOnly> impl(
       new DBImplReadOnly(checked, dbname, "Not supported operation in read only mode."));
@@ -88,7 +97,7 @@ Status DBImplReadOnly::OpenInstance(std::unique_ptr<DBImplReadOnly> impl,
   }
   Status s;
   if (error_if_wal_file_exists) s = CheckNoWalData(impl->env_, impl->dbname_);
-  if (s.ok()) s = impl->LoadState(/*first=*/true);
+  if (s.ok()) s = impl->LoadState(/*first=*/true, /*writer_may_run=*/false);
   if (!s.ok()) {
     SHALE_LOG_ERROR(impl->info_log_, "DB::OpenForReadOnly failed: %s", s.ToString().c_str());
     return s;
@@ -106,7 +115,7 @@ Status DBImplReadOnly::OpenInstance(std::unique_ptr<DBImplReadOnly> impl,
   return s;
 }
 
-Status DBImplReadOnly::LoadState(bool first) {
+Status DBImplReadOnly::LoadState(bool first, bool writer_may_run) {
   DbLock l(this);
   Status s;
   if (first) {
@@ -138,6 +147,11 @@ Status DBImplReadOnly::LoadState(bool first) {
   std::vector<uint64_t> logs;
   uint64_t oldest_wal = 0;
   if (s.ok()) s = WalsToReplay(&logs, &oldest_wal);
+  // A writer deletes a WAL once a MANIFEST edit moved past it: if that happened after the
+  // MANIFEST was read, the WAL's records are in a table file this state does not list.
+  if (s.ok() && writer_may_run && oldest_wal != 0 && (logs.empty() || logs.front() != oldest_wal)) {
+    s = Status::TryAgain(LogFileName(dbname_, oldest_wal), "deleted since the MANIFEST was read");
+  }
   std::map<uint32_t, VersionEdit> unused;  // nothing is flushed
   std::map<uint32_t, MemTable*> mems;      // referenced
   SequenceNumber last = versions_->LastSequence();

@@ -32,11 +32,8 @@ namespace shale {
 
 class DBImplReadOnly : public DBImpl {
  public:
-  // DB::OpenForReadOnly with families. The DB must exist: without create_if_missing, or
-  // when CURRENT cannot be read, the error reading it (IOError "No such file or directory"
-  // for a directory without a DB, as RocksDB's); with create_if_missing the directory is
-  // made first (RocksDB's historic behaviour), and nothing else. error_if_wal_file_exists:
-  // Corruption if a WAL file with data is in the directory.
+  // DB::OpenForReadOnly with families. The DB must exist (CheckDbExists, may_create_dir).
+  // error_if_wal_file_exists: Corruption if a WAL file with data is in the directory.
   static Status Open(const DBOptions& db_options, const std::string& dbname,
                      const std::vector<ColumnFamilyDescriptor>& column_families,
                      std::vector<ColumnFamilyHandle*>* handles, bool error_if_wal_file_exists,
@@ -105,6 +102,15 @@ class DBImplReadOnly : public DBImpl {
   // options: checked (CheckOpenArguments); their info_log, if any, is the only one used.
   DBImplReadOnly(const Options& options, const std::string& dbname, const char* refusal);
 
+  // Open's first steps: CheckOpenArguments, then the DB must exist: the error reading its
+  // CURRENT file otherwise (IOError, No such file or directory, for a directory without a
+  // DB, as RocksDB's). may_create_dir: with create_if_missing the directory is made first
+  // (RocksDB's historic behaviour for a read-only open), and nothing else.
+  static Status CheckDbExists(const DBOptions& db_options, const std::string& dbname,
+                              const std::vector<ColumnFamilyDescriptor>& column_families,
+                              bool may_create_dir, std::vector<ColumnFamilyHandle*>* handles,
+                              Options* checked, std::map<std::string, Options>* others,
+                              std::vector<std::string>* clamped);
   // Opens impl (built, its families not yet registered) on its directory: the families of
   // column_families registered, the state loaded (LoadState), a handle per descriptor.
   static Status OpenInstance(std::unique_ptr<DBImplReadOnly> impl,
@@ -120,9 +126,13 @@ class DBImplReadOnly : public DBImpl {
   // family not found: x" for one the DB lacks); later loads keep those families and drop
   // the ones the MANIFEST dropped since (their handles go on reading the last view), and
   // ignore families created since. On failure the SuperVersions stay as they were.
-  Status LoadState(bool first) EXCLUDES(mutex_);
+  // writer_may_run: a writer may change the files meanwhile, so a WAL the MANIFEST needs
+  // and that is gone is TryAgain (the state read is already stale), as is any file of the
+  // state that vanished before it was opened; the caller loads again.
+  Status LoadState(bool first, bool writer_may_run) EXCLUDES(mutex_);
 
   Status Refusal() const { return Status::NotSupported(refusal_); }
+  Logger* info_log() const { return info_log_; }
 
  private:
   const char* const refusal_;

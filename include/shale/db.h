@@ -108,6 +108,28 @@ class DB {
                                 const std::vector<ColumnFamilyDescriptor>& column_families,
                                 std::vector<ColumnFamilyHandle*>* handles,
                                 std::unique_ptr<DB>* dbptr, bool error_if_wal_file_exists = false);
+  // Opens a secondary instance of the DB at `name`: read-only like OpenForReadOnly, and
+  // able to follow the primary that writes it (TryCatchUpWithPrimary). Several may follow
+  // one primary; none changes its files. secondary_path: a directory of the secondary's
+  // own for its info LOG (made if missing). max_open_files = -1 (the default) keeps every
+  // table file open, so that one the primary deletes stays readable in views that have it.
+  // Writes answer NotSupported.
+  static Status OpenAsSecondary(const Options& options, const std::string& name,
+                                const std::string& secondary_path, DB** dbptr);
+  static Status OpenAsSecondary(const Options& options, const std::string& name,
+                                const std::string& secondary_path, std::unique_ptr<DB>* dbptr);
+  // The same with families: any of the DB's families, the default always. Families the
+  // primary creates later are ignored; one it drops is dropped here at the next catch-up
+  // (its handle goes on reading the last view).
+  static Status OpenAsSecondary(const DBOptions& db_options, const std::string& name,
+                                const std::string& secondary_path,
+                                const std::vector<ColumnFamilyDescriptor>& column_families,
+                                std::vector<ColumnFamilyHandle*>* handles, DB** dbptr);
+  static Status OpenAsSecondary(const DBOptions& db_options, const std::string& name,
+                                const std::string& secondary_path,
+                                const std::vector<ColumnFamilyDescriptor>& column_families,
+                                std::vector<ColumnFamilyHandle*>* handles,
+                                std::unique_ptr<DB>* dbptr);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -423,6 +445,15 @@ class DB {
   // Several families' ingestions, all or none: one MANIFEST write records every family's
   // files, so that a crash leaves all of them ingested or none. A family may appear once.
   virtual Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) = 0;
+
+  // A secondary instance (OpenAsSecondary): reads the primary's MANIFEST and WALs again and
+  // makes the state they hold now the one later reads see (reads under way keep theirs).
+  // The primary may move on meanwhile; the reading is tried again a few times, and on
+  // failure the error is returned and the previous view stays. Any other DB:
+  // NotSupported("Supported only by secondary instance"), RocksDB's.
+  virtual Status TryCatchUpWithPrimary() {
+    return Status::NotSupported("Supported only by secondary instance");
+  }
 };
 
 // Deletes the DB's files in `name` (and the directory if then empty). The DB must not be
