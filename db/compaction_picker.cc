@@ -98,6 +98,16 @@ void CompactionPicker::Register(Compaction* c) {
 
 void CompactionPicker::ReleaseCompaction(Compaction* c) { c->ReleaseCompactionFiles(); }
 
+void CompactionPicker::HoldFiles(const std::vector<uint64_t>& numbers) {
+  compacting_.insert(numbers.begin(), numbers.end());
+  scores_stale_ = true;
+}
+
+void CompactionPicker::ReleaseFiles(const std::vector<uint64_t>& numbers) {
+  for (uint64_t number : numbers) compacting_.erase(number);
+  scores_stale_ = true;
+}
+
 void CompactionPicker::UnregisterCompaction(Compaction* c) {
   if (running_.erase(c) == 0) return;
   for (const CompactionInputFiles& in : c->inputs()) {

@@ -93,6 +93,11 @@ class CompactionPicker {
   // it is recorded would not see it.
   void ReserveOutputRange(int level, const Slice& smallest, const Slice& largest);
   void ClearReservations() { reserved_.clear(); }
+  // Keeps files out of every compaction, as if one read them, until ReleaseFiles: a
+  // DeleteFilesInRange is removing them (db/delete_files_in_range.h). REQUIRES: none of
+  // them is being compacted.
+  void HoldFiles(const std::vector<uint64_t>& numbers);
+  void ReleaseFiles(const std::vector<uint64_t>& numbers);
 
   const Options& options() const { return *options_; }
   // The options changed (SetOptions): later picks and scores use these.
