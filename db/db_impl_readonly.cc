@@ -3,6 +3,7 @@
 #include "db/db_impl_readonly.h"
 
 #include <algorithm>
+#include <set>
 
 #include "db/filename.h"
 #include "db/log_reader.h"
@@ -177,6 +178,15 @@ Status DBImplReadOnly::LoadState(bool first, bool writer_may_run) {
   }
   for (auto& [id, mem] : mems) mem->Unref();  // of a family dropped meanwhile
   families_.Publish();
+  // The table files no view lists any more (a primary compacted them away since an earlier
+  // load, and the views that read them are gone) are closed; the others stay open.
+  std::set<uint64_t> live;
+  versions_->AddLiveFiles(&live);
+  for (uint64_t number : tables_seen_) {
+    if (live.count(number) > 0) continue;
+    for (const auto& cfd : families_.all()) cfd->table_cache()->Evict(number);
+  }
+  tables_seen_ = std::move(live);
   return Status::OK();
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -136,6 +137,9 @@ class DBImplReadOnly : public DBImpl {
 
  private:
   const char* const refusal_;
+  // The table files the Versions listed at the last load (LoadState closes those that no
+  // Version lists any more).
+  std::set<uint64_t> tables_seen_ GUARDED_BY(mutex_);
 };
 
 }  // namespace shale

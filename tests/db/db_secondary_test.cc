@@ -4,6 +4,7 @@
 // drops; it refuses writes with RocksDB's status; and it follows a primary writing on one
 // thread while readers read it on others (a prefix of the writes, never a hole).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +31,22 @@ class DBSecondaryTest : public DBTestBase {
   }
 
   static std::string Value(int i) { return "value" + std::to_string(i); }
+
+  // The table files of the primary's directory this process holds open though they were
+  // deleted (Linux's descriptor table).
+  int DeletedTablesHeldOpen() {
+    std::vector<std::string> fds;
+    EXPECT_OK(Env::Default()->GetChildren("/proc/self/fd", &fds));
+    int n = 0;
+    for (const std::string& fd : fds) {
+      char target[4096];
+      const ssize_t len = readlink(("/proc/self/fd/" + fd).c_str(), target, sizeof(target) - 1);
+      if (len <= 0) continue;
+      const std::string t(target, static_cast<size_t>(len));
+      if (t.rfind(dbname_ + "/", 0) == 0 && t.find(".sst (deleted)") != std::string::npos) n++;
+    }
+    return n;
+  }
 
   const std::string secondary_path_;
 };
@@ -111,8 +128,10 @@ TEST_F(DBSecondaryTest, FollowsWritesFlushesAndCompactions) {
   ASSERT_OK(old_view->status());
   EXPECT_EQ(count, 1999);
   old_view.reset();
+  EXPECT_GT(DeletedTablesHeldOpen(), 0) << "the secondary's view still reads them";
 
   ASSERT_OK(sec->TryCatchUpWithPrimary());
+  EXPECT_EQ(DeletedTablesHeldOpen(), 0) << "no view lists them: closed";
   for (int i = 0; i < 2000; i++) {
     const std::string want = i == 5       ? "NOT_FOUND"
                              : i == 1     ? "in the wal"
