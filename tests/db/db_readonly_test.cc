@@ -157,6 +157,9 @@ TEST_F(DBReadOnlyTest, LeavesTheDirectoryAsItWas) {
     EXPECT_GT(manifest_size, 0u);
     std::string stats;
     EXPECT_TRUE(ro->GetProperty("shale.stats", &stats));
+    VectorWalPtr wals;
+    ASSERT_OK(ro->GetSortedWalFiles(wals));
+    EXPECT_FALSE(wals.empty());
     ASSERT_OK(ro->Close());
   }
   const std::map<std::string, std::string> after = DirectoryFiles();

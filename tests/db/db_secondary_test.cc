@@ -147,6 +147,27 @@ TEST_F(DBSecondaryTest, FollowsWritesFlushesAndCompactions) {
   EXPECT_EQ(ReadValue(sec.get(), Key(3000)), "after reopen");
 }
 
+// A file of the secondary's view that it never opened, deleted by the primary: a read of
+// it answers IOError, as RocksDB's secondary does, and catching up moves past it.
+TEST_F(DBSecondaryTest, AFileThePrimaryDeletedBeforeItWasRead) {
+  options_.disable_auto_compactions = true;
+  Open();
+  ASSERT_OK(Put("a", "1"));
+  ASSERT_OK(Flush());
+  std::unique_ptr<DB> sec = OpenSecondary();
+  ASSERT_NE(sec, nullptr);
+  ASSERT_OK(Put("b", "2"));
+  ASSERT_OK(Flush());
+  ASSERT_OK(sec->TryCatchUpWithPrimary());  // lists b's file, does not open it
+  ASSERT_OK(CompactAll());                  // which deletes it
+  std::string v;
+  Status s = sec->Get(ReadOptions(), "b", &v);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  ASSERT_OK(sec->TryCatchUpWithPrimary());
+  EXPECT_EQ(ReadValue(sec.get(), "a"), "1");
+  EXPECT_EQ(ReadValue(sec.get(), "b"), "2");
+}
+
 TEST_F(DBSecondaryTest, FamiliesThePrimaryDropsOrCreates) {
   Open();
   ColumnFamilyHandle* one = nullptr;

@@ -148,10 +148,15 @@ Status CheckpointImpl::CreateCheckpoint(const std::string& checkpoint_dir,
 
   SequenceNumber seq = 0;
   s = db_->DisableFileDeletions();
-  if (s.ok()) {
+  // A read-only or secondary instance deletes nothing and answers NotSupported: its files
+  // are copied all the same, as RocksDB's.
+  const bool disabled = s.ok();
+  if (s.ok() || s.IsNotSupported()) {
     s = CopyCut(staging, log_size_for_flush, &seq);
-    Status enabled = db_->EnableFileDeletions();
-    if (s.ok()) s = enabled;
+    if (disabled) {
+      Status enabled = db_->EnableFileDeletions();
+      if (s.ok()) s = enabled;
+    }
   }
   if (s.ok()) s = SyncDirectory(env_, staging);
   if (s.ok()) s = env_->RenameFile(staging, dir);
