@@ -17,6 +17,15 @@ SuperVersionPin DBImpl::AcquireReadView(const ReadOptions& o, ColumnFamilyData* 
                                         SequenceNumber* seq, ReadCallback* callback) {
   if (o.snapshot != nullptr) {
     *seq = o.snapshot->GetSequenceNumber();
+  } else if (read_only_) {
+    // A secondary's next view may lack versions older than the sequence it publishes (the
+    // primary compacted them away), so the view is taken first, then a sequence: the
+    // catch-up publishes its sequence before its views, and an older view holds nothing
+    // newer than its own (db/db_impl_secondary.h).
+    SuperVersionPin pin = cfd->PinSuperVersion();
+    *seq = pipeline_->LastPublished();
+    if (callback != nullptr) callback->Refresh(*seq);
+    return pin;
   } else {
     *seq = pipeline_->LastPublished();
     // The callback's bound must be the sequence this view holds, not "anything": judged

@@ -142,7 +142,10 @@ Status DBImplReadOnly::LoadState(bool first, bool writer_may_run) {
       for (const auto& [id, cfd] : std::map<uint32_t, ColumnFamilyData*>(families_.live())) {
         if (!versions_->HasFamily(id)) families_.Drop(cfd);
       }
-      s = versions_->VerifyFilesExist(/*open_tables=*/false);
+      // With max_open_files = -1 every table file of the state is opened now, as RocksDB's
+      // secondary does, so that a view never holds one it cannot read: a file the
+      // primary deleted meanwhile fails this load, which is tried again.
+      s = versions_->VerifyFilesExist(/*open_tables=*/options_.max_open_files == -1);
     }
   }
   std::vector<uint64_t> logs;

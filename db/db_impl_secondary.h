@@ -17,10 +17,17 @@
 // creates after Open are ignored, those it drops are dropped here too (their handles go on
 // reading their last view), as RocksDB's.
 //
-// A view already handed out stays readable: table files it opened stay open in the table
-// cache (max_open_files = -1, the default, keeps every one open), so a file the primary
-// deleted since is still read through its open descriptor. A file it never opened and
-// that is gone reads as IOError, as in RocksDB; TryCatchUpWithPrimary moves past it.
+// A view already handed out stays readable: with max_open_files = -1 (the default) every
+// table file of a state is opened as it is loaded and stays open in the table cache (as
+// RocksDB's secondary preloads them), so a file the primary deletes later is still read
+// through its open descriptor. With a bounded table cache, a file not open and gone reads
+// as IOError, as in RocksDB; TryCatchUpWithPrimary moves past it. A catch-up closes the
+// files no Version lists any more.
+//
+// Snapshots taken on a secondary are not protected on the primary: once a catch-up shows
+// a compaction that dropped versions a snapshot would see, reads at that snapshot miss
+// them (RocksDB's secondary has the same limit). Reads without a snapshot always see one
+// consistent state.
 //
 // Writes answer NotSupported("Not supported operation in secondary mode."), RocksDB's.
 //
