@@ -43,11 +43,19 @@ TEST(FilesWithinRangeTest, WhollyInsideAndCleanCut) {
     const char* end;
     size_t first, last;
   } cases[] = {
-      {"a", "n", 0, 5},     {nullptr, nullptr, 0, 5}, {"b", "n", 1, 5}, {"a", "m", 0, 4},
-      {"i", "k", 3, 4},     {"0", "z", 0, 5},         {"d", "g", 1, 1},  // [d f] alone would split
-                                                                         // f from [f h]
-      {"e", "k", 3, 4},                                                  // [f h] alone likewise
-      {"c", "d", 1, 1},     {"z", "a", 5, 5},         {"j", "j", 4, 4}, {nullptr, "c", 0, 1},
+      {"a", "n", 0, 5},
+      {nullptr, nullptr, 0, 5},
+      {"b", "n", 1, 5},
+      {"a", "m", 0, 4},
+      {"i", "k", 3, 4},
+      {"0", "z", 0, 5},
+      {"d", "g", 1, 1},  // [d f] alone would split
+                         // f from [f h]
+      {"e", "k", 3, 4},  // [f h] alone likewise
+      {"c", "d", 1, 1},
+      {"z", "a", 5, 5},
+      {"j", "j", 4, 4},
+      {nullptr, "c", 0, 1},
       {"l", nullptr, 4, 5},
   };
   for (const Case& c : cases) {
@@ -332,7 +340,8 @@ TEST_F(DeleteFilesInRangeTest, Refusals) {
   EXPECT_EQ(Get(Key(100)), "NOT_FOUND");
 }
 
-// Random Puts and Deletes over 300 keys, flushes, compactions of random ranges, reopens,
+// Random Puts, Deletes and DeleteRanges over 300 keys, flushes, compactions of random
+// ranges, reopens,
 // snapshots, and removals of random ranges (include_end either way). After each removal a
 // key outside the range reads as the model says, a key inside as one of the values it ever
 // had or absent (the model then takes what it reads), a scan agrees with the Gets, and
@@ -365,7 +374,13 @@ TEST_F(DeleteFilesInRangeTest, ModelWithSnapshots) {
   for (int step = 0; step < 600 && !HasFatalFailure(); step++) {
     const int op = static_cast<int>(rnd() % 100);
     const int k = static_cast<int>(rnd() % kKeys);
-    if (op < 60) {
+    if (op < 5) {
+      // A range tombstone over [k, k + 1 .. 30): files then carry it, and their bounds
+      // grow to cover it.
+      const int end = std::min(kKeys, k + 1 + static_cast<int>(rnd() % 30));
+      ASSERT_OK(db_->DeleteRange(WriteOptions(), Key(k), Key(end)));
+      model.erase(model.lower_bound(k), model.lower_bound(end));
+    } else if (op < 60) {
       if (rnd() % 4 == 0) {
         ASSERT_OK(Delete(Key(k)));
         model.erase(k);
