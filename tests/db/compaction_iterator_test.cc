@@ -190,18 +190,29 @@ const MergeOperator* OperatorFor(char kind) {
 // first), folding operands as AppendOperator does; "(none)" when nothing is there. With a
 // checker, what it says is invisible at `at` is skipped, as a WritePrepared read does.
 std::string ReadAt(const std::string& entries, SequenceNumber at,
-                   const SnapshotChecker* checker = nullptr) {
+                   const SnapshotChecker* checker = nullptr,
+                   const std::vector<RangeTombstone>* tombstones = nullptr) {
+  const auto visible = [&](SequenceNumber seq) {
+    return seq <= at && (checker == nullptr || checker->CheckInSnapshot(seq, at) !=
+                                                   SnapshotChecker::Result::kNotInSnapshot);
+  };
+  // The newest visible tombstone over the entry's key deletes every entry older than it.
+  SequenceNumber covered = 0;
   std::vector<std::string> operands;  // newest first
   std::string base = "(none)";
   bool has_base = false;
   for (const auto& [ikey, value] : ParseEntries(entries)) {
     ParsedInternalKey ik;
     EXPECT_OK(ParseInternalKey(ikey, &ik));
-    if (ik.sequence > at) continue;
-    if (checker != nullptr &&
-        checker->CheckInSnapshot(ik.sequence, at) == SnapshotChecker::Result::kNotInSnapshot) {
-      continue;
+    if (!visible(ik.sequence)) continue;
+    if (tombstones != nullptr) {
+      for (const RangeTombstone& t : *tombstones) {
+        if (t.begin <= ik.user_key.ToString() && ik.user_key.ToString() < t.end && visible(t.seq)) {
+          covered = std::max(covered, t.seq);
+        }
+      }
     }
+    if (ik.sequence < covered) break;  // deleted, and so is everything older
     if (ik.type == kTypeMerge) {
       operands.push_back(value);
       continue;
@@ -444,6 +455,60 @@ TEST_F(CompactionIteratorTest, CheckerKeepsWhatEachSnapshotReads) {
     }
     EXPECT_EQ(ReadAt(out, kMaxSequenceNumber, &later), ReadAt(input, kMaxSequenceNumber, &later))
         << "after the commit, out: " << out;
+  }
+}
+
+// The same with range tombstones over the key between its entries (with or without a
+// checker; the entries they cover still in the input, as under a checker): every snapshot
+// and the latest state read the same before and after, the tombstones applied to both.
+TEST_F(CompactionIteratorTest, RangeTombstonesKeepWhatEachSnapshotReads) {
+  const uint64_t seed = TestSeed();
+  Random rnd(static_cast<uint32_t>(seed));
+  const AppendOperator op;
+  for (int round = 0; round < 600; round++) {
+    std::string input;
+    std::vector<std::string> commits;
+    std::vector<RangeTombstone> ranges;
+    const int n = 1 + static_cast<int>(rnd.Uniform(8));
+    for (int i = 0; i < n; i++) {  // newest first
+      const SequenceNumber seq = 40 - i * 4;
+      input += RandomEntry(&rnd, i, seq, /*merges_in_10=*/6);
+      commits.push_back(std::to_string(seq) + ">" + std::to_string(seq + rnd.Uniform(2)));
+      if (rnd.OneIn(3)) {  // a tombstone just above the entry, committed before the next
+        const SequenceNumber t = seq + 2;
+        ranges.push_back({rnd.OneIn(2) ? "a" : "0", rnd.OneIn(2) ? "b" : "z", t});
+        commits.push_back(std::to_string(t) + ">" + std::to_string(t + rnd.Uniform(2)));
+      }
+    }
+    std::string snaps;
+    for (SequenceNumber s = 7; s < 46; s += 1) {
+      if (rnd.OneIn(6)) snaps += std::to_string(s) + " ";
+    }
+    const bool with_checker = rnd.OneIn(2);
+    const TableChecker checker(commits);
+    const SnapshotChecker* used = with_checker ? &checker : nullptr;
+    std::string text;
+    for (const RangeTombstone& t : ranges) {
+      text += "[" + t.begin + "," + t.end + ")@" + std::to_string(t.seq) + " ";
+    }
+    if (with_checker) {
+      text += "commits [";
+      for (const std::string& c : commits) text += c + " ";
+      text += "]";
+    }
+    SCOPED_TRACE("snapshots [" + snaps + "] tombstones " + text + " input: " + input);
+    const FragmentedRangeTombstones tombstones(ranges, BytewiseComparator());
+    const Case c = {snaps.c_str(), rnd.OneIn(2), input.c_str()};
+    CompactionIterationStats stats;
+    Status s;
+    const std::string out = Run(c, &stats, &s, &op, nullptr, used, &tombstones);
+    ASSERT_OK(s);
+    std::vector<SequenceNumber> reads = ParseSnapshots(snaps);
+    reads.push_back(kMaxSequenceNumber);
+    for (SequenceNumber at : reads) {
+      EXPECT_EQ(ReadAt(out, at, used, &ranges), ReadAt(input, at, used, &ranges))
+          << "at " << at << " out: " << out;
+    }
   }
 }
 
