@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shale/db.h"
+#include "shale/utilities/stackable_db.h"
 #include "tests/testutil/db_test_base.h"
 #include "tests/testutil/test_util.h"
 
@@ -76,6 +77,11 @@ TEST_F(DBSecondaryTest, RefusesWritesAsRocksDBDoes) {
   std::unique_ptr<DB> ro;
   ASSERT_OK(DB::OpenForReadOnly(options_, dbname_, &ro));
   EXPECT_TRUE(ro->TryCatchUpWithPrimary().IsNotSupported());
+  // A DB stacked on a secondary (a DBWithTTL, say) catches up through it.
+  ASSERT_OK(Put("c", "3"));
+  StackableDB stacked(sec.release());
+  ASSERT_OK(stacked.TryCatchUpWithPrimary());
+  EXPECT_EQ(ReadValue(&stacked, "c"), "3");
   // Its info LOG is in its own directory.
   EXPECT_OK(Env::Default()->FileExists(secondary_path_ + "/LOG"));
 }

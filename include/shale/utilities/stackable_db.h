@@ -250,6 +250,7 @@ class StackableDB : public DB {
   Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) override {
     return db_->IngestExternalFiles(args);
   }
+  Status TryCatchUpWithPrimary() override { return db_->TryCatchUpWithPrimary(); }
 
  protected:
   DB* db_;  // owned
