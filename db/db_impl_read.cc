@@ -143,13 +143,24 @@ Iterator* DBImpl::NewIteratorWithCallback(const ReadOptions& o, ColumnFamilyHand
     children.push_back(m->NewIterator());
     tombstones.push_back(m->RangeTombstones());
   }
-  sv->current->AddIterators(o, &children, &tombstones);
+  const size_t memtables = children.size();
+  // For each file child, the union of its newer files' tombstones, which the Version makes
+  // once for every iterator over it.
+  std::vector<std::shared_ptr<const FragmentedRangeTombstones>> newer_files;
+  sv->current->AddIterators(o, &children, &tombstones, &newer_files);
   // Children come newest first: each is read under its own tombstones and every newer
-  // one's (db/range_del_iterator.h). Without tombstones the children stay as they are.
-  std::shared_ptr<const FragmentedRangeTombstones> newer;
+  // one's (db/range_del_iterator.h): the memtables' (merged here, few) and, for a file
+  // child, its newer files'. Without tombstones the children stay as they are.
+  std::shared_ptr<const FragmentedRangeTombstones> newer_mem;
   for (size_t i = 0; i < children.size(); i++) {
-    children[i] = NewRangeDelIterator(children[i], newer, tombstones[i], seq, callback.get());
-    newer = MergeRangeTombstones(newer, tombstones[i], cfd->user_comparator());
+    if (i < memtables) {
+      children[i] =
+          NewRangeDelIterator(children[i], newer_mem, nullptr, tombstones[i], seq, callback.get());
+      newer_mem = MergeRangeTombstones(newer_mem, tombstones[i], cfd->user_comparator());
+    } else {
+      children[i] = NewRangeDelIterator(children[i], newer_mem, newer_files[i - memtables],
+                                        tombstones[i], seq, callback.get());
+    }
   }
   InternalIterator* merged = NewMergingIterator(&cfd->internal_comparator(), children.data(),
                                                 static_cast<int>(children.size()));

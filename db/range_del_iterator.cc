@@ -14,10 +14,11 @@ namespace {
 class RangeDelIterator final : public InternalIterator {
  public:
   RangeDelIterator(InternalIterator* source, std::shared_ptr<const FragmentedRangeTombstones> newer,
+                   std::shared_ptr<const FragmentedRangeTombstones> newer2,
                    std::shared_ptr<const FragmentedRangeTombstones> own, SequenceNumber snapshot,
                    ReadCallback* callback)
       : source_(source),
-        newer_(std::move(newer)),
+        newer_{std::move(newer), std::move(newer2)},
         own_(std::move(own)),
         snapshot_(snapshot),
         callback_(callback) {}
@@ -55,18 +56,20 @@ class RangeDelIterator final : public InternalIterator {
   bool IsValuePinned() const override { return source_->IsValuePinned(); }
 
  private:
-  // What covers the current entry: kNone, kNewer (fragment *fragment of newer_, seen by
-  // the read) or kOwn (a tombstone of this source newer than the entry).
+  // What covers the current entry: kNone, kNewer (fragment *fragment of *list, one of
+  // newer_, seen by the read) or kOwn (a tombstone of this source newer than the entry).
   enum Cover { kNone, kNewer, kOwn };
-  Cover Covered(size_t* fragment) {
+  Cover Covered(const FragmentedRangeTombstones** list, size_t* fragment) {
     ParsedInternalKey parsed;
     if (!ParseInternalKey(source_->key(), &parsed).ok()) {
       return kNone;  // the DBIter reports a malformed key
     }
-    if (newer_ != nullptr) {
-      const size_t i = newer_->FindFragment(parsed.user_key);
-      if (newer_->FragmentCovers(i, parsed.user_key) &&
-          newer_->VisibleSeq(i, snapshot_, callback_) != 0) {
+    for (const auto& newer : newer_) {
+      if (newer == nullptr) continue;
+      const size_t i = newer->FindFragment(parsed.user_key);
+      if (newer->FragmentCovers(i, parsed.user_key) &&
+          newer->VisibleSeq(i, snapshot_, callback_) != 0) {
+        *list = newer.get();
         *fragment = i;
         return kNewer;
       }
@@ -79,9 +82,10 @@ class RangeDelIterator final : public InternalIterator {
   }
 
   void SkipForward() {
+    const FragmentedRangeTombstones* list = nullptr;
     size_t f = 0;
     while (source_->Valid()) {
-      const Cover c = Covered(&f);
+      const Cover c = Covered(&list, &f);
       if (c == kNone) return;
       if (c == kOwn) {
         source_->Next();
@@ -89,16 +93,17 @@ class RangeDelIterator final : public InternalIterator {
       }
       // Past every entry of the fragment: its end's first internal key.
       target_.clear();
-      AppendInternalKey(&target_, ParsedInternalKey(newer_->fragment(f).end, kMaxSequenceNumber,
+      AppendInternalKey(&target_, ParsedInternalKey(list->fragment(f).end, kMaxSequenceNumber,
                                                     kValueTypeForSeek));
       source_->Seek(target_);
     }
   }
 
   void SkipBackward() {
+    const FragmentedRangeTombstones* list = nullptr;
     size_t f = 0;
     while (source_->Valid()) {
-      const Cover c = Covered(&f);
+      const Cover c = Covered(&list, &f);
       if (c == kNone) return;
       if (c == kOwn) {
         source_->Prev();
@@ -107,7 +112,7 @@ class RangeDelIterator final : public InternalIterator {
       // Before every entry of the fragment: the last entry below its begin's first
       // internal key.
       target_.clear();
-      AppendInternalKey(&target_, ParsedInternalKey(newer_->fragment(f).begin, kMaxSequenceNumber,
+      AppendInternalKey(&target_, ParsedInternalKey(list->fragment(f).begin, kMaxSequenceNumber,
                                                     kValueTypeForSeek));
       source_->SeekForPrev(target_);
       // SeekForPrev lands on an entry <= target; one of begin's own user key would sort
@@ -116,7 +121,7 @@ class RangeDelIterator final : public InternalIterator {
   }
 
   InternalIterator* const source_;
-  const std::shared_ptr<const FragmentedRangeTombstones> newer_;
+  const std::shared_ptr<const FragmentedRangeTombstones> newer_[2];
   const std::shared_ptr<const FragmentedRangeTombstones> own_;
   const SequenceNumber snapshot_;
   ReadCallback* const callback_;
@@ -198,12 +203,15 @@ InternalIterator* NewCoveredEntryDropper(InternalIterator* source,
 
 InternalIterator* NewRangeDelIterator(InternalIterator* source,
                                       std::shared_ptr<const FragmentedRangeTombstones> newer,
+                                      std::shared_ptr<const FragmentedRangeTombstones> newer2,
                                       std::shared_ptr<const FragmentedRangeTombstones> own,
                                       SequenceNumber snapshot, ReadCallback* callback) {
   if (newer != nullptr && newer->empty()) newer.reset();
+  if (newer2 != nullptr && newer2->empty()) newer2.reset();
   if (own != nullptr && own->empty()) own.reset();
-  if (newer == nullptr && own == nullptr) return source;
-  return new RangeDelIterator(source, std::move(newer), std::move(own), snapshot, callback);
+  if (newer == nullptr && newer2 == nullptr && own == nullptr) return source;
+  return new RangeDelIterator(source, std::move(newer), std::move(newer2), std::move(own), snapshot,
+                              callback);
 }
 
 std::shared_ptr<const FragmentedRangeTombstones> MergeRangeTombstones(

@@ -4,7 +4,9 @@
 //
 // A source is given two fragmented tombstone lists, both already seen through the read's
 // snapshot and visibility callback (FragmentedRangeTombstones::VisibleSeq):
-//  - `newer`: the tombstones of every newer source. Each of them is newer than every entry
+//  - `newer` (given as up to two lists, which together hold them: the memtables' and the
+//    newer files', each made once and shared by every iterator that reads through them):
+//    the tombstones of every newer source. Each of them is newer than every entry
 //    here (sources hold disjoint, ordered sequence ranges), so an entry under any visible
 //    one is deleted, and so is the whole run of entries up to the fragment's end: the
 //    iterator seeks past the fragment (forward) or before its begin (backward) in one step,
@@ -27,10 +29,11 @@
 
 namespace shale {
 
-// Wraps source (owned). newer and own may be null (nothing to apply): with both null the
-// source itself is returned.
+// Wraps source (owned). newer, newer2 and own may be null (nothing to apply): with all null
+// the source itself is returned.
 InternalIterator* NewRangeDelIterator(InternalIterator* source,
                                       std::shared_ptr<const FragmentedRangeTombstones> newer,
+                                      std::shared_ptr<const FragmentedRangeTombstones> newer2,
                                       std::shared_ptr<const FragmentedRangeTombstones> own,
                                       SequenceNumber snapshot, ReadCallback* callback);
 

@@ -383,42 +383,72 @@ bool Version::Get(const ReadOptions& read_options, const LookupKey& key, std::st
   return false;
 }
 
-void Version::AddIterators(
-    const ReadOptions& read_options, std::vector<InternalIterator*>* iters,
-    std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* tombstones) {
-  // The tombstones of files, fragmented together; an error in *s.
-  const auto tombstones_of = [this](const FileMetaPtr* files, size_t n, Status* s) {
-    std::shared_ptr<const FragmentedRangeTombstones> all;
-    for (size_t i = 0; i < n && s->ok(); i++) {
-      if (files[i]->num_range_deletions == 0) continue;
-      std::shared_ptr<TableReader> reader;
-      *s = table_cache_->FindTable(*files[i], &reader);
-      if (s->ok()) {
-        all = MergeRangeTombstones(all, reader->range_tombstones(), icmp_->user_comparator());
+Status Version::TombstoneLists(std::vector<TombstoneList>* own, std::vector<TombstoneList>* newer) {
+  MutexLock l(&tombstones_mu_);
+  if (!tombstones_made_) {
+    std::vector<TombstoneList> own_made, newer_made;
+    TombstoneList all;  // every source's so far
+    // One source: an L0 file, or a level's files.
+    const auto add = [&](const FileMetaPtr* files, size_t n) {
+      TombstoneList mine;
+      for (size_t i = 0; i < n; i++) {
+        if (files[i]->num_range_deletions == 0) continue;
+        std::shared_ptr<TableReader> reader;
+        Status s = table_cache_->FindTable(*files[i], &reader);
+        if (!s.ok()) return s;
+        mine = MergeRangeTombstones(mine, reader->range_tombstones(), icmp_->user_comparator());
       }
+      own_made.push_back(mine);
+      newer_made.push_back(all);
+      all = MergeRangeTombstones(all, mine, icmp_->user_comparator());
+      return Status::OK();
+    };
+    for (const FileMetaPtr& f : files_[0]) {
+      Status s = add(&f, 1);
+      if (!s.ok()) return s;
     }
-    return all;
-  };
-  const auto add = [&](InternalIterator* iter, const FileMetaPtr* files, size_t n) {
+    for (size_t level = 1; level < files_.size(); level++) {
+      if (files_[level].empty()) continue;
+      Status s = add(files_[level].data(), files_[level].size());
+      if (!s.ok()) return s;
+    }
+    own_tombstones_ = std::move(own_made);
+    newer_tombstones_ = std::move(newer_made);
+    tombstones_made_ = true;
+  }
+  *own = own_tombstones_;
+  *newer = newer_tombstones_;
+  return Status::OK();
+}
+
+void Version::AddIterators(const ReadOptions& read_options, std::vector<InternalIterator*>* iters,
+                           std::vector<TombstoneList>* tombstones,
+                           std::vector<TombstoneList>* newer) {
+  std::vector<TombstoneList> own_lists, newer_lists;
+  Status s;
+  if (tombstones != nullptr) s = TombstoneLists(&own_lists, &newer_lists);
+  size_t source = 0;
+  const auto add = [&](InternalIterator* iter) {
     if (tombstones != nullptr) {
-      Status s;
-      tombstones->push_back(tombstones_of(files, n, &s));
-      if (!s.ok()) {
+      if (s.ok()) {
+        tombstones->push_back(own_lists[source]);
+        if (newer != nullptr) newer->push_back(newer_lists[source]);
+      } else {
         delete iter;
         iter = NewEmptyInternalIterator(s);
+        tombstones->push_back(nullptr);
+        if (newer != nullptr) newer->push_back(nullptr);
       }
     }
+    source++;
     Ref();
     iter->RegisterCleanup(&UnrefVersion, this, nullptr);
     iters->push_back(iter);
   };
-  for (const FileMetaPtr& f : files_[0]) {
-    add(table_cache_->NewIterator(read_options, *f), &f, 1);
-  }
+  for (const FileMetaPtr& f : files_[0]) add(table_cache_->NewIterator(read_options, *f));
   for (size_t level = 1; level < files_.size(); level++) {
     if (files_[level].empty()) continue;
-    add(NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]), files_[level].data(),
-        files_[level].size());
+    add(NewLevelIterator(table_cache_, read_options, icmp_, &files_[level]));
   }
 }
 

@@ -24,6 +24,7 @@
 #include "shale/options.h"
 #include "util/dbformat.h"
 #include "util/internal_iterator.h"
+#include "util/mutexlock.h"
 #include "util/range_tombstone.h"
 #include "util/read_callback.h"
 
@@ -104,10 +105,14 @@ class Version {
   // Version referenced until it is deleted.
   // With tombstones, also appends for each iterator the range tombstones of what it reads
   // (an L0 file's, or every file's of the level, fragmented together), or null when it has
-  // none; a file whose tombstones cannot be read gets an iterator with that error instead.
+  // none, and with newer the union of those of every iterator appended before it (its
+  // newer files), or null. Both are made at the first call that wants them and kept for
+  // the Version's life (its files never change). When a file's tombstones cannot be read,
+  // every iterator is one with that error instead (and nothing is kept).
   void AddIterators(
       const ReadOptions& read_options, std::vector<InternalIterator*>* iters,
-      std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* tombstones = nullptr);
+      std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* tombstones = nullptr,
+      std::vector<std::shared_ptr<const FragmentedRangeTombstones>>* newer = nullptr);
 
   int NumLevels() const { return static_cast<int>(files_.size()); }
   int NumFiles(int level) const { return static_cast<int>(files_[level].size()); }
@@ -170,10 +175,19 @@ class Version {
   void SearchFileBatch(const ReadOptions& read_options, const FileMetaData& f, int level,
                        const std::vector<VersionGetItem*>& batch, ReadCallback* callback);
 
+  // The lists AddIterators hands out, made once (see there).
+  using TombstoneList = std::shared_ptr<const FragmentedRangeTombstones>;
+  Status TombstoneLists(std::vector<TombstoneList>* own, std::vector<TombstoneList>* newer)
+      EXCLUDES(tombstones_mu_);
+
   VersionSet* vset_;  // null once the VersionSet is gone
   TableCache* const table_cache_;
   const InternalKeyComparator* const icmp_;
   std::vector<std::vector<FileMetaPtr>> files_;
+  Mutex tombstones_mu_;
+  bool tombstones_made_ GUARDED_BY(tombstones_mu_) = false;
+  std::vector<TombstoneList> own_tombstones_ GUARDED_BY(tombstones_mu_);
+  std::vector<TombstoneList> newer_tombstones_ GUARDED_BY(tombstones_mu_);
   std::atomic<int> refs_{0};
   const uint64_t version_number_;
 };
