@@ -273,4 +273,17 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch, WALRecoveryMode mod
   }
 }
 
+Status WholeRecordsEnd(Env* env, const std::string& path, uint64_t number, uint64_t* end) {
+  std::unique_ptr<SequentialFile> file;
+  Status s = env->NewSequentialFile(path, &file, EnvOptions());
+  if (!s.ok()) return s;
+  Reader reader(std::move(file), /*reporter=*/nullptr, /*checksum=*/true, number, path);
+  Slice record;
+  std::string scratch;
+  while (reader.ReadRecord(&record, &scratch)) {
+  }
+  *end = reader.LastRecordEnd();
+  return Status::OK();
+}
+
 }  // namespace shale::log

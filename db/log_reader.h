@@ -154,4 +154,9 @@ class Reader {
   uint64_t zero_bytes_ = 0;
 };
 
+// Reads WAL `path` (log `number`) through and sets *end to the end of its last whole
+// record: where a copy of a live WAL may be cut so that it reads as a clean log in every
+// recovery mode (a checkpoint's or a backup's). The open's error, if any.
+Status WholeRecordsEnd(Env* env, const std::string& path, uint64_t number, uint64_t* end);
+
 }  // namespace shale::log

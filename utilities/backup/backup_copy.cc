@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "db/log_reader.h"
 #include "util/crc32c.h"
 
 namespace shale {
@@ -80,19 +79,6 @@ Status ChecksumFile(Env* env, const std::string& path, uint64_t limit, CopyProgr
   if (!s.ok()) return s;
   return Pump(
       in.get(), limit, progress, [](const Slice&) { return Status::OK(); }, digest);
-}
-
-Status WalWholeRecordsEnd(Env* env, const std::string& path, uint64_t number, uint64_t* end) {
-  std::unique_ptr<SequentialFile> file;
-  Status s = env->NewSequentialFile(path, &file, EnvOptions());
-  if (!s.ok()) return s;
-  log::Reader reader(std::move(file), /*reporter=*/nullptr, /*checksum=*/true, number, path);
-  Slice record;
-  std::string scratch;
-  while (reader.ReadRecord(&record, &scratch)) {
-  }
-  *end = reader.LastRecordEnd();
-  return Status::OK();
 }
 
 Status SyncDirectory(Env* env, const std::string& dir) {

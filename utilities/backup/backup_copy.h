@@ -61,11 +61,6 @@ Status CopyFileWithChecksum(Env* src_env, const std::string& src, Env* dst_env,
 Status ChecksumFile(Env* env, const std::string& path, uint64_t limit, CopyProgress* progress,
                     FileDigest* digest);
 
-// The end of the last whole record of the WAL at path (log number `number`): where a copy
-// of it must stop to read as a clean log in every recovery mode, when the copy was taken
-// while a write may have been landing at its end.
-Status WalWholeRecordsEnd(Env* env, const std::string& path, uint64_t number, uint64_t* end);
-
 // Fsyncs directory dir, making the entries created and renamed in it durable.
 Status SyncDirectory(Env* env, const std::string& dir);
 

@@ -10,6 +10,7 @@
 
 #include "db/filename.h"
 #include "db/live_files.h"
+#include "db/log_reader.h"
 #include "shale/db.h"
 #include "shale/utilities/stackable_db.h"
 #include "util/crc32c.h"
@@ -81,7 +82,7 @@ Status BackupJob::CopyCut(DB* db, const CreateBackupOptions& options, BackupMeta
       FileDigest digest;
       Status st = CopyFileWithChecksum(db_env, src, backup_env, dst, limit, sync, &copied, &digest);
       uint64_t end = digest.size;
-      if (st.ok() && wal_number != 0) st = WalWholeRecordsEnd(backup_env, dst, wal_number, &end);
+      if (st.ok() && wal_number != 0) st = log::WholeRecordsEnd(backup_env, dst, wal_number, &end);
       // The source's first `end` bytes are as they were: a WAL only grows.
       if (st.ok() && end < digest.size) {
         st = CopyFileWithChecksum(db_env, src, backup_env, dst, end, sync, &copied, &digest);

@@ -56,20 +56,6 @@ Status CopyFilePrefix(Env* env, const std::string& src, const std::string& targe
   return s.ok() ? closed : s;
 }
 
-// The end of the last whole record of WAL `fname`: what a copy of it keeps.
-Status WholeRecordsEnd(Env* env, const std::string& fname, uint64_t number, uint64_t* end) {
-  std::unique_ptr<SequentialFile> file;
-  Status s = env->NewSequentialFile(fname, &file, EnvOptions());
-  if (!s.ok()) return s;
-  log::Reader reader(std::move(file), /*reporter=*/nullptr, /*checksum=*/true, number, fname);
-  Slice record;
-  std::string scratch;
-  while (reader.ReadRecord(&record, &scratch)) {
-  }
-  *end = reader.LastRecordEnd();
-  return Status::OK();
-}
-
 // Copies the newest WAL src up to `limit` into target, then, if the copy ends inside a
 // record (or in the zeros the WAL is allocated ahead with), copies it again up to the end
 // of its last whole record, so that it reads as a clean log in every recovery mode.
@@ -78,7 +64,7 @@ Status CopyNewestWal(Env* env, const std::string& src, const std::string& target
   Status s = CopyFilePrefix(env, src, target, limit);
   uint64_t size = 0, end = 0;
   if (s.ok()) s = env->GetFileSize(target, &size);
-  if (s.ok()) s = WholeRecordsEnd(env, target, number, &end);
+  if (s.ok()) s = log::WholeRecordsEnd(env, target, number, &end);
   // The source's first `end` bytes are as they were: a WAL only grows.
   if (s.ok() && end < size) s = CopyFilePrefix(env, src, target, end);
   return s;
